@@ -1,0 +1,637 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * d3dq: a virtual DRM render node with in-order software queues,
+ * drm_syncobj timeline waits and signals.
+ *
+ * Copyright (C) 2026 The d3dq authors
+ */
+#ifndef _D3DQ_DRM_H_
+#define _D3DQ_DRM_H_
+
+#include "drm.h"
+
+#if defined(__cplusplus)
+extern "C" {
+#endif
+
+/**
+ * DOC: Introduction
+ *
+ * d3dq exposes one render node per virtual device. Userspace creates
+ * buffers (shmem GEM objects) and queues, and submits jobs to queues. A job
+ * is a list of syncobj points to wait on, a command stream for the software
+ * engine (possibly empty) and a list of syncobj points to signal when the
+ * job is done. Jobs of one queue run strictly in submission order; jobs of
+ * different queues run concurrently.
+ *
+ * Rules every structure here follows:
+ *
+ * - Structures are 64-bit aligned; fields are naturally aligned with
+ *   explicit ``pad`` fields. Padding must be zero, otherwise the ioctl fails
+ *   with -EINVAL.
+ * - Flags that the running driver does not know are rejected with -EINVAL.
+ *   Query %DRM_D3DQ_PARAM_UAPI_VERSION before using a newer flag.
+ * - Structures passed directly to an ioctl only grow at their end. A new
+ *   field keeps the old behaviour when it is zero (the DRM core zero-fills
+ *   the part an older userspace did not pass).
+ * - Arrays are passed as &struct drm_d3dq_obj_array, whose stride lets
+ *   elements grow: the kernel reads min(stride, its own size) bytes of each
+ *   element and requires bytes it does not know to be zero.
+ * - Ids and handles are private to the open file: another file (another
+ *   process) cannot name them.
+ */
+
+/**
+ * DOC: IOCTL IDs
+ *
+ * New ioctls go at the end. Entries are never reordered or reused.
+ */
+enum drm_d3dq_ioctl_id {
+	/** @DRM_D3DQ_GET_PARAM: Read a device parameter or limit. */
+	DRM_D3DQ_GET_PARAM = 0,
+
+	/** @DRM_D3DQ_BO_CREATE: Create a buffer object. */
+	DRM_D3DQ_BO_CREATE,
+
+	/** @DRM_D3DQ_BO_MMAP_OFFSET: Get the fake offset to mmap a buffer. */
+	DRM_D3DQ_BO_MMAP_OFFSET,
+
+	/** @DRM_D3DQ_QUEUE_CREATE: Create a queue. */
+	DRM_D3DQ_QUEUE_CREATE,
+
+	/** @DRM_D3DQ_QUEUE_DESTROY: Destroy a queue, cancelling its work. */
+	DRM_D3DQ_QUEUE_DESTROY,
+
+	/** @DRM_D3DQ_QUEUE_GET_STATE: Query whether a queue is usable. */
+	DRM_D3DQ_QUEUE_GET_STATE,
+
+	/** @DRM_D3DQ_SUBMIT: Submit a job to a queue. */
+	DRM_D3DQ_SUBMIT,
+
+	/** @DRM_D3DQ_REMOVE: Lose every queue of the file (device removal). */
+	DRM_D3DQ_REMOVE,
+};
+
+/**
+ * DOC: Versioning
+ *
+ * %DRM_D3DQ_PARAM_UAPI_VERSION returns (major << 16) | minor. The major
+ * number changes only if the interface breaks (never, so far); the minor
+ * number grows with every addition.
+ */
+#define DRM_D3DQ_UAPI_MAJOR	1
+#define DRM_D3DQ_UAPI_MINOR	0
+
+/**
+ * struct drm_d3dq_obj_array - A user array of structures.
+ *
+ * Fill it with DRM_D3DQ_OBJ_ARRAY() so that @stride is the element size
+ * userspace was compiled with.
+ */
+struct drm_d3dq_obj_array {
+	/** @stride: Size of one element in bytes; 0 only with @count 0. */
+	__u32 stride;
+
+	/** @count: Number of elements. */
+	__u32 count;
+
+	/** @array: User pointer to the first element. */
+	__u64 array;
+};
+
+/**
+ * DRM_D3DQ_OBJ_ARRAY() - Initialise a &struct drm_d3dq_obj_array.
+ * @cnt: Number of elements.
+ * @ptr: Pointer to the first element.
+ */
+#define DRM_D3DQ_OBJ_ARRAY(cnt, ptr) \
+	{ .stride = sizeof((ptr)[0]), .count = (cnt), \
+	  .array = (__u64)(uintptr_t)(ptr) }
+
+/**
+ * DOC: Device parameters
+ *
+ * %DRM_D3DQ_GET_PARAM reads one 64-bit value. Unknown parameters fail with
+ * -EINVAL. Limits are set by module parameters when the module is loaded
+ * and do not change while it is loaded.
+ */
+enum drm_d3dq_param {
+	/** @DRM_D3DQ_PARAM_UAPI_VERSION: (major << 16) | minor. */
+	DRM_D3DQ_PARAM_UAPI_VERSION = 0,
+
+	/** @DRM_D3DQ_PARAM_FEATURES: Mask of DRM_D3DQ_FEATURE_* bits. */
+	DRM_D3DQ_PARAM_FEATURES,
+
+	/** @DRM_D3DQ_PARAM_MAX_QUEUES: Queues one open file may hold. */
+	DRM_D3DQ_PARAM_MAX_QUEUES,
+
+	/** @DRM_D3DQ_PARAM_MAX_SYNCS: Waits, and signals, per submit. */
+	DRM_D3DQ_PARAM_MAX_SYNCS,
+
+	/** @DRM_D3DQ_PARAM_MAX_CMD_BYTES: Command stream bytes per submit. */
+	DRM_D3DQ_PARAM_MAX_CMD_BYTES,
+
+	/**
+	 * @DRM_D3DQ_PARAM_MAX_PENDING_JOBS: Jobs one queue may hold that have
+	 * not finished yet. A submit beyond it sleeps (interruptibly) until
+	 * a job of the queue finishes.
+	 */
+	DRM_D3DQ_PARAM_MAX_PENDING_JOBS,
+
+	/**
+	 * @DRM_D3DQ_PARAM_JOB_TIMEOUT_NS: How long a job may run once it
+	 * started (time waiting for dependencies does not count).
+	 */
+	DRM_D3DQ_PARAM_JOB_TIMEOUT_NS,
+
+	/**
+	 * @DRM_D3DQ_PARAM_TIMESTAMP_FREQUENCY: Ticks per second of the values
+	 * %DRM_D3DQ_CMD_TIMESTAMP writes. The engine clock is
+	 * CLOCK_MONOTONIC, so this is 1000000000.
+	 */
+	DRM_D3DQ_PARAM_TIMESTAMP_FREQUENCY,
+
+	/** @DRM_D3DQ_PARAM_MAX_DELAY_NS: Largest %DRM_D3DQ_CMD_DELAY. */
+	DRM_D3DQ_PARAM_MAX_DELAY_NS,
+
+	/** @DRM_D3DQ_PARAM_MAX_BO_SIZE: Largest buffer, in bytes. */
+	DRM_D3DQ_PARAM_MAX_BO_SIZE,
+};
+
+/**
+ * DOC: Feature bits
+ *
+ * Bits of %DRM_D3DQ_PARAM_FEATURES. Version 1.0 sets all of them.
+ */
+/** DRM_D3DQ_FEATURE_TIMELINE - timeline syncobjs in waits and signals. */
+#define DRM_D3DQ_FEATURE_TIMELINE	(1ull << 0)
+/** DRM_D3DQ_FEATURE_PRIME - buffer export and import through PRIME. */
+#define DRM_D3DQ_FEATURE_PRIME		(1ull << 1)
+/** DRM_D3DQ_FEATURE_TIMEOUT - jobs past the timeout are stopped. */
+#define DRM_D3DQ_FEATURE_TIMEOUT	(1ull << 2)
+
+/**
+ * struct drm_d3dq_get_param - Argument of %DRM_IOCTL_D3DQ_GET_PARAM.
+ */
+struct drm_d3dq_get_param {
+	/** @param: One of &enum drm_d3dq_param. */
+	__u32 param;
+
+	/** @pad: Must be zero. */
+	__u32 pad;
+
+	/** @value: Out: the value. */
+	__u64 value;
+};
+
+/**
+ * DOC: Buffers
+ *
+ * Buffers are shmem-backed GEM objects, allocated and pinned when they are
+ * created, so the engine never faults. They are mapped into userspace
+ * with mmap() on the render node at the offset %DRM_D3DQ_BO_MMAP_OFFSET
+ * returns, cached and coherent with the engine. They are released with
+ * DRM_IOCTL_GEM_CLOSE, and shared with PRIME (DRM_IOCTL_PRIME_HANDLE_TO_FD
+ * and DRM_IOCTL_PRIME_FD_TO_HANDLE). A job holds a reference to every
+ * buffer its command stream names, so closing a handle while a job uses
+ * the buffer is safe.
+ *
+ * Everything a job wrote is visible through a CPU mapping once the job's
+ * signal points have signalled: the engine writes through a cached kernel
+ * mapping of the same pages and signalling a fence is a full barrier.
+ * Likewise, CPU writes made before a job's waits were signalled are visible
+ * to the job.
+ */
+
+/**
+ * struct drm_d3dq_bo_create - Argument of %DRM_IOCTL_D3DQ_BO_CREATE.
+ */
+struct drm_d3dq_bo_create {
+	/**
+	 * @size: In: requested size in bytes, 1 to
+	 * %DRM_D3DQ_PARAM_MAX_BO_SIZE (else -EINVAL). Out: the size rounded
+	 * up to a whole page.
+	 */
+	__u64 size;
+
+	/** @flags: Must be zero. */
+	__u32 flags;
+
+	/** @handle: Out: GEM handle of the buffer. */
+	__u32 handle;
+};
+
+/**
+ * struct drm_d3dq_bo_mmap_offset - Argument of %DRM_IOCTL_D3DQ_BO_MMAP_OFFSET.
+ */
+struct drm_d3dq_bo_mmap_offset {
+	/** @handle: GEM handle (-ENOENT if there is none). */
+	__u32 handle;
+
+	/** @pad: Must be zero. */
+	__u32 pad;
+
+	/** @offset: Out: offset to pass to mmap() on the render node. */
+	__u64 offset;
+};
+
+/**
+ * DOC: Queues
+ *
+ * A queue runs its jobs one at a time, in submission order, on its own
+ * scheduler. Queue ids are small positive integers private to the open
+ * file. The type and priority are recorded (and shown in debugfs); every
+ * type accepts every command, and high-priority queues differ only in the
+ * priority of their scheduler entity.
+ *
+ * A queue becomes *lost* when one of its jobs runs past the job timeout
+ * (reason -ETIMEDOUT), when one of its jobs depends on a fence that
+ * completed with an error (reason -ECANCELED), or when the file's queues
+ * are removed with %DRM_D3DQ_REMOVE (reason -ENODEV). The job that timed
+ * out completes with -ETIMEDOUT; every other job of a lost queue that has
+ * not run yet completes with -ECANCELED without running. Fences always
+ * signal, so nobody waits forever. Submitting to a lost queue fails with
+ * -ECANCELED; the queue must then be destroyed. Other queues carry on.
+ */
+enum drm_d3dq_queue_type {
+	/** @DRM_D3DQ_QUEUE_TYPE_DIRECT: Like a D3D12 direct queue. */
+	DRM_D3DQ_QUEUE_TYPE_DIRECT = 0,
+
+	/** @DRM_D3DQ_QUEUE_TYPE_COMPUTE: Like a D3D12 compute queue. */
+	DRM_D3DQ_QUEUE_TYPE_COMPUTE,
+
+	/** @DRM_D3DQ_QUEUE_TYPE_COPY: Like a D3D12 copy queue. */
+	DRM_D3DQ_QUEUE_TYPE_COPY,
+};
+
+enum drm_d3dq_queue_priority {
+	/** @DRM_D3DQ_QUEUE_PRIORITY_NORMAL: Normal scheduling priority. */
+	DRM_D3DQ_QUEUE_PRIORITY_NORMAL = 0,
+
+	/** @DRM_D3DQ_QUEUE_PRIORITY_HIGH: High scheduling priority. */
+	DRM_D3DQ_QUEUE_PRIORITY_HIGH,
+};
+
+/**
+ * struct drm_d3dq_queue_create - Argument of %DRM_IOCTL_D3DQ_QUEUE_CREATE.
+ *
+ * Fails with -EINVAL for an unknown type, priority or flag, -EMFILE when
+ * the file already holds %DRM_D3DQ_PARAM_MAX_QUEUES queues, -ENODEV after
+ * %DRM_D3DQ_REMOVE, -ENOMEM when out of memory.
+ */
+struct drm_d3dq_queue_create {
+	/** @type: One of &enum drm_d3dq_queue_type. */
+	__u32 type;
+
+	/** @priority: One of &enum drm_d3dq_queue_priority. */
+	__u32 priority;
+
+	/** @flags: Must be zero. */
+	__u32 flags;
+
+	/** @id: Out: the queue id, never 0. */
+	__u32 id;
+};
+
+/**
+ * struct drm_d3dq_queue_destroy - Argument of %DRM_IOCTL_D3DQ_QUEUE_DESTROY.
+ *
+ * Jobs of the queue that have not finished are cancelled: the running job
+ * is stopped and every job completes with -ECANCELED (its signal points
+ * signal). The ioctl does not wait for that. Unknown ids fail with -ENOENT.
+ */
+struct drm_d3dq_queue_destroy {
+	/** @id: Queue id. */
+	__u32 id;
+
+	/** @pad: Must be zero. */
+	__u32 pad;
+};
+
+/** enum drm_d3dq_queue_state - States of a queue. */
+enum drm_d3dq_queue_state {
+	/** @DRM_D3DQ_QUEUE_STATE_OK: The queue accepts and runs jobs. */
+	DRM_D3DQ_QUEUE_STATE_OK = 0,
+
+	/** @DRM_D3DQ_QUEUE_STATE_LOST: The queue is lost, see @reason. */
+	DRM_D3DQ_QUEUE_STATE_LOST,
+};
+
+/**
+ * struct drm_d3dq_queue_get_state - Argument of %DRM_IOCTL_D3DQ_QUEUE_GET_STATE.
+ */
+struct drm_d3dq_queue_get_state {
+	/** @id: Queue id (-ENOENT if unknown). */
+	__u32 id;
+
+	/** @state: Out: one of &enum drm_d3dq_queue_state. */
+	__u32 state;
+
+	/**
+	 * @reason: Out: 0 when the queue is fine, otherwise why it was lost:
+	 * -ETIMEDOUT, -ECANCELED or -ENODEV (see "Queues").
+	 */
+	__s32 reason;
+
+	/** @pad: Must be zero. */
+	__u32 pad;
+
+	/** @pending_jobs: Out: jobs submitted that have not finished. */
+	__u64 pending_jobs;
+};
+
+/**
+ * DOC: Submission
+ *
+ * %DRM_D3DQ_SUBMIT queues one job. The job starts once every wait point
+ * has signalled and every earlier job of the queue has finished; then the
+ * engine runs its command stream; then every signal point signals with the
+ * job's finished fence. A job with an empty command stream is a pure
+ * synchronisation point.
+ *
+ * Each wait names a syncobj (binary, or timeline with a point) that must
+ * already hold a fence: the driver never waits for a fence to be submitted
+ * and never creates a fence that depends on userspace. A wait on a point
+ * that has no fence yet fails at once with -ENODATA, so userspace can hold
+ * the job back until the point is submitted (see DRM_IOCTL_SYNCOBJ_TIMELINE_WAIT
+ * with DRM_SYNCOBJ_WAIT_FLAGS_WAIT_AVAILABLE). A timeline wait on point N is
+ * satisfied by the first point >= N, as everywhere in DRM.
+ *
+ * A binary signal replaces the syncobj's fence. A timeline signal adds
+ * point @point, which must be non-zero; userspace keeps points of one
+ * timeline strictly increasing.
+ *
+ * The submit is all or nothing: when it fails, no job was queued and no
+ * signal point was attached.
+ *
+ * Errors: -ENOENT unknown queue id, syncobj or buffer handle; -EINVAL bad
+ * flags, padding, stride, count or command stream; -ENODATA a wait point
+ * has no fence yet; -ECANCELED the queue is lost; -EFAULT bad pointer;
+ * -ENOMEM; -EINTR/-ERESTARTSYS when interrupted while the queue holds
+ * %DRM_D3DQ_PARAM_MAX_PENDING_JOBS jobs.
+ */
+
+/** DRM_D3DQ_SYNC_TIMELINE - the syncobj is a timeline, use the point. */
+#define DRM_D3DQ_SYNC_TIMELINE		(1u << 0)
+
+/**
+ * struct drm_d3dq_sync - A syncobj point to wait on or to signal.
+ */
+struct drm_d3dq_sync {
+	/** @handle: Syncobj handle. */
+	__u32 handle;
+
+	/** @flags: 0 (binary) or %DRM_D3DQ_SYNC_TIMELINE. */
+	__u32 flags;
+
+	/** @point: Timeline point; must be 0 for a binary syncobj. */
+	__u64 point;
+};
+
+/**
+ * struct drm_d3dq_submit - Argument of %DRM_IOCTL_D3DQ_SUBMIT.
+ */
+struct drm_d3dq_submit {
+	/** @queue_id: Queue to run the job on. */
+	__u32 queue_id;
+
+	/** @flags: Must be zero. */
+	__u32 flags;
+
+	/**
+	 * @waits: Array of &struct drm_d3dq_sync to wait on, at most
+	 * %DRM_D3DQ_PARAM_MAX_SYNCS.
+	 */
+	struct drm_d3dq_obj_array waits;
+
+	/**
+	 * @signals: Array of &struct drm_d3dq_sync to signal, at most
+	 * %DRM_D3DQ_PARAM_MAX_SYNCS.
+	 */
+	struct drm_d3dq_obj_array signals;
+
+	/** @cmds: User pointer to the command stream (see "Commands"). */
+	__u64 cmds;
+
+	/**
+	 * @cmd_bytes: Size of the command stream, a multiple of 8, at most
+	 * %DRM_D3DQ_PARAM_MAX_CMD_BYTES. 0 for a pure synchronisation job.
+	 */
+	__u32 cmd_bytes;
+
+	/** @pad: Must be zero. */
+	__u32 pad;
+};
+
+/**
+ * DOC: Commands
+ *
+ * A command stream is a packed sequence of commands. Each starts with
+ * &struct drm_d3dq_cmd_header whose @size is the size of the whole
+ * command, which must equal the size of the structure for its @op. The
+ * whole stream is checked when it is submitted: unknown ops, wrong sizes,
+ * non-zero padding, unknown buffer handles (-ENOENT) and ranges outside a
+ * buffer (-EINVAL) fail the submit, so a job never runs partially.
+ * Offsets of 64-bit accesses must be 8-byte aligned.
+ */
+enum drm_d3dq_cmd_op {
+	/** @DRM_D3DQ_CMD_WRITE64: &struct drm_d3dq_cmd_write64. */
+	DRM_D3DQ_CMD_WRITE64 = 1,
+
+	/** @DRM_D3DQ_CMD_COPY: &struct drm_d3dq_cmd_copy. */
+	DRM_D3DQ_CMD_COPY,
+
+	/** @DRM_D3DQ_CMD_FILL: &struct drm_d3dq_cmd_fill. */
+	DRM_D3DQ_CMD_FILL,
+
+	/** @DRM_D3DQ_CMD_CMP_STORE64: &struct drm_d3dq_cmd_cmp_store64. */
+	DRM_D3DQ_CMD_CMP_STORE64,
+
+	/** @DRM_D3DQ_CMD_TIMESTAMP: &struct drm_d3dq_cmd_timestamp. */
+	DRM_D3DQ_CMD_TIMESTAMP,
+
+	/** @DRM_D3DQ_CMD_DELAY: &struct drm_d3dq_cmd_delay. */
+	DRM_D3DQ_CMD_DELAY,
+};
+
+/**
+ * struct drm_d3dq_cmd_header - First bytes of every command.
+ */
+struct drm_d3dq_cmd_header {
+	/** @op: One of &enum drm_d3dq_cmd_op. */
+	__u32 op;
+
+	/** @size: Size of the whole command in bytes. */
+	__u32 size;
+};
+
+/**
+ * struct drm_d3dq_cmd_write64 - Write a 64-bit value.
+ */
+struct drm_d3dq_cmd_write64 {
+	/** @hdr: Header, op %DRM_D3DQ_CMD_WRITE64. */
+	struct drm_d3dq_cmd_header hdr;
+
+	/** @handle: Buffer. */
+	__u32 handle;
+
+	/** @pad: Must be zero. */
+	__u32 pad;
+
+	/** @offset: Byte offset in the buffer, 8-byte aligned. */
+	__u64 offset;
+
+	/** @value: Value to write. */
+	__u64 value;
+};
+
+/**
+ * struct drm_d3dq_cmd_copy - Copy bytes between (or within) buffers.
+ *
+ * Overlapping ranges are copied as if through a temporary buffer.
+ */
+struct drm_d3dq_cmd_copy {
+	/** @hdr: Header, op %DRM_D3DQ_CMD_COPY. */
+	struct drm_d3dq_cmd_header hdr;
+
+	/** @dst_handle: Destination buffer. */
+	__u32 dst_handle;
+
+	/** @src_handle: Source buffer. */
+	__u32 src_handle;
+
+	/** @dst_offset: Byte offset in the destination. */
+	__u64 dst_offset;
+
+	/** @src_offset: Byte offset in the source. */
+	__u64 src_offset;
+
+	/** @size: Bytes to copy; may be 0. */
+	__u64 size;
+};
+
+/**
+ * struct drm_d3dq_cmd_fill - Fill a byte range with one byte value.
+ */
+struct drm_d3dq_cmd_fill {
+	/** @hdr: Header, op %DRM_D3DQ_CMD_FILL. */
+	struct drm_d3dq_cmd_header hdr;
+
+	/** @handle: Buffer. */
+	__u32 handle;
+
+	/** @value: Byte value, 0 to 255. */
+	__u32 value;
+
+	/** @offset: Byte offset in the buffer. */
+	__u64 offset;
+
+	/** @size: Bytes to fill; may be 0. */
+	__u64 size;
+};
+
+/**
+ * struct drm_d3dq_cmd_cmp_store64 - Atomic 64-bit compare-and-store.
+ *
+ * Atomically: if the value at @offset equals @expected, store @desired.
+ * Atomic against the CPU and against other queues.
+ */
+struct drm_d3dq_cmd_cmp_store64 {
+	/** @hdr: Header, op %DRM_D3DQ_CMD_CMP_STORE64. */
+	struct drm_d3dq_cmd_header hdr;
+
+	/** @handle: Buffer. */
+	__u32 handle;
+
+	/** @pad: Must be zero. */
+	__u32 pad;
+
+	/** @offset: Byte offset in the buffer, 8-byte aligned. */
+	__u64 offset;
+
+	/** @expected: Value to compare with. */
+	__u64 expected;
+
+	/** @desired: Value stored when the comparison holds. */
+	__u64 desired;
+};
+
+/**
+ * struct drm_d3dq_cmd_timestamp - Write the engine clock (CLOCK_MONOTONIC, ns).
+ */
+struct drm_d3dq_cmd_timestamp {
+	/** @hdr: Header, op %DRM_D3DQ_CMD_TIMESTAMP. */
+	struct drm_d3dq_cmd_header hdr;
+
+	/** @handle: Buffer. */
+	__u32 handle;
+
+	/** @pad: Must be zero. */
+	__u32 pad;
+
+	/** @offset: Byte offset in the buffer, 8-byte aligned. */
+	__u64 offset;
+};
+
+/**
+ * struct drm_d3dq_cmd_delay - Keep the engine busy, modelling long work.
+ *
+ * The queue makes no progress for @ns nanoseconds (the engine sleeps; it
+ * does not spin). A delay longer than the job timeout makes the job time
+ * out.
+ */
+struct drm_d3dq_cmd_delay {
+	/** @hdr: Header, op %DRM_D3DQ_CMD_DELAY. */
+	struct drm_d3dq_cmd_header hdr;
+
+	/** @ns: Nanoseconds, at most %DRM_D3DQ_PARAM_MAX_DELAY_NS. */
+	__u64 ns;
+};
+
+/**
+ * struct drm_d3dq_remove - Argument of %DRM_IOCTL_D3DQ_REMOVE.
+ *
+ * Models device removal for this open file: every queue of the file
+ * becomes lost with reason -ENODEV, the running job of each queue is
+ * stopped and every job that has not run completes with -ECANCELED. When
+ * the ioctl returns, no job of the file is running any more and none will
+ * run again, so buffers are no longer written. Creating queues on the file
+ * fails with -ENODEV from then on; buffers and syncobjs keep working.
+ */
+struct drm_d3dq_remove {
+	/** @flags: Must be zero. */
+	__u32 flags;
+
+	/** @pad: Must be zero. */
+	__u32 pad;
+};
+
+/**
+ * DOC: IOCTL numbers
+ */
+#define DRM_D3DQ_IOCTL(__access, __id, __type) \
+	DRM_IO ## __access(DRM_COMMAND_BASE + DRM_D3DQ_ ## __id, \
+			   struct drm_d3dq_ ## __type)
+
+#define DRM_IOCTL_D3DQ_GET_PARAM \
+	DRM_D3DQ_IOCTL(WR, GET_PARAM, get_param)
+#define DRM_IOCTL_D3DQ_BO_CREATE \
+	DRM_D3DQ_IOCTL(WR, BO_CREATE, bo_create)
+#define DRM_IOCTL_D3DQ_BO_MMAP_OFFSET \
+	DRM_D3DQ_IOCTL(WR, BO_MMAP_OFFSET, bo_mmap_offset)
+#define DRM_IOCTL_D3DQ_QUEUE_CREATE \
+	DRM_D3DQ_IOCTL(WR, QUEUE_CREATE, queue_create)
+#define DRM_IOCTL_D3DQ_QUEUE_DESTROY \
+	DRM_D3DQ_IOCTL(WR, QUEUE_DESTROY, queue_destroy)
+#define DRM_IOCTL_D3DQ_QUEUE_GET_STATE \
+	DRM_D3DQ_IOCTL(WR, QUEUE_GET_STATE, queue_get_state)
+#define DRM_IOCTL_D3DQ_SUBMIT \
+	DRM_D3DQ_IOCTL(WR, SUBMIT, submit)
+#define DRM_IOCTL_D3DQ_REMOVE \
+	DRM_D3DQ_IOCTL(WR, REMOVE, remove)
+
+#if defined(__cplusplus)
+}
+#endif
+
+#endif /* _D3DQ_DRM_H_ */
