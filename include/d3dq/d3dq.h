@@ -1,0 +1,115 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * libd3dq: D3D12 fence and queue semantics on the d3dq render node.
+ *
+ * Copyright (C) 2026 The d3dq authors
+ *
+ * Every function returning int returns 0 on success or a negative errno.
+ * Every object may be used from several threads at once. Passing NULL to a
+ * *_destroy() or *_close() function does nothing.
+ */
+#ifndef D3DQ_D3DQ_H
+#define D3DQ_D3DQ_H
+
+#include <stdint.h>
+
+#if defined(__cplusplus)
+extern "C" {
+#endif
+
+struct d3dq_device;
+struct d3dq_fence;
+struct d3dq_queue;
+struct d3dq_buffer;
+struct d3dq_cmdlist;
+
+/** Timeout for d3dq_fence_wait() that never expires. */
+#define D3DQ_TIMEOUT_INFINITE UINT64_MAX
+
+/* Devices */
+int  d3dq_device_open(const char *path, struct d3dq_device **dev);
+void d3dq_device_close(struct d3dq_device *dev);
+int  d3dq_device_removed_reason(struct d3dq_device *dev);
+int  d3dq_device_remove(struct d3dq_device *dev);
+
+/* Fences */
+#define D3DQ_FENCE_FLAG_NONE   0
+#define D3DQ_FENCE_FLAG_SHARED 1
+
+int      d3dq_fence_create(struct d3dq_device *dev, uint64_t initial_value,
+			   uint32_t flags, struct d3dq_fence **fence);
+void     d3dq_fence_destroy(struct d3dq_fence *fence);
+uint64_t d3dq_fence_get_completed_value(struct d3dq_fence *fence);
+int      d3dq_fence_signal(struct d3dq_fence *fence, uint64_t value);
+int      d3dq_fence_set_event_on_completion(struct d3dq_fence *fence,
+					    uint64_t value, int eventfd);
+int      d3dq_fence_wait(struct d3dq_fence *fence, uint64_t value,
+			 uint64_t timeout_ns);
+int      d3dq_fence_export(struct d3dq_fence *fence, int *fd);
+int      d3dq_fence_import(struct d3dq_device *dev, int fd,
+			   struct d3dq_fence **fence);
+
+#define D3DQ_MULTIPLE_FENCE_WAIT_ALL 0
+#define D3DQ_MULTIPLE_FENCE_WAIT_ANY 1
+
+int d3dq_device_set_event_on_multiple_fence_completion(struct d3dq_device *dev,
+		struct d3dq_fence *const *fences, const uint64_t *values,
+		uint32_t count, uint32_t flags, int eventfd);
+
+/* Queues */
+enum d3dq_queue_type {
+	D3DQ_QUEUE_DIRECT,
+	D3DQ_QUEUE_COMPUTE,
+	D3DQ_QUEUE_COPY,
+};
+
+enum d3dq_queue_priority {
+	D3DQ_QUEUE_PRIORITY_NORMAL,
+	D3DQ_QUEUE_PRIORITY_HIGH,
+};
+
+struct d3dq_queue_desc {
+	uint32_t type;		/* enum d3dq_queue_type */
+	uint32_t priority;	/* enum d3dq_queue_priority */
+	uint32_t flags;		/* must be 0 */
+};
+
+int  d3dq_queue_create(struct d3dq_device *dev,
+		       const struct d3dq_queue_desc *desc,
+		       struct d3dq_queue **queue);
+void d3dq_queue_destroy(struct d3dq_queue *queue);
+int  d3dq_queue_wait(struct d3dq_queue *queue, struct d3dq_fence *fence,
+		     uint64_t value);
+int  d3dq_queue_signal(struct d3dq_queue *queue, struct d3dq_fence *fence,
+		       uint64_t value);
+int  d3dq_queue_execute(struct d3dq_queue *queue,
+			struct d3dq_cmdlist *const *lists, uint32_t count);
+
+/* Buffers */
+int   d3dq_buffer_create(struct d3dq_device *dev, uint64_t size,
+			 struct d3dq_buffer **buf);
+void *d3dq_buffer_map(struct d3dq_buffer *buf);
+void  d3dq_buffer_destroy(struct d3dq_buffer *buf);
+
+/* Command lists */
+int  d3dq_cmdlist_create(struct d3dq_device *dev, struct d3dq_cmdlist **list);
+void d3dq_cmdlist_destroy(struct d3dq_cmdlist *list);
+int  d3dq_cmdlist_close(struct d3dq_cmdlist *list);
+int  d3dq_cmdlist_reset(struct d3dq_cmdlist *list);
+int  d3dq_cmdlist_write64(struct d3dq_cmdlist *l, struct d3dq_buffer *b,
+			  uint64_t offset, uint64_t value);
+int  d3dq_cmdlist_copy(struct d3dq_cmdlist *l, struct d3dq_buffer *dst,
+		       uint64_t dst_offset, struct d3dq_buffer *src,
+		       uint64_t src_offset, uint64_t size);
+int  d3dq_cmdlist_compare_store64(struct d3dq_cmdlist *l,
+				  struct d3dq_buffer *b, uint64_t offset,
+				  uint64_t expected, uint64_t desired);
+int  d3dq_cmdlist_timestamp(struct d3dq_cmdlist *l, struct d3dq_buffer *b,
+			    uint64_t offset);
+int  d3dq_cmdlist_delay(struct d3dq_cmdlist *l, uint64_t ns);
+
+#if defined(__cplusplus)
+}
+#endif
+
+#endif /* D3DQ_D3DQ_H */

@@ -1,0 +1,76 @@
+// SPDX-License-Identifier: MIT
+/*
+ * libd3dq: buffers (shmem GEM objects mapped into the process).
+ *
+ * Copyright (C) 2026 The d3dq authors
+ */
+#include <stdlib.h>
+#include <sys/mman.h>
+
+#include "internal.h"
+
+D3DQ_EXPORT int d3dq_buffer_create(struct d3dq_device *dev, uint64_t size,
+				   struct d3dq_buffer **out)
+{
+	struct drm_d3dq_bo_create create = { .size = size };
+	struct drm_d3dq_bo_mmap_offset off = { 0 };
+	struct drm_gem_close gclose = { 0 };
+	struct d3dq_buffer *buf;
+	int ret;
+
+	if (!out)
+		return -EINVAL;
+	*out = NULL;
+	if (!dev || !size)
+		return -EINVAL;
+	ret = atomic_load(&dev->removed_reason);
+	if (ret)
+		return ret;
+
+	buf = calloc(1, sizeof(*buf));
+	if (!buf)
+		return -ENOMEM;
+	ret = d3dq_ioctl(dev->fd, DRM_IOCTL_D3DQ_BO_CREATE, &create);
+	if (ret)
+		goto err_free;
+	off.handle = create.handle;
+	ret = d3dq_ioctl(dev->fd, DRM_IOCTL_D3DQ_BO_MMAP_OFFSET, &off);
+	if (ret)
+		goto err_close;
+	buf->map = mmap(NULL, create.size, PROT_READ | PROT_WRITE, MAP_SHARED,
+			dev->fd, (off_t)off.offset);
+	if (buf->map == MAP_FAILED) {
+		ret = -errno;
+		goto err_close;
+	}
+	buf->dev = dev;
+	buf->handle = create.handle;
+	buf->size = size;
+	buf->map_size = create.size;
+	*out = buf;
+	return 0;
+
+err_close:
+	gclose.handle = create.handle;
+	d3dq_ioctl(dev->fd, DRM_IOCTL_GEM_CLOSE, &gclose);
+err_free:
+	free(buf);
+	return ret;
+}
+
+D3DQ_EXPORT void *d3dq_buffer_map(struct d3dq_buffer *buf)
+{
+	return buf ? buf->map : NULL;
+}
+
+D3DQ_EXPORT void d3dq_buffer_destroy(struct d3dq_buffer *buf)
+{
+	struct drm_gem_close gclose = { 0 };
+
+	if (!buf)
+		return;
+	munmap(buf->map, buf->map_size);
+	gclose.handle = buf->handle;
+	d3dq_ioctl(buf->dev->fd, DRM_IOCTL_GEM_CLOSE, &gclose);
+	free(buf);
+}

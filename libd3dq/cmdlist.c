@@ -1,0 +1,224 @@
+// SPDX-License-Identifier: MIT
+/*
+ * libd3dq: command lists, recorded in user memory as the engine's command
+ * stream (see "Commands" in d3dq_drm.h).
+ *
+ * Copyright (C) 2026 The d3dq authors
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "internal.h"
+
+D3DQ_EXPORT int d3dq_cmdlist_create(struct d3dq_device *dev,
+				    struct d3dq_cmdlist **out)
+{
+	struct d3dq_cmdlist *l;
+	int ret;
+
+	if (!out)
+		return -EINVAL;
+	*out = NULL;
+	if (!dev)
+		return -EINVAL;
+	ret = atomic_load(&dev->removed_reason);
+	if (ret)
+		return ret;
+	l = calloc(1, sizeof(*l));
+	if (!l)
+		return -ENOMEM;
+	l->dev = dev;
+	l->state = CMDLIST_RECORDING;
+	pthread_mutex_init(&l->lock, NULL);
+	*out = l;
+	return 0;
+}
+
+D3DQ_EXPORT void d3dq_cmdlist_destroy(struct d3dq_cmdlist *l)
+{
+	if (!l)
+		return;
+	pthread_mutex_destroy(&l->lock);
+	free(l->data);
+	free(l);
+}
+
+D3DQ_EXPORT int d3dq_cmdlist_close(struct d3dq_cmdlist *l)
+{
+	int ret;
+
+	if (!l)
+		return -EINVAL;
+	pthread_mutex_lock(&l->lock);
+	if (l->state != CMDLIST_RECORDING) {
+		ret = -EINVAL;
+	} else {
+		l->state = CMDLIST_CLOSED;
+		ret = l->error;
+	}
+	pthread_mutex_unlock(&l->lock);
+	return ret;
+}
+
+D3DQ_EXPORT int d3dq_cmdlist_reset(struct d3dq_cmdlist *l)
+{
+	if (!l)
+		return -EINVAL;
+	pthread_mutex_lock(&l->lock);
+	l->state = CMDLIST_RECORDING;
+	l->error = 0;
+	l->len = 0;
+	pthread_mutex_unlock(&l->lock);
+	return 0;
+}
+
+/*
+ * Append one command. A recording error is also remembered and returned
+ * by d3dq_cmdlist_close(), as ID3D12GraphicsCommandList::Close does.
+ */
+static int append(struct d3dq_cmdlist *l, const void *cmd, size_t size,
+		  int check)
+{
+	int ret = 0;
+
+	if (!l)
+		return -EINVAL;
+	pthread_mutex_lock(&l->lock);
+	if (l->state != CMDLIST_RECORDING) {
+		ret = -EINVAL;
+		goto out;
+	}
+	if (check) {
+		ret = check;
+		goto record;
+	}
+	if (l->len + size > l->cap) {
+		size_t cap = l->cap ? l->cap * 2 : 256;
+		uint8_t *data;
+
+		while (cap < l->len + size)
+			cap *= 2;
+		data = realloc(l->data, cap);
+		if (!data) {
+			ret = -ENOMEM;
+			goto record;
+		}
+		l->data = data;
+		l->cap = cap;
+	}
+	memcpy(l->data + l->len, cmd, size);
+	l->len += size;
+	goto out;
+record:
+	if (!l->error)
+		l->error = ret;
+out:
+	pthread_mutex_unlock(&l->lock);
+	return ret;
+}
+
+static int check_range(const struct d3dq_cmdlist *l, const struct d3dq_buffer *b,
+		       uint64_t offset, uint64_t size, uint64_t align)
+{
+	if (!b || b->dev != l->dev)
+		return -EINVAL;
+	if (offset % align || offset > b->size || size > b->size - offset)
+		return -EINVAL;
+	return 0;
+}
+
+D3DQ_EXPORT int d3dq_cmdlist_write64(struct d3dq_cmdlist *l,
+				     struct d3dq_buffer *b, uint64_t offset,
+				     uint64_t value)
+{
+	struct drm_d3dq_cmd_write64 c = {
+		.hdr = { DRM_D3DQ_CMD_WRITE64, sizeof(c) },
+		.offset = offset,
+		.value = value,
+	};
+
+	if (!l)
+		return -EINVAL;
+	if (b)
+		c.handle = b->handle;
+	return append(l, &c, sizeof(c), check_range(l, b, offset, 8, 8));
+}
+
+D3DQ_EXPORT int d3dq_cmdlist_copy(struct d3dq_cmdlist *l,
+				  struct d3dq_buffer *dst, uint64_t dst_offset,
+				  struct d3dq_buffer *src, uint64_t src_offset,
+				  uint64_t size)
+{
+	struct drm_d3dq_cmd_copy c = {
+		.hdr = { DRM_D3DQ_CMD_COPY, sizeof(c) },
+		.dst_offset = dst_offset,
+		.src_offset = src_offset,
+		.size = size,
+	};
+	int check;
+
+	if (!l)
+		return -EINVAL;
+	check = check_range(l, dst, dst_offset, size, 1);
+	if (!check)
+		check = check_range(l, src, src_offset, size, 1);
+	if (!check) {
+		c.dst_handle = dst->handle;
+		c.src_handle = src->handle;
+	}
+	return append(l, &c, sizeof(c), check);
+}
+
+D3DQ_EXPORT int d3dq_cmdlist_compare_store64(struct d3dq_cmdlist *l,
+					     struct d3dq_buffer *b,
+					     uint64_t offset, uint64_t expected,
+					     uint64_t desired)
+{
+	struct drm_d3dq_cmd_cmp_store64 c = {
+		.hdr = { DRM_D3DQ_CMD_CMP_STORE64, sizeof(c) },
+		.offset = offset,
+		.expected = expected,
+		.desired = desired,
+	};
+
+	if (!l)
+		return -EINVAL;
+	if (b)
+		c.handle = b->handle;
+	return append(l, &c, sizeof(c), check_range(l, b, offset, 8, 8));
+}
+
+D3DQ_EXPORT int d3dq_cmdlist_timestamp(struct d3dq_cmdlist *l,
+				       struct d3dq_buffer *b, uint64_t offset)
+{
+	struct drm_d3dq_cmd_timestamp c = {
+		.hdr = { DRM_D3DQ_CMD_TIMESTAMP, sizeof(c) },
+		.offset = offset,
+	};
+
+	if (!l)
+		return -EINVAL;
+	if (b)
+		c.handle = b->handle;
+	return append(l, &c, sizeof(c), check_range(l, b, offset, 8, 8));
+}
+
+D3DQ_EXPORT int d3dq_cmdlist_delay(struct d3dq_cmdlist *l, uint64_t ns)
+{
+	struct drm_d3dq_cmd_delay c = {
+		.hdr = { DRM_D3DQ_CMD_DELAY, sizeof(c) },
+	};
+	uint64_t max;
+	int ret;
+
+	if (!l)
+		return -EINVAL;
+	/* Longer delays than the engine takes become several commands. */
+	max = l->dev->max_delay_ns ? l->dev->max_delay_ns : ns;
+	do {
+		c.ns = ns < max ? ns : max;
+		ret = append(l, &c, sizeof(c), 0);
+		ns -= c.ns;
+	} while (!ret && ns);
+	return ret;
+}
