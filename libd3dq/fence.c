@@ -459,10 +459,15 @@ D3DQ_EXPORT int d3dq_fence_wait(struct d3dq_fence *f, uint64_t value,
 		return -EINVAL;
 	if (fence_value(f) >= value)
 		return 0;
-	if (f->shared)
-		return wait_shared(f, value, timeout_ns);
 	if (!timeout_ns)
 		return -ETIMEDOUT;
+	/* Another thread may destroy the fence while we sleep. */
+	fence_ref(f);
+	if (f->shared) {
+		ret = wait_shared(f, value, timeout_ns);
+		fence_unref(f);
+		return ret;
+	}
 
 	deadline = abs_timeout(timeout_ns);
 	ts.tv_sec = deadline / 1000000000;
@@ -478,6 +483,7 @@ D3DQ_EXPORT int d3dq_fence_wait(struct d3dq_fence *f, uint64_t value,
 		}
 	}
 	pthread_mutex_unlock(&f->lock);
+	fence_unref(f);
 	return ret;
 }
 

@@ -150,7 +150,11 @@ static int process(struct d3dq_device *dev, struct watch_set *w,
 		if (syncobj_query(dev->fd, &w->handles[i], &values[i], 1, 0))
 			values[i] = 0;
 	}
-	for (i = 1; i <= nqueues; i++) {
+	/*
+	 * A lost queue's jobs completed with an error: nothing they signal
+	 * counts. Remove the device (the caller does it) before applying.
+	 */
+	for (i = 1; i <= nqueues && !lost && !dev_removed(dev); i++) {
 		struct d3dq_queue *q = w->objs[i];
 		struct drm_d3dq_queue_get_state st = { .id = q->id };
 		bool advanced;
@@ -158,12 +162,17 @@ static int process(struct d3dq_device *dev, struct watch_set *w,
 		pthread_mutex_lock(&q->pend_lock);
 		advanced = values[i] > q->completed;
 		pthread_mutex_unlock(&q->pend_lock);
-		queue_apply_completed(q, values[i]);
-		if (advanced && !lost &&
+		if (advanced &&
 		    !d3dq_ioctl(dev->fd, DRM_IOCTL_D3DQ_QUEUE_GET_STATE, &st) &&
 		    st.state == DRM_D3DQ_QUEUE_STATE_LOST)
 			lost = st.reason ? st.reason : -ECANCELED;
 	}
+	if (lost) {
+		free(values);
+		return lost;
+	}
+	for (i = 1; i <= nqueues; i++)
+		queue_apply_completed(w->objs[i], values[i]);
 	for (; i < w->n; i++)
 		fence_watch_fired(w->objs[i], values[i]);
 	free(values);

@@ -1,0 +1,118 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * R14: destroying a fence releases queued waits, events and blocked
+ * threads as if it had reached UINT64_MAX; queues keep internal
+ * references, so a fence can go while they still use it.
+ *
+ * Copyright (C) 2026 The d3dq authors
+ */
+#include <errno.h>
+#include <pthread.h>
+#include <unistd.h>
+
+#include "kselftest_harness.h"
+#include "util/util.h"
+
+FIXTURE(d) {
+	struct d3dq_device *dev;
+	struct d3dq_queue *a, *b;
+	struct d3dq_buffer *buf;
+	struct d3dq_fence *done;
+};
+
+FIXTURE_SETUP(d)
+{
+	self->dev = util_open();
+	if (!self->dev)
+		SKIP(return, "no d3dq device");
+	self->a = util_queue(self->dev);
+	self->b = util_queue(self->dev);
+	ASSERT_NE(NULL, self->a);
+	ASSERT_NE(NULL, self->b);
+	ASSERT_EQ(0, d3dq_buffer_create(self->dev, 4096, &self->buf));
+	ASSERT_EQ(0, d3dq_fence_create(self->dev, 0, 0, &self->done));
+}
+
+FIXTURE_TEARDOWN(d)
+{
+	d3dq_fence_destroy(self->done);
+	d3dq_buffer_destroy(self->buf);
+	d3dq_queue_destroy(self->a);
+	d3dq_queue_destroy(self->b);
+	d3dq_device_close(self->dev);
+}
+
+TEST_F(d, releases_queued_waits_and_events)
+{
+	struct d3dq_fence *f;
+	int efd = util_eventfd();
+
+	ASSERT_GE(efd, 0);
+	ASSERT_EQ(0, d3dq_fence_create(self->dev, 0, 0, &f));
+	ASSERT_EQ(0, d3dq_fence_set_event_on_completion(f, 1000, efd));
+	ASSERT_EQ(0, d3dq_queue_wait(self->a, f, 1000));
+	ASSERT_EQ(0, util_exec_write64(self->dev, self->a, self->buf, 0, 1));
+	ASSERT_EQ(0, d3dq_queue_signal(self->a, self->done, 1));
+	ASSERT_EQ(0, d3dq_queue_wait(self->b, f, 1000));
+	ASSERT_EQ(0, util_exec_write64(self->dev, self->b, self->buf, 8, 2));
+	ASSERT_EQ(0, d3dq_queue_signal(self->b, self->done, 2));
+	util_sleep_ms(100);
+	EXPECT_EQ(0, util_read64(self->buf, 0));
+	EXPECT_EQ(0, util_event_take(efd));
+
+	d3dq_fence_destroy(f);
+	EXPECT_EQ(1, util_event_take(efd));
+	ASSERT_EQ(0, util_queue_idle(self->dev, self->a));
+	ASSERT_EQ(0, util_queue_idle(self->dev, self->b));
+	EXPECT_EQ(1, util_read64(self->buf, 0));
+	EXPECT_EQ(2, util_read64(self->buf, 8));
+	close(efd);
+}
+
+struct blocked {
+	struct d3dq_fence *f;
+	int ret;
+};
+
+static void *block_thread(void *arg)
+{
+	struct blocked *b = arg;
+
+	b->ret = d3dq_fence_wait(b->f, 50, D3DQ_TIMEOUT_INFINITE);
+	return NULL;
+}
+
+TEST_F(d, releases_blocked_threads)
+{
+	struct blocked b = { NULL, -1 };
+	pthread_t t;
+
+	ASSERT_EQ(0, d3dq_fence_create(self->dev, 0, 0, &b.f));
+	ASSERT_EQ(0, pthread_create(&t, NULL, block_thread, &b));
+	util_sleep_ms(100);
+	d3dq_fence_destroy(b.f);
+	pthread_join(t, NULL);
+	EXPECT_EQ(0, b.ret);
+}
+
+/* Destroy a fence while queues still have signals and waits on it. */
+TEST_F(d, destroy_while_queues_use_it)
+{
+	struct d3dq_fence *f;
+	int i;
+
+	for (i = 0; i < 20; i++) {
+		ASSERT_EQ(0, d3dq_fence_create(self->dev, 0, 0, &f));
+		ASSERT_EQ(0, util_exec_delay(self->dev, self->a, 10 * MS));
+		ASSERT_EQ(0, d3dq_queue_signal(self->a, f, 1));
+		ASSERT_EQ(0, d3dq_queue_wait(self->b, f, 1));
+		ASSERT_EQ(0, d3dq_queue_wait(self->b, f, 2));
+		ASSERT_EQ(0, d3dq_queue_signal(self->b, f, 3));
+		d3dq_fence_destroy(f);
+	}
+	ASSERT_EQ(0, d3dq_queue_signal(self->b, self->done, 1));
+	ASSERT_EQ(0, d3dq_fence_wait(self->done, 1, 20000 * MS));
+	ASSERT_EQ(0, util_queue_idle(self->dev, self->a));
+}
+
+TEST_HARNESS_MAIN

@@ -1,0 +1,165 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * R10, R11, R12: events (eventfds) fire once when the value reaches their
+ * target, at once if it already has; duplicates fire once per crossing; a
+ * rewind fires nothing; registration never resets an event; no eventfd
+ * blocks; many registrations are cheap. Queue signals fire events too.
+ *
+ * Copyright (C) 2026 The d3dq authors
+ */
+#include <errno.h>
+#include <pthread.h>
+#include <unistd.h>
+
+#include "kselftest_harness.h"
+#include "util/util.h"
+
+FIXTURE(e) {
+	struct d3dq_device *dev;
+	struct d3dq_fence *f;
+	int efd;
+};
+
+FIXTURE_SETUP(e)
+{
+	self->dev = util_open();
+	if (!self->dev)
+		SKIP(return, "no d3dq device");
+	ASSERT_EQ(0, d3dq_fence_create(self->dev, 0, 0, &self->f));
+	self->efd = util_eventfd();
+	ASSERT_GE(self->efd, 0);
+}
+
+FIXTURE_TEARDOWN(e)
+{
+	close(self->efd);
+	d3dq_fence_destroy(self->f);
+	d3dq_device_close(self->dev);
+}
+
+TEST_F(e, already_reached_fires_now)
+{
+	ASSERT_EQ(0, d3dq_fence_signal(self->f, 10));
+	ASSERT_EQ(0, d3dq_fence_set_event_on_completion(self->f, 10, self->efd));
+	EXPECT_EQ(1, util_event_take(self->efd));
+	ASSERT_EQ(0, d3dq_fence_set_event_on_completion(self->f, 0, self->efd));
+	EXPECT_EQ(1, util_event_take(self->efd));
+}
+
+TEST_F(e, fires_once_and_is_consumed)
+{
+	ASSERT_EQ(0, d3dq_fence_set_event_on_completion(self->f, 5, self->efd));
+	ASSERT_EQ(0, d3dq_fence_signal(self->f, 4));
+	EXPECT_EQ(0, util_event_take(self->efd));
+	ASSERT_EQ(0, d3dq_fence_signal(self->f, 5));
+	EXPECT_EQ(1, util_event_take(self->efd));
+	/* Consumed: further crossings do not fire it again. */
+	ASSERT_EQ(0, d3dq_fence_signal(self->f, 0));
+	ASSERT_EQ(0, d3dq_fence_signal(self->f, 6));
+	EXPECT_EQ(0, util_event_take(self->efd));
+}
+
+TEST_F(e, duplicates_fire_once_per_crossing)
+{
+	ASSERT_EQ(0, d3dq_fence_set_event_on_completion(self->f, 5, self->efd));
+	ASSERT_EQ(0, d3dq_fence_set_event_on_completion(self->f, 5, self->efd));
+	ASSERT_EQ(0, d3dq_fence_set_event_on_completion(self->f, 3, self->efd));
+	ASSERT_EQ(0, d3dq_fence_signal(self->f, 9));
+	EXPECT_EQ(1, util_event_take(self->efd));
+}
+
+TEST_F(e, rewind_fires_nothing)
+{
+	ASSERT_EQ(0, d3dq_fence_signal(self->f, 100));
+	ASSERT_EQ(0, d3dq_fence_set_event_on_completion(self->f, 50, self->efd));
+	EXPECT_EQ(1, util_event_take(self->efd));
+	ASSERT_EQ(0, d3dq_fence_set_event_on_completion(self->f, 200, self->efd));
+	ASSERT_EQ(0, d3dq_fence_signal(self->f, 0));
+	ASSERT_EQ(0, d3dq_fence_signal(self->f, 150));
+	EXPECT_EQ(0, util_event_take(self->efd));
+	ASSERT_EQ(0, d3dq_fence_signal(self->f, 200));
+	EXPECT_EQ(1, util_event_take(self->efd));
+}
+
+TEST_F(e, registering_never_resets)
+{
+	uint64_t one = 1;
+
+	ASSERT_EQ(8, write(self->efd, &one, 8));
+	ASSERT_EQ(0, d3dq_fence_set_event_on_completion(self->f, 5, self->efd));
+	EXPECT_EQ(1, util_event_take(self->efd));
+	ASSERT_EQ(8, write(self->efd, &one, 8));
+	ASSERT_EQ(0, d3dq_fence_signal(self->f, 5));
+	EXPECT_EQ(2, util_event_take(self->efd));
+}
+
+TEST_F(e, many_registrations)
+{
+	enum { N = 20000 };
+	int fds[4];
+	uint64_t i, total = 0;
+
+	for (i = 0; i < 4; i++) {
+		fds[i] = util_eventfd();
+		ASSERT_GE(fds[i], 0);
+	}
+	for (i = 0; i < N; i++)
+		ASSERT_EQ(0, d3dq_fence_set_event_on_completion(self->f,
+				N - i, fds[i % 4]));
+	/* Each signal crosses one target per eventfd at most... */
+	for (i = 1; i <= 8; i++)
+		ASSERT_EQ(0, d3dq_fence_signal(self->f, i));
+	for (i = 0; i < 4; i++)
+		total += util_event_take(fds[i]);
+	/* targets 1..8 spread over 4 eventfds, one crossing each: 8 writes */
+	EXPECT_EQ(8, total);
+	/* ...and one big jump fires every eventfd once. */
+	ASSERT_EQ(0, d3dq_fence_signal(self->f, N));
+	for (i = 0; i < 4; i++) {
+		EXPECT_EQ(1, util_event_take(fds[i]));
+		close(fds[i]);
+	}
+}
+
+struct signal_later {
+	struct d3dq_fence *f;
+	uint64_t value;
+	unsigned int ms;
+};
+
+static void *signal_thread(void *arg)
+{
+	struct signal_later *s = arg;
+
+	util_sleep_ms(s->ms);
+	d3dq_fence_signal(s->f, s->value);
+	return NULL;
+}
+
+TEST_F(e, no_event_blocks)
+{
+	struct signal_later s = { self->f, 7, 200 };
+	pthread_t t;
+
+	ASSERT_EQ(0, pthread_create(&t, NULL, signal_thread, &s));
+	ASSERT_EQ(0, d3dq_fence_set_event_on_completion(self->f, 7, -1));
+	EXPECT_EQ(7, d3dq_fence_get_completed_value(self->f));
+	pthread_join(t, NULL);
+	/* Already reached: returns at once. */
+	ASSERT_EQ(0, d3dq_fence_set_event_on_completion(self->f, 3, -1));
+}
+
+TEST_F(e, queue_signal_fires)
+{
+	struct d3dq_queue *q = util_queue(self->dev);
+
+	ASSERT_NE(NULL, q);
+	ASSERT_EQ(0, d3dq_fence_set_event_on_completion(self->f, 3, self->efd));
+	ASSERT_EQ(0, util_exec_delay(self->dev, q, 100 * MS));
+	ASSERT_EQ(0, d3dq_queue_signal(q, self->f, 3));
+	ASSERT_EQ(0, d3dq_fence_set_event_on_completion(self->f, 3, -1));
+	EXPECT_EQ(1, util_event_take(self->efd));
+	d3dq_queue_destroy(q);
+}
+
+TEST_HARNESS_MAIN

@@ -1,0 +1,169 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * R13: SetEventOnMultipleFenceCompletion, ALL and ANY, with and without an
+ * eventfd; invalid calls leave the event alone.
+ *
+ * Copyright (C) 2026 The d3dq authors
+ */
+#include <errno.h>
+#include <pthread.h>
+#include <unistd.h>
+
+#include "kselftest_harness.h"
+#include "util/util.h"
+
+#define ALL D3DQ_MULTIPLE_FENCE_WAIT_ALL
+#define ANY D3DQ_MULTIPLE_FENCE_WAIT_ANY
+
+FIXTURE(mf) {
+	struct d3dq_device *dev;
+	struct d3dq_fence *f[3];
+	uint64_t v[3];
+	int efd;
+};
+
+FIXTURE_SETUP(mf)
+{
+	int i;
+
+	self->dev = util_open();
+	if (!self->dev)
+		SKIP(return, "no d3dq device");
+	for (i = 0; i < 3; i++) {
+		ASSERT_EQ(0, d3dq_fence_create(self->dev, 0, 0, &self->f[i]));
+		self->v[i] = 10 * (i + 1);
+	}
+	self->efd = util_eventfd();
+	ASSERT_GE(self->efd, 0);
+}
+
+FIXTURE_TEARDOWN(mf)
+{
+	int i;
+
+	close(self->efd);
+	for (i = 0; i < 3; i++)
+		d3dq_fence_destroy(self->f[i]);
+	d3dq_device_close(self->dev);
+}
+
+TEST_F(mf, invalid_calls)
+{
+	uint64_t one = 1;
+
+	ASSERT_EQ(8, write(self->efd, &one, 8));
+	EXPECT_EQ(-EINVAL, d3dq_device_set_event_on_multiple_fence_completion(
+			self->dev, self->f, self->v, 0, ALL, self->efd));
+	EXPECT_EQ(-EINVAL, d3dq_device_set_event_on_multiple_fence_completion(
+			self->dev, self->f, self->v, 3, 2, self->efd));
+	EXPECT_EQ(-EINVAL, d3dq_device_set_event_on_multiple_fence_completion(
+			self->dev, self->f, self->v, 0, ALL, -1));
+	/* Neither touched the event. */
+	EXPECT_EQ(1, util_event_take(self->efd));
+}
+
+TEST_F(mf, all)
+{
+	ASSERT_EQ(0, d3dq_device_set_event_on_multiple_fence_completion(
+			self->dev, self->f, self->v, 3, ALL, self->efd));
+	ASSERT_EQ(0, d3dq_fence_signal(self->f[0], 10));
+	ASSERT_EQ(0, d3dq_fence_signal(self->f[2], 30));
+	EXPECT_EQ(0, util_event_take(self->efd));
+	ASSERT_EQ(0, d3dq_fence_signal(self->f[1], 20));
+	EXPECT_EQ(1, util_event_take(self->efd));
+	ASSERT_EQ(0, d3dq_fence_signal(self->f[1], 0));
+	ASSERT_EQ(0, d3dq_fence_signal(self->f[1], 20));
+	EXPECT_EQ(0, util_event_take(self->efd));
+}
+
+TEST_F(mf, any_fires_once)
+{
+	ASSERT_EQ(0, d3dq_device_set_event_on_multiple_fence_completion(
+			self->dev, self->f, self->v, 3, ANY, self->efd));
+	ASSERT_EQ(0, d3dq_fence_signal(self->f[0], 5));
+	EXPECT_EQ(0, util_event_take(self->efd));
+	ASSERT_EQ(0, d3dq_fence_signal(self->f[1], 25));
+	EXPECT_EQ(1, util_event_take(self->efd));
+	ASSERT_EQ(0, d3dq_fence_signal(self->f[0], 10));
+	ASSERT_EQ(0, d3dq_fence_signal(self->f[2], 30));
+	EXPECT_EQ(0, util_event_take(self->efd));
+}
+
+TEST_F(mf, already_satisfied)
+{
+	ASSERT_EQ(0, d3dq_fence_signal(self->f[0], 10));
+	ASSERT_EQ(0, d3dq_fence_signal(self->f[1], 20));
+	ASSERT_EQ(0, d3dq_fence_signal(self->f[2], 30));
+	ASSERT_EQ(0, d3dq_device_set_event_on_multiple_fence_completion(
+			self->dev, self->f, self->v, 3, ALL, self->efd));
+	EXPECT_EQ(1, util_event_take(self->efd));
+	ASSERT_EQ(0, d3dq_device_set_event_on_multiple_fence_completion(
+			self->dev, self->f, self->v, 3, ANY, self->efd));
+	EXPECT_EQ(1, util_event_take(self->efd));
+	ASSERT_EQ(0, d3dq_device_set_event_on_multiple_fence_completion(
+			self->dev, self->f, self->v, 3, ALL, -1));
+}
+
+TEST_F(mf, count_one_is_single)
+{
+	ASSERT_EQ(0, d3dq_device_set_event_on_multiple_fence_completion(
+			self->dev, self->f, self->v, 1, ANY, self->efd));
+	ASSERT_EQ(0, d3dq_fence_signal(self->f[0], 10));
+	EXPECT_EQ(1, util_event_take(self->efd));
+}
+
+struct later {
+	struct d3dq_fence *f;
+	uint64_t v;
+	unsigned int ms;
+	uint64_t seen_others;
+	struct d3dq_fence *other;
+};
+
+static void *later_thread(void *arg)
+{
+	struct later *l = arg;
+
+	util_sleep_ms(l->ms);
+	d3dq_fence_signal(l->f, l->v);
+	return NULL;
+}
+
+/* No eventfd, ALL, fences still pending: returns when the last completes. */
+TEST_F(mf, all_blocking)
+{
+	struct later l1 = { self->f[0], 10, 100, 0, NULL };
+	struct later l3 = { self->f[2], 30, 300, 0, NULL };
+	struct d3dq_queue *q = util_queue(self->dev);
+	pthread_t t1, t3;
+
+	ASSERT_NE(NULL, q);
+	/* f[1] comes from a queue after engine work. */
+	ASSERT_EQ(0, util_exec_delay(self->dev, q, 200 * MS));
+	ASSERT_EQ(0, d3dq_queue_signal(q, self->f[1], 20));
+	ASSERT_EQ(0, pthread_create(&t1, NULL, later_thread, &l1));
+	ASSERT_EQ(0, pthread_create(&t3, NULL, later_thread, &l3));
+	ASSERT_EQ(0, d3dq_device_set_event_on_multiple_fence_completion(
+			self->dev, self->f, self->v, 3, ALL, -1));
+	EXPECT_EQ(10, d3dq_fence_get_completed_value(self->f[0]));
+	EXPECT_EQ(20, d3dq_fence_get_completed_value(self->f[1]));
+	EXPECT_EQ(30, d3dq_fence_get_completed_value(self->f[2]));
+	pthread_join(t1, NULL);
+	pthread_join(t3, NULL);
+	d3dq_queue_destroy(q);
+}
+
+TEST_F(mf, any_blocking)
+{
+	struct later l = { self->f[1], 20, 150, 0, NULL };
+	pthread_t t;
+
+	ASSERT_EQ(0, pthread_create(&t, NULL, later_thread, &l));
+	ASSERT_EQ(0, d3dq_device_set_event_on_multiple_fence_completion(
+			self->dev, self->f, self->v, 3, ANY, -1));
+	EXPECT_EQ(20, d3dq_fence_get_completed_value(self->f[1]));
+	EXPECT_EQ(0, d3dq_fence_get_completed_value(self->f[0]));
+	pthread_join(t, NULL);
+}
+
+TEST_HARNESS_MAIN

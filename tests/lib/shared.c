@@ -1,0 +1,180 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Shared fences: export/import, a queue wait satisfied by another process
+ * (wait before signal across processes), events on shared fences, and the
+ * documented limitation that a shared fence cannot rewind.
+ *
+ * Copyright (C) 2026 The d3dq authors
+ */
+#include <errno.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "kselftest_harness.h"
+#include "util/util.h"
+
+FIXTURE(sh) {
+	struct d3dq_device *dev;
+	struct d3dq_queue *a, *b;
+	struct d3dq_buffer *buf;
+	struct d3dq_fence *f, *done;
+};
+
+FIXTURE_SETUP(sh)
+{
+	self->dev = util_open();
+	if (!self->dev)
+		SKIP(return, "no d3dq device");
+	self->a = util_queue(self->dev);
+	self->b = util_queue(self->dev);
+	ASSERT_NE(NULL, self->a);
+	ASSERT_NE(NULL, self->b);
+	ASSERT_EQ(0, d3dq_buffer_create(self->dev, 4096, &self->buf));
+	ASSERT_EQ(0, d3dq_fence_create(self->dev, 2, D3DQ_FENCE_FLAG_SHARED,
+				       &self->f));
+	ASSERT_EQ(0, d3dq_fence_create(self->dev, 0, 0, &self->done));
+}
+
+FIXTURE_TEARDOWN(sh)
+{
+	d3dq_fence_destroy(self->f);
+	d3dq_fence_destroy(self->done);
+	d3dq_buffer_destroy(self->buf);
+	d3dq_queue_destroy(self->a);
+	d3dq_queue_destroy(self->b);
+	d3dq_device_close(self->dev);
+}
+
+TEST_F(sh, values_and_no_rewind)
+{
+	EXPECT_EQ(2, d3dq_fence_get_completed_value(self->f));
+	ASSERT_EQ(0, d3dq_fence_signal(self->f, 1ull << 40));
+	EXPECT_EQ(1ull << 40, d3dq_fence_get_completed_value(self->f));
+	/* Same value again: allowed, nothing changes. */
+	EXPECT_EQ(0, d3dq_fence_signal(self->f, 1ull << 40));
+	/* A shared timeline cannot go back. */
+	EXPECT_EQ(-EINVAL, d3dq_fence_signal(self->f, 5));
+	EXPECT_EQ(-EINVAL, d3dq_queue_signal(self->a, self->f, 5));
+	EXPECT_EQ(1ull << 40, d3dq_fence_get_completed_value(self->f));
+	ASSERT_EQ(0, d3dq_queue_signal(self->a, self->f, (1ull << 40) + 1));
+	ASSERT_EQ(0, d3dq_fence_wait(self->f, (1ull << 40) + 1, 20000 * MS));
+}
+
+/* A queue of this process waits; a queue of the same process signals. */
+TEST_F(sh, wait_before_signal_same_process)
+{
+	int efd = util_eventfd();
+
+	ASSERT_GE(efd, 0);
+	ASSERT_EQ(0, d3dq_fence_set_event_on_completion(self->f, 10, efd));
+	ASSERT_EQ(0, d3dq_queue_wait(self->b, self->f, 10));
+	ASSERT_EQ(0, util_exec_timestamp(self->dev, self->b, self->buf, 8));
+	ASSERT_EQ(0, d3dq_queue_signal(self->b, self->done, 1));
+	util_sleep_ms(100);
+	EXPECT_EQ(0, util_read64(self->buf, 8));
+	EXPECT_EQ(0, util_event_take(efd));
+
+	ASSERT_EQ(0, util_exec_delay(self->dev, self->a, 200 * MS));
+	ASSERT_EQ(0, util_exec_timestamp(self->dev, self->a, self->buf, 0));
+	ASSERT_EQ(0, d3dq_queue_signal(self->a, self->f, 10));
+	ASSERT_EQ(0, d3dq_fence_wait(self->done, 1, 20000 * MS));
+	EXPECT_GE(util_read64(self->buf, 8), util_read64(self->buf, 0));
+	ASSERT_EQ(0, d3dq_fence_wait(self->f, 10, 20000 * MS));
+	util_sleep_ms(50);
+	EXPECT_EQ(1, util_event_take(efd));
+	close(efd);
+}
+
+/*
+ * The parent's queue waits for value 7 before the child has even
+ * imported the fence; the child signals it from its own device.
+ */
+TEST_F(sh, wait_before_signal_other_process)
+{
+	int fd, status;
+	pid_t pid;
+
+	ASSERT_EQ(0, d3dq_fence_export(self->f, &fd));
+	ASSERT_EQ(0, d3dq_queue_wait(self->a, self->f, 7));
+	ASSERT_EQ(0, util_exec_write64(self->dev, self->a, self->buf, 0, 1));
+	ASSERT_EQ(0, d3dq_queue_signal(self->a, self->done, 1));
+
+	pid = fork();
+	ASSERT_GE(pid, 0);
+	if (pid == 0) {
+		struct d3dq_device *dev = util_open();
+		struct d3dq_queue *q;
+		struct d3dq_fence *f;
+		int ok;
+
+		util_sleep_ms(300);
+		if (!dev || d3dq_fence_import(dev, fd, &f))
+			_exit(2);
+		q = util_queue(dev);
+		if (!q)
+			_exit(3);
+		ok = d3dq_fence_get_completed_value(f) == 2 &&
+		     !util_exec_delay(dev, q, 100 * MS) &&
+		     !d3dq_queue_signal(q, f, 7) &&
+		     !d3dq_fence_wait(f, 7, 20000 * MS);
+		d3dq_queue_destroy(q);
+		d3dq_fence_destroy(f);
+		d3dq_device_close(dev);
+		_exit(ok ? 0 : 4);
+	}
+	close(fd);
+	util_sleep_ms(100);
+	EXPECT_EQ(0, util_read64(self->buf, 0));
+	ASSERT_EQ(0, d3dq_fence_wait(self->done, 1, 20000 * MS));
+	EXPECT_EQ(1, util_read64(self->buf, 0));
+	EXPECT_EQ(7, d3dq_fence_get_completed_value(self->f));
+	ASSERT_EQ(pid, waitpid(pid, &status, 0));
+	EXPECT_TRUE(WIFEXITED(status));
+	EXPECT_EQ(0, WEXITSTATUS(status));
+}
+
+/* The child signals from the CPU; the parent's event fires. */
+TEST_F(sh, cpu_signal_other_process)
+{
+	int fd, status, efd = util_eventfd();
+	pid_t pid;
+
+	ASSERT_GE(efd, 0);
+	ASSERT_EQ(0, d3dq_fence_export(self->f, &fd));
+	ASSERT_EQ(0, d3dq_fence_set_event_on_completion(self->f, 30, efd));
+	pid = fork();
+	ASSERT_GE(pid, 0);
+	if (pid == 0) {
+		struct d3dq_device *dev = util_open();
+		struct d3dq_fence *f;
+		int ret;
+
+		if (!dev || d3dq_fence_import(dev, fd, &f))
+			_exit(2);
+		util_sleep_ms(200);
+		ret = d3dq_fence_signal(f, 30);
+		d3dq_fence_destroy(f);
+		d3dq_device_close(dev);
+		_exit(ret ? 3 : 0);
+	}
+	close(fd);
+	ASSERT_EQ(0, d3dq_fence_wait(self->f, 30, 20000 * MS));
+	ASSERT_EQ(pid, waitpid(pid, &status, 0));
+	EXPECT_EQ(0, WEXITSTATUS(status));
+	/* The event is fired by the kernel or by the worker: allow it time. */
+	ASSERT_EQ(0, d3dq_fence_set_event_on_completion(self->f, 30, -1));
+	util_sleep_ms(100);
+	EXPECT_EQ(1, util_event_take(efd));
+	close(efd);
+}
+
+TEST_F(sh, import_errors)
+{
+	struct d3dq_fence *f = (void *)1;
+
+	EXPECT_EQ(-EINVAL, d3dq_fence_import(self->dev, -1, &f));
+	EXPECT_NE(0, d3dq_fence_import(self->dev, 0, &f));
+	EXPECT_EQ(NULL, f);
+}
+
+TEST_HARNESS_MAIN

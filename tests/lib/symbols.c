@@ -1,0 +1,78 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * The library exports exactly the symbols listed in libd3dq.symbols.
+ * Runs nm from binutils (the host's /usr is visible in the VM too).
+ *
+ * Copyright (C) 2026 The d3dq authors
+ */
+#define _GNU_SOURCE
+#include <libgen.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "kselftest_harness.h"
+
+static int read_lines(FILE *f, char ***out)
+{
+	char line[512], **v = NULL;
+	int n = 0;
+
+	while (fgets(line, sizeof(line), f)) {
+		line[strcspn(line, "\n")] = 0;
+		if (!line[0])
+			continue;
+		v = realloc(v, (n + 1) * sizeof(*v));
+		v[n++] = strdup(line);
+	}
+	*out = v;
+	return n;
+}
+
+static int cmp(const void *a, const void *b)
+{
+	return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+TEST(exported_symbols)
+{
+	char exe[PATH_MAX], cmd[PATH_MAX * 2 + 128], list[PATH_MAX + 64];
+	char **want, **have, *dir;
+	ssize_t len;
+	FILE *f;
+	int nw, nh, i;
+
+	len = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
+	ASSERT_GT(len, 0);
+	exe[len] = 0;
+	dir = dirname(exe);	/* build/tests/lib */
+	if (access("/usr/bin/nm", X_OK))
+		SKIP(return, "nm (binutils) is not installed");
+
+	snprintf(list, sizeof(list), "%s/../../../libd3dq/libd3dq.symbols",
+		 dir);
+	f = fopen(list, "r");
+	ASSERT_NE(NULL, f) TH_LOG("cannot open %s", list);
+	nw = read_lines(f, &want);
+	fclose(f);
+
+	/* Defined dynamic symbols, without version nodes or suffixes. */
+	snprintf(cmd, sizeof(cmd),
+		 "/usr/bin/nm -D --defined-only %s/../../lib/libd3dq.so.0 | "
+		 "awk '$2 != \"A\" { sub(/@.*/, \"\", $3); print $3 }'", dir);
+	f = popen(cmd, "r");
+	ASSERT_NE(NULL, f);
+	nh = read_lines(f, &have);
+	ASSERT_EQ(0, pclose(f));
+
+	qsort(want, nw, sizeof(*want), cmp);
+	qsort(have, nh, sizeof(*have), cmp);
+	ASSERT_GT(nw, 20);
+	ASSERT_EQ(nw, nh);
+	for (i = 0; i < nw; i++)
+		EXPECT_STREQ(want[i], have[i]);
+}
+
+TEST_HARNESS_MAIN

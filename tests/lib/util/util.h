@@ -1,0 +1,58 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * Shared helpers of the libd3dq tests.
+ *
+ * Copyright (C) 2026 The d3dq authors
+ */
+#ifndef D3DQ_TESTS_LIB_UTIL_H
+#define D3DQ_TESTS_LIB_UTIL_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include <d3dq/d3dq.h>
+
+/* Job timeout of the module's default parameters is 2 s. */
+#define MS 1000000ull
+
+/* Open the d3dq device; NULL (and a printed reason) if there is none. */
+struct d3dq_device *util_open(void);
+
+struct d3dq_queue *util_queue(struct d3dq_device *dev);
+
+/* A closed list holding one command, for one-shot executions. */
+struct d3dq_cmdlist *util_list_write64(struct d3dq_device *dev,
+				       struct d3dq_buffer *b, uint64_t offset,
+				       uint64_t value);
+struct d3dq_cmdlist *util_list_delay(struct d3dq_device *dev, uint64_t ns);
+struct d3dq_cmdlist *util_list_timestamp(struct d3dq_device *dev,
+					 struct d3dq_buffer *b,
+					 uint64_t offset);
+
+/* Record-close-execute-destroy a one-command list. 0 or -errno. */
+int util_exec_write64(struct d3dq_device *dev, struct d3dq_queue *q,
+		      struct d3dq_buffer *b, uint64_t offset, uint64_t value);
+int util_exec_delay(struct d3dq_device *dev, struct d3dq_queue *q,
+		    uint64_t ns);
+int util_exec_timestamp(struct d3dq_device *dev, struct d3dq_queue *q,
+			struct d3dq_buffer *b, uint64_t offset);
+
+/* Read a 64-bit value of a buffer mapping. */
+uint64_t util_read64(struct d3dq_buffer *b, uint64_t offset);
+
+/* Sleep for ms milliseconds. */
+void util_sleep_ms(unsigned int ms);
+
+/* Read (and so reset) a non-blocking eventfd's counter; 0 if unset. */
+uint64_t util_event_take(int efd);
+
+/* A non-blocking eventfd. */
+int util_eventfd(void);
+
+/* Number of threads of this process (entries of /proc/self/task). */
+int util_thread_count(void);
+
+/* Wait until the queue has finished everything queued so far. */
+int util_queue_idle(struct d3dq_device *dev, struct d3dq_queue *q);
+
+#endif
