@@ -100,7 +100,7 @@ struct d3dq_device {
 
 	/* Fence worker, see worker.c. */
 	bool worker_started;
-	bool worker_stop;
+	bool worker_quit;
 	pthread_t worker;
 	uint32_t doorbell;		/* timeline syncobj */
 	pthread_mutex_t doorbell_lock;
@@ -230,6 +230,45 @@ struct d3dq_cmdlist {
 	uint8_t *data;
 	size_t len, cap;
 };
+
+/*
+ * Functions shared between the library's files. They are hidden in the
+ * shared library; the prefix keeps them out of the application's name
+ * space when it links libd3dq.a.
+ */
+#define abs_timeout d3dqp_abs_timeout
+#define d3dq_ioctl d3dqp_ioctl
+#define dev_queue_flush_later d3dqp_dev_queue_flush_later
+#define dev_remove d3dqp_dev_remove
+#define dev_removed d3dqp_dev_removed
+#define dev_run_flushes d3dqp_dev_run_flushes
+#define fence_reach_locked d3dqp_fence_reach_locked
+#define fence_ref d3dqp_fence_ref
+#define fence_release_all d3dqp_fence_release_all
+#define fence_shared_query d3dqp_fence_shared_query
+#define fence_shared_reserve d3dqp_fence_shared_reserve
+#define fence_unref d3dqp_fence_unref
+#define fence_value d3dqp_fence_value
+#define fence_watch_collect d3dqp_fence_watch_collect
+#define fence_watch_fired d3dqp_fence_watch_fired
+#define now_ns d3dqp_now_ns
+#define queue_apply_completed d3dqp_queue_apply_completed
+#define queue_drop_held_locked d3dqp_queue_drop_held_locked
+#define queue_flush_locked d3dqp_queue_flush_locked
+#define queue_ref d3dqp_queue_ref
+#define queue_submit d3dqp_queue_submit
+#define queue_submit_cmds_locked d3dqp_queue_submit_cmds_locked
+#define queue_submit_signal_locked d3dqp_queue_submit_signal_locked
+#define queue_unref d3dqp_queue_unref
+#define syncobj_create d3dqp_syncobj_create
+#define syncobj_destroy d3dqp_syncobj_destroy
+#define syncobj_query d3dqp_syncobj_query
+#define syncobj_timeline_signal d3dqp_syncobj_timeline_signal
+#define syncobj_timeline_wait d3dqp_syncobj_timeline_wait
+#define ticket_cancel d3dqp_ticket_cancel
+#define worker_ensure d3dqp_worker_ensure
+#define worker_ring d3dqp_worker_ring
+#define worker_stop d3dqp_worker_stop
 
 /* ioctl helpers (device.c): 0 or -errno. */
 int d3dq_ioctl(int fd, unsigned long req, void *arg);

@@ -187,7 +187,7 @@ static void *worker_main(void *arg)
 	int ret, lost;
 
 	pthread_mutex_lock(&dev->lock);
-	while (!dev->worker_stop) {
+	while (!dev->worker_quit) {
 		nqueues = collect(dev, &w);
 		pthread_mutex_unlock(&dev->lock);
 
@@ -203,7 +203,7 @@ static void *worker_main(void *arg)
 			usleep(1000);
 
 		pthread_mutex_lock(&dev->lock);
-		if (dev->worker_stop)
+		if (dev->worker_quit)
 			break;
 		/* The set may have changed: rebuild it before processing. */
 		nqueues = collect(dev, &w);
@@ -247,7 +247,7 @@ void worker_stop(struct d3dq_device *dev)
 	bool started;
 
 	pthread_mutex_lock(&dev->lock);
-	dev->worker_stop = true;
+	dev->worker_quit = true;
 	started = dev->worker_started;
 	pthread_mutex_unlock(&dev->lock);
 	if (!started)
