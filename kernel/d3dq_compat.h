@@ -1,0 +1,127 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * Every difference between the kernels d3dq builds against lives here.
+ * The D3DQ_HAVE_* macros come from d3dq_config.h, which probe.sh
+ * generates from the headers of the kernel being built against.
+ *
+ * Copyright (C) 2026 The d3dq authors
+ */
+#ifndef _D3DQ_COMPAT_H_
+#define _D3DQ_COMPAT_H_
+
+#include <linux/iosys-map.h>
+#include <linux/pid.h>
+#include <linux/rcupdate.h>
+#include <linux/workqueue.h>
+
+#include <drm/drm_file.h>
+#include <drm/drm_gem.h>
+#include <drm/drm_gem_shmem_helper.h>
+#include <drm/gpu_scheduler.h>
+
+#include "d3dq_config.h"
+
+/*
+ * Scheduler initialisation. With submit_wq, all queues of a device share
+ * one workqueue; without it, every scheduler runs its own kthread.
+ */
+static inline int d3dq_sched_init(struct drm_gpu_scheduler *sched,
+				  const struct drm_sched_backend_ops *ops,
+				  struct workqueue_struct *submit_wq,
+				  u32 credit_limit, long timeout,
+				  const char *name, struct device *dev)
+{
+	const struct drm_sched_init_args args = {
+		.ops = ops,
+#ifdef D3DQ_HAVE_SCHED_SUBMIT_WQ
+		.submit_wq = submit_wq,
+#endif
+#ifdef D3DQ_HAVE_SCHED_NUM_RQS
+		.num_rqs = DRM_SCHED_PRIORITY_COUNT,
+#endif
+		.credit_limit = credit_limit,
+		.timeout = timeout,
+		.name = name,
+		.dev = dev,
+	};
+
+	return drm_sched_init(sched, &args);
+}
+
+static inline bool d3dq_sched_has_submit_wq(void)
+{
+#ifdef D3DQ_HAVE_SCHED_SUBMIT_WQ
+	return true;
+#else
+	return false;
+#endif
+}
+
+static inline int d3dq_sched_job_init(struct drm_sched_job *job,
+				      struct drm_sched_entity *entity,
+				      void *owner, struct drm_file *file)
+{
+#if defined(D3DQ_HAVE_SCHED_JOB_CREDITS) && defined(D3DQ_HAVE_SCHED_JOB_CLIENT_ID)
+#ifdef D3DQ_HAVE_FILE_CLIENT_ID
+	return drm_sched_job_init(job, entity, 1, owner, file->client_id);
+#else
+	return drm_sched_job_init(job, entity, 1, owner, 0);
+#endif
+#elif defined(D3DQ_HAVE_SCHED_JOB_CREDITS)
+	return drm_sched_job_init(job, entity, 1, owner);
+#else
+	return drm_sched_job_init(job, entity, owner);
+#endif
+}
+
+/* Kernel mapping of a shmem object, taking the locks the helper needs. */
+static inline int d3dq_gem_vmap(struct drm_gem_shmem_object *shmem,
+				struct iosys_map *map)
+{
+#ifdef D3DQ_HAVE_GEM_VMAP_UNLOCKED
+	return drm_gem_vmap_unlocked(&shmem->base, map);
+#else
+	return drm_gem_shmem_vmap(shmem, map);
+#endif
+}
+
+static inline void d3dq_gem_vunmap(struct drm_gem_shmem_object *shmem,
+				   struct iosys_map *map)
+{
+#ifdef D3DQ_HAVE_GEM_VMAP_UNLOCKED
+	drm_gem_vunmap_unlocked(&shmem->base, map);
+#else
+	drm_gem_shmem_vunmap(shmem, map);
+#endif
+}
+
+/* drm_driver.date is gone from newer kernels. */
+#ifdef D3DQ_HAVE_DRIVER_DATE
+#define D3DQ_DRM_DRIVER_DATE	.date = "20260101",
+#else
+#define D3DQ_DRM_DRIVER_DATE
+#endif
+
+/* The pid of the process that opened (or last used) a DRM file. */
+static inline pid_t d3dq_file_pid(struct drm_file *file)
+{
+	pid_t nr;
+
+#ifdef D3DQ_HAVE_FILE_PID_RCU
+	rcu_read_lock();
+	nr = pid_vnr(rcu_dereference(file->pid));
+	rcu_read_unlock();
+#else
+	nr = pid_vnr(file->pid);
+#endif
+	return nr;
+}
+
+/* Older kernels route mmap() of an exported dma-buf through the driver. */
+#ifdef D3DQ_HAVE_DRIVER_GEM_PRIME_MMAP
+#define D3DQ_DRM_DRIVER_PRIME_MMAP	.gem_prime_mmap = drm_gem_prime_mmap,
+#else
+#define D3DQ_DRM_DRIVER_PRIME_MMAP
+#endif
+
+#endif /* _D3DQ_COMPAT_H_ */

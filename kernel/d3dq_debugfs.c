@@ -1,0 +1,112 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * d3dq debugfs: "clients" lists every open file's queues and jobs,
+ * "objects" the live object counts, so tests can check for leaks.
+ *
+ * Copyright (C) 2026 The d3dq authors
+ */
+
+#include <linux/debugfs.h>
+#include <linux/seq_file.h>
+
+#include <drm/drm_debugfs.h>
+#include <drm/drm_file.h>
+#include <drm/d3dq_drm.h>
+
+#include "d3dq_drv.h"
+
+static const char *const d3dq_type_names[] = {
+	[DRM_D3DQ_QUEUE_TYPE_DIRECT] = "direct",
+	[DRM_D3DQ_QUEUE_TYPE_COMPUTE] = "compute",
+	[DRM_D3DQ_QUEUE_TYPE_COPY] = "copy",
+};
+
+static const char *const d3dq_prio_names[] = {
+	[DRM_D3DQ_QUEUE_PRIORITY_NORMAL] = "normal",
+	[DRM_D3DQ_QUEUE_PRIORITY_HIGH] = "high",
+};
+
+static void d3dq_debugfs_queue(struct seq_file *m, struct d3dq_queue *queue)
+{
+	struct d3dq_job *job;
+	unsigned int running = 0, queued = 0;
+	u32 i;
+
+	spin_lock(&queue->lock);
+	list_for_each_entry(job, &queue->jobs, link) {
+		if (job->state == D3DQ_JOB_RUNNING)
+			running++;
+		else if (job->state == D3DQ_JOB_QUEUED)
+			queued++;
+	}
+	seq_printf(m, "  queue %u type=%s prio=%s state=%s reason=%d pending=%d running=%u\n",
+		   queue->id, d3dq_type_names[queue->type],
+		   d3dq_prio_names[queue->priority],
+		   queue->state == DRM_D3DQ_QUEUE_STATE_OK ? "ok" : "lost",
+		   queue->reason, atomic_read(&queue->pending), running);
+
+	list_for_each_entry(job, &queue->jobs, link) {
+		if (job->state != D3DQ_JOB_QUEUED)
+			continue;
+		for (i = 0; i < job->nwaits; i++) {
+			if (dma_fence_is_signaled(job->waits[i].fence))
+				continue;
+			seq_printf(m, "    job %llu waits syncobj=%u point=%llu\n",
+				   job->base.s_fence->finished.seqno,
+				   job->waits[i].handle, job->waits[i].point);
+		}
+	}
+	spin_unlock(&queue->lock);
+}
+
+static int d3dq_debugfs_clients(struct seq_file *m, void *unused)
+{
+	struct drm_info_node *node = m->private;
+	struct d3dq_device *ddev = to_d3dq_dev(node->minor->dev);
+	struct d3dq_file *dfile;
+	struct d3dq_queue *queue;
+	unsigned long id;
+
+	mutex_lock(&ddev->files_lock);
+	list_for_each_entry(dfile, &ddev->files, link) {
+		mutex_lock(&dfile->lock);
+		seq_printf(m, "client pid=%d queues=%u%s\n",
+			   d3dq_file_pid(dfile->drm_file), dfile->nqueues,
+			   dfile->removed ? " removed" : "");
+		xa_for_each(&dfile->queues, id, queue)
+			d3dq_debugfs_queue(m, queue);
+		mutex_unlock(&dfile->lock);
+	}
+	mutex_unlock(&ddev->files_lock);
+	return 0;
+}
+
+static int d3dq_debugfs_objects(struct seq_file *m, void *unused)
+{
+	struct drm_info_node *node = m->private;
+	struct d3dq_device *ddev = to_d3dq_dev(node->minor->dev);
+
+	seq_printf(m, "files %d\n", atomic_read(&ddev->count.files));
+	seq_printf(m, "queues %d\n", atomic_read(&ddev->count.queues));
+	seq_printf(m, "jobs %d\n", atomic_read(&ddev->count.jobs));
+	seq_printf(m, "bos %d\n", atomic_read(&ddev->count.bos));
+	/* Hardware fences are counted for the whole module. */
+	seq_printf(m, "hw_fences %d\n", atomic_read(&d3dq_live_hw_fences));
+	return 0;
+}
+
+static const struct drm_info_list d3dq_debugfs_list[] = {
+	{ "clients", d3dq_debugfs_clients, 0 },
+	{ "objects", d3dq_debugfs_objects, 0 },
+};
+
+void d3dq_debugfs_init(struct drm_minor *minor)
+{
+	/* Older kernels call this for every minor: one set of files. */
+	if (minor->type != DRM_MINOR_PRIMARY)
+		return;
+
+	drm_debugfs_create_files(d3dq_debugfs_list,
+				 ARRAY_SIZE(d3dq_debugfs_list),
+				 minor->debugfs_root, minor);
+}

@@ -1,0 +1,120 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * d3dq buffers: shmem GEM objects, pinned and mapped into the kernel when
+ * they are created so that the engine never faults.
+ *
+ * Copyright (C) 2026 The d3dq authors
+ */
+
+#include <linux/slab.h>
+
+#include <drm/drm_file.h>
+#include <drm/drm_gem.h>
+#include <drm/drm_gem_shmem_helper.h>
+#include <drm/d3dq_drm.h>
+
+#include "d3dq_drv.h"
+
+static void d3dq_gem_free(struct drm_gem_object *obj)
+{
+	struct d3dq_bo *bo = to_d3dq_bo(obj);
+	struct d3dq_device *ddev = to_d3dq_dev(obj->dev);
+
+	if (bo->vaddr)
+		d3dq_gem_vunmap(&bo->base, &bo->map);
+	drm_gem_shmem_free(&bo->base);
+	atomic_dec(&ddev->count.bos);
+}
+
+static const struct drm_gem_object_funcs d3dq_gem_funcs = {
+	.free = d3dq_gem_free,
+	.print_info = drm_gem_shmem_object_print_info,
+	.pin = drm_gem_shmem_object_pin,
+	.unpin = drm_gem_shmem_object_unpin,
+	.get_sg_table = drm_gem_shmem_object_get_sg_table,
+	.vmap = drm_gem_shmem_object_vmap,
+	.vunmap = drm_gem_shmem_object_vunmap,
+	.mmap = drm_gem_shmem_object_mmap,
+	.vm_ops = &drm_gem_shmem_vm_ops,
+};
+
+bool d3dq_is_bo(struct drm_gem_object *obj)
+{
+	return obj->funcs == &d3dq_gem_funcs;
+}
+
+struct drm_gem_object *d3dq_gem_create_object(struct drm_device *drm,
+					      size_t size)
+{
+	struct d3dq_device *ddev = to_d3dq_dev(drm);
+	struct d3dq_bo *bo;
+
+	bo = kzalloc(sizeof(*bo), GFP_KERNEL);
+	if (!bo)
+		return ERR_PTR(-ENOMEM);
+
+	/* Cached on both sides: CPU mmap and engine see the same pages. */
+	bo->base.map_wc = false;
+	bo->base.base.funcs = &d3dq_gem_funcs;
+	atomic_inc(&ddev->count.bos);
+	return &bo->base.base;
+}
+
+int d3dq_ioctl_bo_create(struct drm_device *drm, void *data,
+			 struct drm_file *file)
+{
+	struct drm_d3dq_bo_create *args = data;
+	struct drm_gem_shmem_object *shmem;
+	struct d3dq_bo *bo;
+	u64 size;
+	int ret;
+
+	if (args->flags)
+		return -EINVAL;
+	if (!args->size || args->size > d3dq_max_bo_size)
+		return -EINVAL;
+	size = PAGE_ALIGN(args->size);
+
+	shmem = drm_gem_shmem_create(drm, size);
+	if (IS_ERR(shmem))
+		return PTR_ERR(shmem);
+	bo = container_of(shmem, struct d3dq_bo, base);
+
+	/* Mapping the object also takes (and keeps) its pages. */
+	ret = d3dq_gem_vmap(shmem, &bo->map);
+	if (ret)
+		goto out_put;
+	bo->vaddr = bo->map.vaddr;
+
+	ret = drm_gem_handle_create(file, &shmem->base, &args->handle);
+	if (ret)
+		goto out_put;
+
+	args->size = size;
+out_put:
+	/* The handle, if any, holds the object now. */
+	drm_gem_object_put(&shmem->base);
+	return ret;
+}
+
+int d3dq_ioctl_bo_mmap_offset(struct drm_device *drm, void *data,
+			      struct drm_file *file)
+{
+	struct drm_d3dq_bo_mmap_offset *args = data;
+	struct drm_gem_object *obj;
+	int ret;
+
+	if (args->pad)
+		return -EINVAL;
+
+	obj = drm_gem_object_lookup(file, args->handle);
+	if (!obj)
+		return -ENOENT;
+
+	ret = drm_gem_create_mmap_offset(obj);
+	if (!ret)
+		args->offset = drm_vma_node_offset_addr(&obj->vma_node);
+
+	drm_gem_object_put(obj);
+	return ret;
+}

@@ -1,0 +1,352 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * d3dq queues: one drm_gpu_scheduler with one entity per queue, so jobs of
+ * a queue run in order and queues run concurrently; creation, destruction,
+ * state, the scheduler callbacks and job timeouts.
+ *
+ * Copyright (C) 2026 The d3dq authors
+ */
+
+#include <linux/delay.h>
+#include <linux/slab.h>
+
+#include <drm/drm_drv.h>
+#include <drm/drm_file.h>
+#include <drm/drm_print.h>
+#include <drm/d3dq_drm.h>
+
+#include "d3dq_drv.h"
+
+/* Scheduler name: static, because finished fences outlive the queue. */
+static const char d3dq_sched_name[] = "d3dq";
+
+void d3dq_queue_set_lost_locked(struct d3dq_queue *queue, int reason)
+{
+	lockdep_assert_held(&queue->lock);
+
+	if (queue->state == DRM_D3DQ_QUEUE_STATE_OK) {
+		queue->state = DRM_D3DQ_QUEUE_STATE_LOST;
+		queue->reason = reason;
+	}
+}
+
+bool d3dq_queue_is_usable(struct d3dq_queue *queue)
+{
+	bool usable;
+
+	spin_lock(&queue->lock);
+	usable = queue->state == DRM_D3DQ_QUEUE_STATE_OK && !queue->dead;
+	spin_unlock(&queue->lock);
+	return usable;
+}
+
+/* Account for a job that will not run (any more). */
+void d3dq_job_finished(struct d3dq_job *job)
+{
+	struct d3dq_queue *queue = job->queue;
+
+	if (!xchg(&job->pending_counted, false))
+		return;
+	atomic_dec(&queue->pending);
+	wake_up_all(&queue->pending_wq);
+}
+
+static void d3dq_queue_teardown(struct work_struct *work)
+{
+	struct d3dq_queue *queue = container_of(work, struct d3dq_queue,
+						teardown_work);
+	struct d3dq_device *ddev = queue->ddev;
+
+	/* No job is left: neither call waits. */
+	drm_sched_entity_destroy(&queue->entity);
+	drm_sched_fini(&queue->sched);
+	d3dq_engine_fini(queue);
+	mutex_destroy(&queue->submit_lock);
+	kfree(queue);
+
+	if (atomic_dec_and_test(&ddev->count.queues))
+		wake_up_all(&ddev->idle_wq);
+	drm_dev_put(&ddev->drm);
+}
+
+static void d3dq_queue_release(struct kref *ref)
+{
+	struct d3dq_queue *queue = container_of(ref, struct d3dq_queue, ref);
+
+	/*
+	 * The last reference may go from the scheduler's own context (the
+	 * last job being freed), where the scheduler cannot be finished.
+	 */
+	queue_work(queue->ddev->teardown_wq, &queue->teardown_work);
+}
+
+void d3dq_queue_put(struct d3dq_queue *queue)
+{
+	kref_put(&queue->ref, d3dq_queue_release);
+}
+
+struct d3dq_queue *d3dq_queue_lookup(struct d3dq_file *dfile, u32 id)
+{
+	struct d3dq_queue *queue;
+
+	xa_lock(&dfile->queues);
+	queue = xa_load(&dfile->queues, id);
+	if (queue)
+		kref_get(&queue->ref);
+	xa_unlock(&dfile->queues);
+	return queue;
+}
+
+/*
+ * Make a queue refuse new jobs and stop its running job. Jobs that have
+ * not run complete with -ECANCELED when they reach the engine.
+ */
+static void d3dq_queue_stop(struct d3dq_queue *queue, int reason, bool dead)
+{
+	mutex_lock(&queue->submit_lock);
+	spin_lock(&queue->lock);
+	d3dq_queue_set_lost_locked(queue, reason);
+	if (dead)
+		queue->dead = true;
+	spin_unlock(&queue->lock);
+	mutex_unlock(&queue->submit_lock);
+
+	d3dq_engine_cancel(queue, NULL, -ECANCELED);
+	wake_up_all(&queue->pending_wq);
+}
+
+static struct dma_fence *d3dq_run_job(struct drm_sched_job *sched_job)
+{
+	struct d3dq_job *job = to_d3dq_job(sched_job);
+
+	return d3dq_engine_run(job->queue, job);
+}
+
+/*
+ * The scheduler took @sched_job off its pending list before calling this,
+ * and frees it afterwards only if drm_sched_stop() was called. d3dq never
+ * stops the scheduler: a job that really timed out is cancelled on the
+ * engine, which signals its fences (-ETIMEDOUT) and marks the queue lost
+ * so that later jobs complete with -ECANCELED; then the job is freed here.
+ * A job that completed just before its timeout fired is only freed.
+ */
+static enum drm_gpu_sched_stat d3dq_timedout_job(struct drm_sched_job *sched_job)
+{
+	struct d3dq_job *job = to_d3dq_job(sched_job);
+	struct d3dq_queue *queue = job->queue;
+	enum d3dq_job_state state;
+	bool timed_out = false;
+
+	/*
+	 * The scheduler lists a job just before calling run_job; in that
+	 * window the job cannot have run for a whole timeout yet.
+	 */
+	for (;;) {
+		spin_lock(&queue->lock);
+		state = job->state;
+		if (state == D3DQ_JOB_RUNNING && queue->engine.job == job) {
+			d3dq_queue_set_lost_locked(queue, -ETIMEDOUT);
+			if (!job->cancel)
+				job->cancel = -ETIMEDOUT;
+			timed_out = true;
+		}
+		spin_unlock(&queue->lock);
+		if (state != D3DQ_JOB_QUEUED)
+			break;
+		usleep_range(100, 200);
+	}
+
+	if (timed_out) {
+		drm_dbg_driver(&queue->ddev->drm, "queue %u: job timed out\n",
+			       queue->id);
+		d3dq_engine_cancel(queue, job, -ETIMEDOUT);
+	}
+
+	/* The fence callbacks of the scheduler are done with the job. */
+	dma_fence_wait(&job->base.s_fence->finished, false);
+	d3dq_job_free(job);
+	return DRM_GPU_SCHED_STAT_NOMINAL;
+}
+
+static void d3dq_free_job(struct drm_sched_job *sched_job)
+{
+	d3dq_job_free(to_d3dq_job(sched_job));
+}
+
+const struct drm_sched_backend_ops d3dq_sched_ops = {
+	.run_job = d3dq_run_job,
+	.timedout_job = d3dq_timedout_job,
+	.free_job = d3dq_free_job,
+};
+
+static struct d3dq_queue *d3dq_queue_create(struct d3dq_device *ddev,
+					    u32 type, u32 priority)
+{
+	struct drm_gpu_scheduler *sched_list[1];
+	struct d3dq_queue *queue;
+	enum drm_sched_priority prio;
+	int ret;
+
+	queue = kzalloc(sizeof(*queue), GFP_KERNEL);
+	if (!queue)
+		return ERR_PTR(-ENOMEM);
+
+	kref_init(&queue->ref);
+	queue->ddev = ddev;
+	queue->type = type;
+	queue->priority = priority;
+	mutex_init(&queue->submit_lock);
+	spin_lock_init(&queue->lock);
+	INIT_LIST_HEAD(&queue->jobs);
+	init_waitqueue_head(&queue->pending_wq);
+	INIT_WORK(&queue->teardown_work, d3dq_queue_teardown);
+	d3dq_engine_init(queue);
+
+	/*
+	 * One job on the engine at a time: the timeout then measures the
+	 * job itself, not the jobs queued behind it.
+	 */
+	ret = d3dq_sched_init(&queue->sched, &d3dq_sched_ops, ddev->sched_wq,
+			      1, msecs_to_jiffies(d3dq_job_timeout_ms),
+			      d3dq_sched_name, ddev->drm.dev);
+	if (ret)
+		goto err_free;
+
+	prio = priority == DRM_D3DQ_QUEUE_PRIORITY_HIGH ?
+	       DRM_SCHED_PRIORITY_HIGH : DRM_SCHED_PRIORITY_NORMAL;
+	sched_list[0] = &queue->sched;
+	ret = drm_sched_entity_init(&queue->entity, prio, sched_list, 1, NULL);
+	if (ret)
+		goto err_sched;
+
+	drm_dev_get(&ddev->drm);
+	atomic_inc(&ddev->count.queues);
+	return queue;
+
+err_sched:
+	drm_sched_fini(&queue->sched);
+err_free:
+	mutex_destroy(&queue->submit_lock);
+	kfree(queue);
+	return ERR_PTR(ret);
+}
+
+int d3dq_ioctl_queue_create(struct drm_device *drm, void *data,
+			    struct drm_file *file)
+{
+	struct d3dq_device *ddev = to_d3dq_dev(drm);
+	struct d3dq_file *dfile = file->driver_priv;
+	struct drm_d3dq_queue_create *args = data;
+	struct d3dq_queue *queue;
+	u32 id;
+	int ret;
+
+	if (args->flags || args->type > DRM_D3DQ_QUEUE_TYPE_COPY ||
+	    args->priority > DRM_D3DQ_QUEUE_PRIORITY_HIGH)
+		return -EINVAL;
+
+	mutex_lock(&dfile->lock);
+	if (dfile->removed) {
+		ret = -ENODEV;
+		goto out_unlock;
+	}
+	if (dfile->nqueues >= d3dq_max_queues) {
+		ret = -EMFILE;
+		goto out_unlock;
+	}
+
+	queue = d3dq_queue_create(ddev, args->type, args->priority);
+	if (IS_ERR(queue)) {
+		ret = PTR_ERR(queue);
+		goto out_unlock;
+	}
+
+	/* Not visible to other threads until xa_alloc() publishes it. */
+	ret = xa_alloc(&dfile->queues, &id, queue, xa_limit_31b, GFP_KERNEL);
+	if (ret) {
+		d3dq_queue_put(queue);
+		goto out_unlock;
+	}
+	queue->id = id;
+	dfile->nqueues++;
+	args->id = id;
+
+out_unlock:
+	mutex_unlock(&dfile->lock);
+	return ret;
+}
+
+int d3dq_ioctl_queue_destroy(struct drm_device *drm, void *data,
+			     struct drm_file *file)
+{
+	struct d3dq_file *dfile = file->driver_priv;
+	struct drm_d3dq_queue_destroy *args = data;
+	struct d3dq_queue *queue;
+
+	if (args->pad)
+		return -EINVAL;
+
+	mutex_lock(&dfile->lock);
+	queue = xa_erase(&dfile->queues, args->id);
+	if (queue)
+		dfile->nqueues--;
+	mutex_unlock(&dfile->lock);
+	if (!queue)
+		return -ENOENT;
+
+	d3dq_queue_stop(queue, -ECANCELED, true);
+	d3dq_queue_put(queue);
+	return 0;
+}
+
+int d3dq_ioctl_queue_get_state(struct drm_device *drm, void *data,
+			       struct drm_file *file)
+{
+	struct drm_d3dq_queue_get_state *args = data;
+	struct d3dq_queue *queue;
+
+	if (args->pad)
+		return -EINVAL;
+
+	queue = d3dq_queue_lookup(file->driver_priv, args->id);
+	if (!queue)
+		return -ENOENT;
+
+	spin_lock(&queue->lock);
+	args->state = queue->state;
+	args->reason = queue->reason;
+	spin_unlock(&queue->lock);
+	args->pending_jobs = atomic_read(&queue->pending);
+
+	d3dq_queue_put(queue);
+	return 0;
+}
+
+/* REMOVE: lose every queue of the file; returns once none is running. */
+void d3dq_file_remove_queues(struct d3dq_file *dfile)
+{
+	struct d3dq_queue *queue;
+	unsigned long id;
+
+	mutex_lock(&dfile->lock);
+	dfile->removed = true;
+	xa_for_each(&dfile->queues, id, queue)
+		d3dq_queue_stop(queue, -ENODEV, false);
+	mutex_unlock(&dfile->lock);
+}
+
+/* File close: destroy every queue. Teardown finishes asynchronously. */
+void d3dq_file_destroy_queues(struct d3dq_file *dfile)
+{
+	struct d3dq_queue *queue;
+	unsigned long id;
+
+	mutex_lock(&dfile->lock);
+	xa_for_each(&dfile->queues, id, queue) {
+		xa_erase(&dfile->queues, id);
+		d3dq_queue_stop(queue, -ECANCELED, true);
+		d3dq_queue_put(queue);
+	}
+	dfile->nqueues = 0;
+	mutex_unlock(&dfile->lock);
+}

@@ -1,0 +1,543 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * d3dq submission: copy and check everything a job needs, turn syncobj
+ * waits into scheduler dependencies, then arm the job, attach its signal
+ * points and push it. Nothing is published before every check passed.
+ *
+ * Copyright (C) 2026 The d3dq authors
+ */
+
+#include <linux/dma-fence-chain.h>
+#include <linux/mm.h>
+#include <linux/overflow.h>
+#include <linux/slab.h>
+#include <linux/string.h>
+#include <linux/uaccess.h>
+
+#include <drm/drm_file.h>
+#include <drm/drm_gem.h>
+#include <drm/drm_syncobj.h>
+#include <drm/d3dq_drm.h>
+
+#include "d3dq_drv.h"
+
+/* A signal point, resolved before the job is armed. */
+struct d3dq_signal {
+	struct drm_syncobj *syncobj;
+	struct dma_fence_chain *chain;	/* timeline points only */
+	u64 point;
+};
+
+void d3dq_job_free(struct d3dq_job *job)
+{
+	struct d3dq_queue *queue = job->queue;
+	struct d3dq_device *ddev = queue->ddev;
+	u32 i;
+
+	spin_lock(&queue->lock);
+	list_del_init(&job->link);
+	spin_unlock(&queue->lock);
+
+	d3dq_job_finished(job);
+	if (job->base.s_fence)
+		drm_sched_job_cleanup(&job->base);
+
+	for (i = 0; i < job->nwaits; i++)
+		dma_fence_put(job->waits[i].fence);
+	kvfree(job->waits);
+
+	for (i = 0; i < job->ncmds; i++) {
+		if (job->cmds[i].dst)
+			drm_gem_object_put(&job->cmds[i].dst->base.base);
+		if (job->cmds[i].src)
+			drm_gem_object_put(&job->cmds[i].src->base.base);
+	}
+	kvfree(job->cmds);
+
+	d3dq_hw_fence_put(job->hw);
+	kfree(job);
+	atomic_dec(&ddev->count.jobs);
+	d3dq_queue_put(queue);
+}
+
+/*
+ * Copy a user array of struct drm_d3dq_sync. Elements may be larger than
+ * the kernel's structure (newer userspace) if the extra bytes are zero.
+ */
+static int d3dq_copy_syncs(const struct drm_d3dq_obj_array *arr,
+			   struct drm_d3dq_sync **out)
+{
+	struct drm_d3dq_sync *syncs;
+	u64 offset;
+	u32 i;
+	int ret;
+
+	*out = NULL;
+	if (!arr->count)
+		return 0;
+	if (arr->count > d3dq_max_syncs)
+		return -EINVAL;
+	if (arr->stride < sizeof(*syncs) || arr->stride > PAGE_SIZE)
+		return -EINVAL;
+
+	syncs = kvmalloc_array(arr->count, sizeof(*syncs), GFP_KERNEL);
+	if (!syncs)
+		return -ENOMEM;
+
+	for (i = 0; i < arr->count; i++) {
+		/* count * stride is below 2^29: no overflow. */
+		offset = (u64)i * arr->stride;
+		ret = copy_struct_from_user(&syncs[i], sizeof(syncs[i]),
+					    u64_to_user_ptr(arr->array + offset),
+					    arr->stride);
+		if (ret) {
+			kvfree(syncs);
+			return ret == -E2BIG ? -EINVAL : ret;
+		}
+	}
+
+	*out = syncs;
+	return 0;
+}
+
+static int d3dq_check_sync(const struct drm_d3dq_sync *sync)
+{
+	if (sync->flags & ~DRM_D3DQ_SYNC_TIMELINE)
+		return -EINVAL;
+	if (!(sync->flags & DRM_D3DQ_SYNC_TIMELINE) && sync->point)
+		return -EINVAL;
+	return 0;
+}
+
+static int d3dq_lookup_bo(struct drm_file *file, u32 handle,
+			  struct d3dq_bo **out)
+{
+	struct drm_gem_object *obj;
+
+	obj = drm_gem_object_lookup(file, handle);
+	if (!obj)
+		return -ENOENT;
+	if (!d3dq_is_bo(obj) || !to_d3dq_bo(obj)->vaddr) {
+		drm_gem_object_put(obj);
+		return -EINVAL;
+	}
+	*out = to_d3dq_bo(obj);
+	return 0;
+}
+
+static int d3dq_check_range(const struct d3dq_bo *bo, u64 offset, u64 size)
+{
+	u64 bo_size = bo->base.base.size;
+
+	if (offset > bo_size || size > bo_size - offset)
+		return -EINVAL;
+	return 0;
+}
+
+static int d3dq_check_u64(const struct d3dq_bo *bo, u64 offset)
+{
+	if (!IS_ALIGNED(offset, sizeof(u64)))
+		return -EINVAL;
+	return d3dq_check_range(bo, offset, sizeof(u64));
+}
+
+/* Size of the command structure for @op, 0 for an unknown op. */
+static u32 d3dq_cmd_size(u32 op)
+{
+	switch (op) {
+	case DRM_D3DQ_CMD_WRITE64:
+		return sizeof(struct drm_d3dq_cmd_write64);
+	case DRM_D3DQ_CMD_COPY:
+		return sizeof(struct drm_d3dq_cmd_copy);
+	case DRM_D3DQ_CMD_FILL:
+		return sizeof(struct drm_d3dq_cmd_fill);
+	case DRM_D3DQ_CMD_CMP_STORE64:
+		return sizeof(struct drm_d3dq_cmd_cmp_store64);
+	case DRM_D3DQ_CMD_TIMESTAMP:
+		return sizeof(struct drm_d3dq_cmd_timestamp);
+	case DRM_D3DQ_CMD_DELAY:
+		return sizeof(struct drm_d3dq_cmd_delay);
+	default:
+		return 0;
+	}
+}
+
+/* Check one command and resolve its buffers into @cmd. */
+static int d3dq_parse_cmd(struct drm_file *file, const void *raw, u32 op,
+			  struct d3dq_cmd *cmd)
+{
+	int ret;
+
+	cmd->op = op;
+	switch (op) {
+	case DRM_D3DQ_CMD_WRITE64: {
+		const struct drm_d3dq_cmd_write64 *c = raw;
+
+		if (c->pad)
+			return -EINVAL;
+		ret = d3dq_lookup_bo(file, c->handle, &cmd->dst);
+		if (ret)
+			return ret;
+		cmd->dst_offset = c->offset;
+		cmd->a = c->value;
+		return d3dq_check_u64(cmd->dst, c->offset);
+	}
+	case DRM_D3DQ_CMD_COPY: {
+		const struct drm_d3dq_cmd_copy *c = raw;
+
+		ret = d3dq_lookup_bo(file, c->dst_handle, &cmd->dst);
+		if (ret)
+			return ret;
+		ret = d3dq_lookup_bo(file, c->src_handle, &cmd->src);
+		if (ret)
+			return ret;
+		cmd->dst_offset = c->dst_offset;
+		cmd->src_offset = c->src_offset;
+		cmd->size = c->size;
+		ret = d3dq_check_range(cmd->dst, c->dst_offset, c->size);
+		if (ret)
+			return ret;
+		return d3dq_check_range(cmd->src, c->src_offset, c->size);
+	}
+	case DRM_D3DQ_CMD_FILL: {
+		const struct drm_d3dq_cmd_fill *c = raw;
+
+		if (c->value > 0xff)
+			return -EINVAL;
+		ret = d3dq_lookup_bo(file, c->handle, &cmd->dst);
+		if (ret)
+			return ret;
+		cmd->dst_offset = c->offset;
+		cmd->size = c->size;
+		cmd->a = c->value;
+		return d3dq_check_range(cmd->dst, c->offset, c->size);
+	}
+	case DRM_D3DQ_CMD_CMP_STORE64: {
+		const struct drm_d3dq_cmd_cmp_store64 *c = raw;
+
+		if (c->pad)
+			return -EINVAL;
+		ret = d3dq_lookup_bo(file, c->handle, &cmd->dst);
+		if (ret)
+			return ret;
+		cmd->dst_offset = c->offset;
+		cmd->a = c->expected;
+		cmd->b = c->desired;
+		return d3dq_check_u64(cmd->dst, c->offset);
+	}
+	case DRM_D3DQ_CMD_TIMESTAMP: {
+		const struct drm_d3dq_cmd_timestamp *c = raw;
+
+		if (c->pad)
+			return -EINVAL;
+		ret = d3dq_lookup_bo(file, c->handle, &cmd->dst);
+		if (ret)
+			return ret;
+		cmd->dst_offset = c->offset;
+		return d3dq_check_u64(cmd->dst, c->offset);
+	}
+	case DRM_D3DQ_CMD_DELAY: {
+		const struct drm_d3dq_cmd_delay *c = raw;
+
+		if (c->ns > d3dq_max_delay_ns)
+			return -EINVAL;
+		cmd->a = c->ns;
+		return 0;
+	}
+	}
+	return -EINVAL;
+}
+
+/* Copy and check the whole command stream into job->cmds. */
+static int d3dq_parse_cmds(struct drm_file *file, struct d3dq_job *job,
+			   u64 uptr, u32 bytes)
+{
+	const struct drm_d3dq_cmd_header *hdr;
+	struct d3dq_cmd *cmd;
+	u32 pos = 0, size;
+	void *buf;
+	int ret = 0;
+
+	if (!bytes)
+		return 0;
+
+	buf = vmemdup_user(u64_to_user_ptr(uptr), bytes);
+	if (IS_ERR(buf))
+		return PTR_ERR(buf);
+
+	/* The smallest command is 16 bytes. */
+	job->cmds = kvcalloc(bytes / 16, sizeof(*job->cmds), GFP_KERNEL);
+	if (!job->cmds) {
+		ret = -ENOMEM;
+		goto out;
+	}
+
+	while (pos < bytes) {
+		/* bytes is a multiple of 8, so the header fits. */
+		hdr = buf + pos;
+		size = d3dq_cmd_size(hdr->op);
+		if (!size || hdr->size != size || size > bytes - pos) {
+			ret = -EINVAL;
+			goto out;
+		}
+
+		cmd = &job->cmds[job->ncmds];
+		/* Counted first: job free drops what was looked up. */
+		job->ncmds++;
+		ret = d3dq_parse_cmd(file, hdr, hdr->op, cmd);
+		if (ret)
+			goto out;
+		pos += size;
+	}
+
+out:
+	kvfree(buf);
+	return ret;
+}
+
+static int d3dq_add_waits(struct drm_file *file, struct d3dq_job *job,
+			  const struct drm_d3dq_obj_array *arr)
+{
+	struct drm_d3dq_sync *syncs;
+	struct dma_fence *fence;
+	u32 i;
+	int ret;
+
+	ret = d3dq_copy_syncs(arr, &syncs);
+	if (ret || !syncs)
+		return ret;
+
+	job->waits = kvcalloc(arr->count, sizeof(*job->waits), GFP_KERNEL);
+	if (!job->waits) {
+		ret = -ENOMEM;
+		goto out;
+	}
+
+	for (i = 0; i < arr->count; i++) {
+		ret = d3dq_check_sync(&syncs[i]);
+		if (ret)
+			goto out;
+
+		/*
+		 * Without WAIT_FOR_SUBMIT this never sleeps: a point that
+		 * has no fence yet fails (-EINVAL), and d3dq never makes a
+		 * fence that waits for userspace.
+		 */
+		ret = drm_syncobj_find_fence(file, syncs[i].handle,
+					     syncs[i].point, 0, &fence);
+		if (ret) {
+			if (ret != -ENOENT)
+				ret = -ENODATA;
+			goto out;
+		}
+
+		job->waits[i].handle = syncs[i].handle;
+		job->waits[i].flags = syncs[i].flags;
+		job->waits[i].point = syncs[i].point;
+		job->waits[i].fence = fence;
+		job->nwaits = i + 1;
+
+		ret = drm_sched_job_add_dependency(&job->base,
+						   dma_fence_get(fence));
+		if (ret)
+			goto out;
+	}
+
+out:
+	kvfree(syncs);
+	return ret;
+}
+
+static void d3dq_put_signals(struct d3dq_signal *signals, u32 count)
+{
+	u32 i;
+
+	for (i = 0; i < count; i++) {
+		dma_fence_chain_free(signals[i].chain);
+		if (signals[i].syncobj)
+			drm_syncobj_put(signals[i].syncobj);
+	}
+	kvfree(signals);
+}
+
+static int d3dq_get_signals(struct drm_file *file,
+			    const struct drm_d3dq_obj_array *arr,
+			    struct d3dq_signal **out)
+{
+	struct drm_d3dq_sync *syncs;
+	struct d3dq_signal *signals;
+	u32 i;
+	int ret;
+
+	*out = NULL;
+	ret = d3dq_copy_syncs(arr, &syncs);
+	if (ret || !syncs)
+		return ret;
+
+	signals = kvcalloc(arr->count, sizeof(*signals), GFP_KERNEL);
+	if (!signals) {
+		ret = -ENOMEM;
+		goto out;
+	}
+
+	for (i = 0; i < arr->count; i++) {
+		ret = d3dq_check_sync(&syncs[i]);
+		if (ret)
+			goto err;
+		if ((syncs[i].flags & DRM_D3DQ_SYNC_TIMELINE) &&
+		    !syncs[i].point) {
+			ret = -EINVAL;
+			goto err;
+		}
+
+		signals[i].syncobj = drm_syncobj_find(file, syncs[i].handle);
+		if (!signals[i].syncobj) {
+			ret = -ENOENT;
+			goto err;
+		}
+		signals[i].point = syncs[i].point;
+		if (syncs[i].flags & DRM_D3DQ_SYNC_TIMELINE) {
+			signals[i].chain = dma_fence_chain_alloc();
+			if (!signals[i].chain) {
+				ret = -ENOMEM;
+				goto err;
+			}
+		}
+	}
+
+	*out = signals;
+	goto out;
+err:
+	d3dq_put_signals(signals, arr->count);
+out:
+	kvfree(syncs);
+	return ret;
+}
+
+/*
+ * Take the queue's submit lock once it holds fewer than max_pending_jobs
+ * unfinished jobs. Fails with -ECANCELED if the queue is lost.
+ */
+static int d3dq_queue_reserve(struct d3dq_queue *queue)
+{
+	int ret;
+
+	for (;;) {
+		ret = mutex_lock_interruptible(&queue->submit_lock);
+		if (ret)
+			return ret;
+		if (!d3dq_queue_is_usable(queue)) {
+			mutex_unlock(&queue->submit_lock);
+			return -ECANCELED;
+		}
+		/* Only submitters, under the lock, increase @pending. */
+		if (atomic_read(&queue->pending) < d3dq_max_pending_jobs)
+			return 0;
+		mutex_unlock(&queue->submit_lock);
+
+		ret = wait_event_interruptible(queue->pending_wq,
+					       atomic_read(&queue->pending) <
+					       d3dq_max_pending_jobs ||
+					       !d3dq_queue_is_usable(queue));
+		if (ret)
+			return ret;
+	}
+}
+
+int d3dq_ioctl_submit(struct drm_device *drm, void *data,
+		      struct drm_file *file)
+{
+	struct d3dq_device *ddev = to_d3dq_dev(drm);
+	struct drm_d3dq_submit *args = data;
+	struct d3dq_signal *signals = NULL;
+	struct d3dq_queue *queue;
+	struct dma_fence *finished;
+	struct d3dq_job *job;
+	u32 i;
+	int ret;
+
+	if (args->flags || args->pad)
+		return -EINVAL;
+	if (args->cmd_bytes % 8 || args->cmd_bytes > d3dq_max_cmd_bytes)
+		return -EINVAL;
+	if ((args->waits.count && !args->waits.stride) ||
+	    (args->signals.count && !args->signals.stride))
+		return -EINVAL;
+
+	queue = d3dq_queue_lookup(file->driver_priv, args->queue_id);
+	if (!queue)
+		return -ENOENT;
+
+	job = kzalloc(sizeof(*job), GFP_KERNEL);
+	if (!job) {
+		d3dq_queue_put(queue);
+		return -ENOMEM;
+	}
+	job->queue = queue;		/* takes over the lookup reference */
+	INIT_LIST_HEAD(&job->link);
+	job->state = D3DQ_JOB_QUEUED;
+	atomic_inc(&ddev->count.jobs);
+
+	ret = d3dq_sched_job_init(&job->base, &queue->entity, file, file);
+	if (ret) {
+		job->base.s_fence = NULL;
+		goto err_job;
+	}
+
+	ret = d3dq_parse_cmds(file, job, args->cmds, args->cmd_bytes);
+	if (ret)
+		goto err_job;
+
+	ret = d3dq_add_waits(file, job, &args->waits);
+	if (ret)
+		goto err_job;
+
+	ret = d3dq_get_signals(file, &args->signals, &signals);
+	if (ret)
+		goto err_job;
+
+	job->hw = d3dq_hw_fence_alloc();
+	if (!job->hw) {
+		ret = -ENOMEM;
+		goto err_signals;
+	}
+
+	ret = d3dq_queue_reserve(queue);
+	if (ret)
+		goto err_signals;
+
+	/* Nothing fails from here on. */
+	drm_sched_job_arm(&job->base);
+	finished = &job->base.s_fence->finished;
+
+	for (i = 0; i < args->signals.count; i++) {
+		struct d3dq_signal *s = &signals[i];
+
+		if (s->chain) {
+			drm_syncobj_add_point(s->syncobj, s->chain, finished,
+					      s->point);
+			s->chain = NULL;
+		} else {
+			drm_syncobj_replace_fence(s->syncobj, finished);
+		}
+	}
+
+	spin_lock(&queue->lock);
+	list_add_tail(&job->link, &queue->jobs);
+	spin_unlock(&queue->lock);
+	job->pending_counted = true;
+	atomic_inc(&queue->pending);
+
+	drm_sched_entity_push_job(&job->base);
+	mutex_unlock(&queue->submit_lock);
+
+	d3dq_put_signals(signals, args->signals.count);
+	return 0;
+
+err_signals:
+	if (signals)
+		d3dq_put_signals(signals, args->signals.count);
+err_job:
+	d3dq_job_free(job);
+	return ret;
+}

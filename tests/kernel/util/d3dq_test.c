@@ -1,0 +1,449 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Helpers shared by the d3dq kernel tests.
+ *
+ * Copyright (C) 2026 The d3dq authors
+ */
+#define _GNU_SOURCE
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <linux/sync_file.h>
+
+#include "util/d3dq_test.h"
+
+int t_open(int index)
+{
+	char path[64];
+	int i, fd, seen = 0;
+
+	for (i = 128; i < 192; i++) {
+		drmVersionPtr v;
+		bool match;
+
+		snprintf(path, sizeof(path), "/dev/dri/renderD%d", i);
+		fd = open(path, O_RDWR | O_CLOEXEC);
+		if (fd < 0)
+			continue;
+		v = drmGetVersion(fd);
+		match = v && !strcmp(v->name, "d3dq");
+		drmFreeVersion(v);
+		if (match && seen++ == index)
+			return fd;
+		close(fd);
+	}
+	errno = ENODEV;
+	return -1;
+}
+
+uint64_t t_now(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * T_SEC + ts.tv_nsec;
+}
+
+int64_t t_deadline(uint64_t ns)
+{
+	return (int64_t)(t_now() + ns);
+}
+
+static const char *debugfs_dir(void)
+{
+	static char dir[300];
+	char path[600], name[64];
+	struct dirent *de;
+	DIR *d;
+
+	if (dir[0])
+		return dir;
+	d = opendir("/sys/kernel/debug/dri");
+	if (!d)
+		return NULL;
+	while ((de = readdir(d))) {
+		FILE *f;
+		bool ok;
+
+		if (de->d_name[0] == '.')
+			continue;
+		snprintf(path, sizeof(path), "/sys/kernel/debug/dri/%s/name",
+			 de->d_name);
+		f = fopen(path, "r");
+		if (!f)
+			continue;
+		ok = fgets(name, sizeof(name), f) && !strncmp(name, "d3dq ", 5);
+		fclose(f);
+		snprintf(path, sizeof(path),
+			 "/sys/kernel/debug/dri/%s/objects", de->d_name);
+		if (ok && !access(path, R_OK)) {
+			snprintf(dir, sizeof(dir), "/sys/kernel/debug/dri/%s",
+				 de->d_name);
+			break;
+		}
+	}
+	closedir(d);
+	return dir[0] ? dir : NULL;
+}
+
+int t_objects(struct t_objects *o)
+{
+	const char *dir = debugfs_dir();
+	char path[400], key[32];
+	int value;
+	FILE *f;
+
+	memset(o, 0, sizeof(*o));
+	if (!dir)
+		return -1;
+	snprintf(path, sizeof(path), "%s/objects", dir);
+	f = fopen(path, "r");
+	if (!f)
+		return -1;
+	while (fscanf(f, "%31s %d", key, &value) == 2) {
+		if (!strcmp(key, "files"))
+			o->files = value;
+		else if (!strcmp(key, "queues"))
+			o->queues = value;
+		else if (!strcmp(key, "jobs"))
+			o->jobs = value;
+		else if (!strcmp(key, "bos"))
+			o->bos = value;
+		else if (!strcmp(key, "hw_fences"))
+			o->hw_fences = value;
+	}
+	fclose(f);
+	return 0;
+}
+
+bool t_wait_idle(int files, int ms, struct t_objects *o)
+{
+	int waited;
+
+	for (waited = 0;; waited += 10) {
+		if (t_objects(o))
+			return false;
+		if (o->files == files && !o->queues && !o->jobs && !o->bos &&
+		    !o->hw_fences)
+			return true;
+		if (waited >= ms)
+			return false;
+		usleep(10000);
+	}
+}
+
+const char *t_clients(void)
+{
+	static char buf[65536];
+	const char *dir = debugfs_dir();
+	char path[400];
+	ssize_t n;
+	int fd;
+
+	if (!dir)
+		return NULL;
+	snprintf(path, sizeof(path), "%s/clients", dir);
+	fd = open(path, O_RDONLY);
+	if (fd < 0)
+		return NULL;
+	n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (n < 0)
+		return NULL;
+	buf[n] = 0;
+	return buf;
+}
+
+uint64_t t_param(int fd, uint32_t param)
+{
+	struct drm_d3dq_get_param p = { .param = param };
+
+	if (drmIoctl(fd, DRM_IOCTL_D3DQ_GET_PARAM, &p))
+		return 0;
+	return p.value;
+}
+
+void *t_bo_map(int fd, uint32_t handle, uint64_t size)
+{
+	struct drm_d3dq_bo_mmap_offset mo = { .handle = handle };
+	void *p;
+
+	if (drmIoctl(fd, DRM_IOCTL_D3DQ_BO_MMAP_OFFSET, &mo))
+		return NULL;
+	p = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_SHARED, fd,
+		 mo.offset);
+	return p == MAP_FAILED ? NULL : p;
+}
+
+uint32_t t_bo(int fd, uint64_t size, void **map)
+{
+	struct drm_d3dq_bo_create c = { .size = size };
+
+	if (drmIoctl(fd, DRM_IOCTL_D3DQ_BO_CREATE, &c))
+		return 0;
+	if (map) {
+		*map = t_bo_map(fd, c.handle, c.size);
+		if (!*map)
+			return 0;
+	}
+	return c.handle;
+}
+
+uint32_t t_queue(int fd, uint32_t type, uint32_t priority)
+{
+	struct drm_d3dq_queue_create c = { .type = type,
+					   .priority = priority };
+
+	if (drmIoctl(fd, DRM_IOCTL_D3DQ_QUEUE_CREATE, &c))
+		return 0;
+	return c.id;
+}
+
+int t_queue_destroy(int fd, uint32_t id)
+{
+	struct drm_d3dq_queue_destroy d = { .id = id };
+
+	return drmIoctl(fd, DRM_IOCTL_D3DQ_QUEUE_DESTROY, &d) ? -errno : 0;
+}
+
+int t_queue_state(int fd, uint32_t id, struct drm_d3dq_queue_get_state *st)
+{
+	memset(st, 0, sizeof(*st));
+	st->id = id;
+	return drmIoctl(fd, DRM_IOCTL_D3DQ_QUEUE_GET_STATE, st) ? -errno : 0;
+}
+
+void t_cs_init(struct t_cs *cs)
+{
+	cs->len = 0;
+}
+
+void t_cs_raw(struct t_cs *cs, const void *data, uint32_t size)
+{
+	if (cs->len + size > sizeof(cs->buf))
+		abort();
+	memcpy(cs->buf + cs->len, data, size);
+	cs->len += size;
+}
+
+#define HDR(o, type) { .op = (o), .size = sizeof(type) }
+
+void t_cs_write64(struct t_cs *cs, uint32_t bo, uint64_t off, uint64_t value)
+{
+	struct drm_d3dq_cmd_write64 c = {
+		.hdr = HDR(DRM_D3DQ_CMD_WRITE64, c),
+		.handle = bo, .offset = off, .value = value,
+	};
+
+	t_cs_raw(cs, &c, sizeof(c));
+}
+
+void t_cs_copy(struct t_cs *cs, uint32_t dst, uint64_t dst_off, uint32_t src,
+	       uint64_t src_off, uint64_t size)
+{
+	struct drm_d3dq_cmd_copy c = {
+		.hdr = HDR(DRM_D3DQ_CMD_COPY, c),
+		.dst_handle = dst, .src_handle = src,
+		.dst_offset = dst_off, .src_offset = src_off, .size = size,
+	};
+
+	t_cs_raw(cs, &c, sizeof(c));
+}
+
+void t_cs_fill(struct t_cs *cs, uint32_t bo, uint64_t off, uint32_t value,
+	       uint64_t size)
+{
+	struct drm_d3dq_cmd_fill c = {
+		.hdr = HDR(DRM_D3DQ_CMD_FILL, c),
+		.handle = bo, .value = value, .offset = off, .size = size,
+	};
+
+	t_cs_raw(cs, &c, sizeof(c));
+}
+
+void t_cs_cmp_store(struct t_cs *cs, uint32_t bo, uint64_t off,
+		    uint64_t expected, uint64_t desired)
+{
+	struct drm_d3dq_cmd_cmp_store64 c = {
+		.hdr = HDR(DRM_D3DQ_CMD_CMP_STORE64, c),
+		.handle = bo, .offset = off,
+		.expected = expected, .desired = desired,
+	};
+
+	t_cs_raw(cs, &c, sizeof(c));
+}
+
+void t_cs_timestamp(struct t_cs *cs, uint32_t bo, uint64_t off)
+{
+	struct drm_d3dq_cmd_timestamp c = {
+		.hdr = HDR(DRM_D3DQ_CMD_TIMESTAMP, c),
+		.handle = bo, .offset = off,
+	};
+
+	t_cs_raw(cs, &c, sizeof(c));
+}
+
+void t_cs_delay(struct t_cs *cs, uint64_t ns)
+{
+	struct drm_d3dq_cmd_delay c = {
+		.hdr = HDR(DRM_D3DQ_CMD_DELAY, c),
+		.ns = ns,
+	};
+
+	t_cs_raw(cs, &c, sizeof(c));
+}
+
+int t_submit_raw(int fd, struct drm_d3dq_submit *args)
+{
+	return drmIoctl(fd, DRM_IOCTL_D3DQ_SUBMIT, args) ? -errno : 0;
+}
+
+int t_submit(int fd, uint32_t queue, const struct drm_d3dq_sync *waits,
+	     uint32_t nwaits, const struct drm_d3dq_sync *signals,
+	     uint32_t nsignals, const struct t_cs *cs)
+{
+	struct drm_d3dq_submit s = {
+		.queue_id = queue,
+		.waits = DRM_D3DQ_OBJ_ARRAY(nwaits, waits),
+		.signals = DRM_D3DQ_OBJ_ARRAY(nsignals, signals),
+		.cmds = cs ? (uint64_t)(uintptr_t)cs->buf : 0,
+		.cmd_bytes = cs ? cs->len : 0,
+	};
+
+	return t_submit_raw(fd, &s);
+}
+
+uint32_t t_syncobj(int fd)
+{
+	uint32_t h = 0;
+
+	if (drmSyncobjCreate(fd, 0, &h))
+		return 0;
+	return h;
+}
+
+int t_wait(int fd, uint32_t handle, uint64_t point, uint64_t timeout_ns)
+{
+	int ret;
+
+	if (point)
+		ret = drmSyncobjTimelineWait(fd, &handle, &point, 1,
+					     t_deadline(timeout_ns),
+					     DRM_SYNCOBJ_WAIT_FLAGS_WAIT_FOR_SUBMIT,
+					     NULL);
+	else
+		ret = drmSyncobjWait(fd, &handle, 1, t_deadline(timeout_ns),
+				     DRM_SYNCOBJ_WAIT_FLAGS_WAIT_FOR_SUBMIT,
+				     NULL);
+	return ret ? -errno : 0;
+}
+
+int t_signal(int fd, uint32_t handle, uint64_t point)
+{
+	int ret;
+
+	if (point)
+		ret = drmSyncobjTimelineSignal(fd, &handle, &point, 1);
+	else
+		ret = drmSyncobjSignal(fd, &handle, 1);
+	return ret ? -errno : 0;
+}
+
+static int fence_info_status(int sync_fd)
+{
+	struct sync_file_info info = { 0 };
+	struct sync_fence_info *fi;
+	int status, i;
+
+	if (ioctl(sync_fd, SYNC_IOC_FILE_INFO, &info))
+		return -1000 - errno;
+	status = info.status;
+	if (status <= 0 || !info.num_fences)
+		return status;
+	/* A timeline point: look at the fences it contains. */
+	fi = calloc(info.num_fences, sizeof(*fi));
+	if (!fi)
+		return -1000 - ENOMEM;
+	info.sync_fence_info = (uint64_t)(uintptr_t)fi;
+	if (ioctl(sync_fd, SYNC_IOC_FILE_INFO, &info)) {
+		free(fi);
+		return -1000 - errno;
+	}
+	for (i = 0; i < (int)info.num_fences; i++)
+		if (fi[i].status < status)
+			status = fi[i].status;
+	free(fi);
+	return status;
+}
+
+int t_fence_status(int fd, uint32_t handle, uint64_t point)
+{
+	uint32_t tmp = handle;
+	int sync_fd = -1, status;
+
+	if (point) {
+		tmp = t_syncobj(fd);
+		if (!tmp)
+			return -1000 - errno;
+		if (drmSyncobjTransfer(fd, tmp, 0, handle, point, 0)) {
+			status = -1000 - errno;
+			drmSyncobjDestroy(fd, tmp);
+			return status;
+		}
+	}
+	if (drmSyncobjExportSyncFile(fd, tmp, &sync_fd))
+		status = -1000 - errno;
+	else
+		status = fence_info_status(sync_fd);
+	if (sync_fd >= 0)
+		close(sync_fd);
+	if (point)
+		drmSyncobjDestroy(fd, tmp);
+	return status;
+}
+
+bool t_can_reload(void)
+{
+	const char *m = getenv("D3DQ_MODULE");
+
+	return m && *m && !access(m, R_OK) && !access("/sys/module/d3dq", F_OK);
+}
+
+static int run(const char *cmd)
+{
+	int st = system(cmd);
+
+	return st == 0 ? 0 : -1;
+}
+
+int t_reload(const char *args)
+{
+	const char *m = getenv("D3DQ_MODULE");
+	char cmd[1024];
+	int i;
+
+	if (!m || !*m)
+		return -1;
+	/* Queue teardown finishes asynchronously: retry for a while. */
+	for (i = 0; i < 100; i++) {
+		if (access("/sys/module/d3dq", F_OK))
+			break;
+		if (!run("rmmod d3dq 2>/dev/null"))
+			break;
+		usleep(50000);
+	}
+	if (!access("/sys/module/d3dq", F_OK))
+		return -1;
+	snprintf(cmd, sizeof(cmd), "insmod '%s' %s", m, args ? args : "");
+	return run(cmd);
+}

@@ -1,0 +1,119 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * Helpers shared by the d3dq kernel tests: finding the device and its
+ * debugfs directory, buffers, queues, command streams, submits and
+ * syncobj points.
+ *
+ * Copyright (C) 2026 The d3dq authors
+ */
+#ifndef D3DQ_TEST_H
+#define D3DQ_TEST_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <xf86drm.h>
+
+#include "d3dq_drm.h"
+
+#define T_MS	1000000ull
+#define T_SEC	1000000000ull
+
+/* Open the render node of d3dq device @index (0 for the first); -1 if none. */
+int t_open(int index);
+
+/* CLOCK_MONOTONIC in ns: the engine's clock. */
+uint64_t t_now(void);
+
+/* Absolute timeout @ns from now, for drmSyncobj*Wait. */
+int64_t t_deadline(uint64_t ns);
+
+/* Live object counts from debugfs "objects". */
+struct t_objects {
+	int files, queues, jobs, bos, hw_fences;
+};
+
+/* Read the counts; 0 on success, -1 if debugfs is not available. */
+int t_objects(struct t_objects *o);
+
+/*
+ * Wait (up to @ms) until nothing but @files open files is alive. Returns
+ * true when that happened; @o holds the last counts read.
+ */
+bool t_wait_idle(int files, int ms, struct t_objects *o);
+
+/* Contents of debugfs "clients" (static buffer), or NULL. */
+const char *t_clients(void);
+
+uint64_t t_param(int fd, uint32_t param);
+
+/* Create a buffer of @size bytes; map it when @map is not NULL. */
+uint32_t t_bo(int fd, uint64_t size, void **map);
+void *t_bo_map(int fd, uint32_t handle, uint64_t size);
+
+/* Create a queue; 0 on failure (errno set). */
+uint32_t t_queue(int fd, uint32_t type, uint32_t priority);
+int t_queue_destroy(int fd, uint32_t id);
+int t_queue_state(int fd, uint32_t id, struct drm_d3dq_queue_get_state *st);
+
+/* A command stream under construction. */
+struct t_cs {
+	uint32_t len;
+	uint8_t buf[65536];
+};
+
+void t_cs_init(struct t_cs *cs);
+void t_cs_write64(struct t_cs *cs, uint32_t bo, uint64_t off, uint64_t value);
+void t_cs_copy(struct t_cs *cs, uint32_t dst, uint64_t dst_off, uint32_t src,
+	       uint64_t src_off, uint64_t size);
+void t_cs_fill(struct t_cs *cs, uint32_t bo, uint64_t off, uint32_t value,
+	       uint64_t size);
+void t_cs_cmp_store(struct t_cs *cs, uint32_t bo, uint64_t off,
+		    uint64_t expected, uint64_t desired);
+void t_cs_timestamp(struct t_cs *cs, uint32_t bo, uint64_t off);
+void t_cs_delay(struct t_cs *cs, uint64_t ns);
+/* Append raw bytes (for malformed streams). */
+void t_cs_raw(struct t_cs *cs, const void *data, uint32_t size);
+
+/* A sync entry: binary (point 0, flags 0) or timeline. */
+static inline struct drm_d3dq_sync t_bin(uint32_t handle)
+{
+	return (struct drm_d3dq_sync){ .handle = handle };
+}
+
+static inline struct drm_d3dq_sync t_tl(uint32_t handle, uint64_t point)
+{
+	return (struct drm_d3dq_sync){ .handle = handle,
+				       .flags = DRM_D3DQ_SYNC_TIMELINE,
+				       .point = point };
+}
+
+/* Submit; returns 0 or -errno. @cs may be NULL. */
+int t_submit(int fd, uint32_t queue, const struct drm_d3dq_sync *waits,
+	     uint32_t nwaits, const struct drm_d3dq_sync *signals,
+	     uint32_t nsignals, const struct t_cs *cs);
+
+/* Submit with a fully caller-built argument; returns 0 or -errno. */
+int t_submit_raw(int fd, struct drm_d3dq_submit *args);
+
+uint32_t t_syncobj(int fd);
+
+/* Wait for a timeline point (point 0: binary); 0 or -errno. */
+int t_wait(int fd, uint32_t handle, uint64_t point, uint64_t timeout_ns);
+
+/* Signal a timeline point from the CPU (point 0: binary signal). */
+int t_signal(int fd, uint32_t handle, uint64_t point);
+
+/*
+ * Status of the fence at a point (point 0: binary): 1 signalled without
+ * error, 0 not signalled, negative: the error it signalled with;
+ * -1000 - errno if it could not be read.
+ */
+int t_fence_status(int fd, uint32_t handle, uint64_t point);
+
+/* Unload and load the module with @args (NULL: defaults). 0 on success. */
+int t_reload(const char *args);
+bool t_can_reload(void);
+
+#endif /* D3DQ_TEST_H */
