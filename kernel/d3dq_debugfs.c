@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * d3dq debugfs: "clients" lists every open file's queues and jobs,
- * "objects" the live object counts, so tests can check for leaks.
+ * d3dq debugfs: "queues" lists every open file's queues and the jobs held
+ * by dependencies, "objects" the live object counts, so tests can check
+ * for leaks. (DRM itself provides "clients".)
  *
  * Copyright (C) 2026 The d3dq authors
  */
@@ -59,7 +60,7 @@ static void d3dq_debugfs_queue(struct seq_file *m, struct d3dq_queue *queue)
 	spin_unlock(&queue->lock);
 }
 
-static int d3dq_debugfs_clients(struct seq_file *m, void *unused)
+static int d3dq_debugfs_queues(struct seq_file *m, void *unused)
 {
 	struct drm_info_node *node = m->private;
 	struct d3dq_device *ddev = to_d3dq_dev(node->minor->dev);
@@ -96,7 +97,7 @@ static int d3dq_debugfs_objects(struct seq_file *m, void *unused)
 }
 
 static const struct drm_info_list d3dq_debugfs_list[] = {
-	{ "clients", d3dq_debugfs_clients, 0 },
+	{ "queues", d3dq_debugfs_queues, 0 },
 	{ "objects", d3dq_debugfs_objects, 0 },
 };
 

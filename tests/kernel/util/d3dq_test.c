@@ -142,7 +142,7 @@ bool t_wait_idle(int files, int ms, struct t_objects *o)
 	}
 }
 
-const char *t_clients(void)
+const char *t_queues_text(void)
 {
 	static char buf[65536];
 	const char *dir = debugfs_dir();
@@ -152,7 +152,7 @@ const char *t_clients(void)
 
 	if (!dir)
 		return NULL;
-	snprintf(path, sizeof(path), "%s/clients", dir);
+	snprintf(path, sizeof(path), "%s/queues", dir);
 	fd = open(path, O_RDONLY);
 	if (fd < 0)
 		return NULL;

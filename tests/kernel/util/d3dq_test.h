@@ -43,8 +43,8 @@ int t_objects(struct t_objects *o);
  */
 bool t_wait_idle(int files, int ms, struct t_objects *o);
 
-/* Contents of debugfs "clients" (static buffer), or NULL. */
-const char *t_clients(void);
+/* Contents of debugfs "queues" (static buffer), or NULL. */
+const char *t_queues_text(void);
 
 uint64_t t_param(int fd, uint32_t param);
 
