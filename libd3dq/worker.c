@@ -145,10 +145,16 @@ static int process(struct d3dq_device *dev, struct watch_set *w,
 
 	if (!values)
 		return 0;
-	/* Query queues and fences separately: a destroyed one fails alone. */
-	for (i = 1; i < w->n; i++) {
-		if (syncobj_query(dev->fd, &w->handles[i], &values[i], 1, 0))
-			values[i] = 0;
+	/*
+	 * One query for everything; if a syncobj went away meanwhile (its
+	 * owner dropped the last reference), query one by one.
+	 */
+	if (w->n > 1 && syncobj_query(dev->fd, &w->handles[1], &values[1],
+				      w->n - 1, 0)) {
+		for (i = 1; i < w->n; i++)
+			if (syncobj_query(dev->fd, &w->handles[i], &values[i],
+					  1, 0))
+				values[i] = 0;
 	}
 	/*
 	 * A lost queue's jobs completed with an error: nothing they signal

@@ -7,6 +7,7 @@
  * Copyright (C) 2026 The d3dq authors
  */
 #include <errno.h>
+#include <stdlib.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -20,8 +21,28 @@ FIXTURE(sh) {
 	struct d3dq_fence *f, *done;
 };
 
+/*
+ * Events on shared fences come from DRM_IOCTL_SYNCOBJ_EVENTFD where the
+ * kernel has it (6.6+), else from the library's worker; the second variant
+ * forces the worker everywhere.
+ */
+FIXTURE_VARIANT(sh) {
+	bool force_worker;
+};
+
+FIXTURE_VARIANT_ADD(sh, auto) {
+	.force_worker = false,
+};
+
+FIXTURE_VARIANT_ADD(sh, worker) {
+	.force_worker = true,
+};
+
 FIXTURE_SETUP(sh)
 {
+	/* Each test runs in its own process: this stays local. */
+	if (variant->force_worker)
+		setenv("D3DQ_NO_SYNCOBJ_EVENTFD", "1", 1);
 	self->dev = util_open();
 	if (!self->dev)
 		SKIP(return, "no d3dq device");
