@@ -128,7 +128,7 @@ TEST_F(sh, wait_before_signal_other_process)
 		struct d3dq_fence *f;
 		int ok;
 
-		util_sleep_ms(300);
+		util_sleep_ms(800);
 		if (!dev || d3dq_fence_import(dev, fd, &f))
 			_exit(2);
 		q = util_queue(dev);

@@ -103,10 +103,12 @@ TEST_F(s, rewind_then_wait_needs_new_value)
 TEST_F(s, rewind_with_pending_signal)
 {
 	ASSERT_EQ(0, d3dq_fence_signal(self->f, 7));
-	ASSERT_EQ(0, util_exec_delay(self->dev, self->b, 300 * MS));
+	ASSERT_EQ(0, util_exec_delay(self->dev, self->b, 1000 * MS));
 	ASSERT_EQ(0, util_exec_timestamp(self->dev, self->b, self->buf, 0));
 	ASSERT_EQ(0, d3dq_queue_signal(self->b, self->f, 8));
 	ASSERT_EQ(0, d3dq_fence_signal(self->f, 0));
+	/* Precondition: b's signal is still pending. */
+	ASSERT_EQ(0, util_read64(self->buf, 0));
 
 	ASSERT_EQ(0, d3dq_queue_wait(self->a, self->f, 6));
 	ASSERT_EQ(0, util_exec_timestamp(self->dev, self->a, self->buf, 8));
@@ -118,15 +120,29 @@ TEST_F(s, rewind_with_pending_signal)
 	EXPECT_EQ(8, d3dq_fence_get_completed_value(self->f));
 }
 
-/* A CPU rewind does not drop a pending queue signal. */
+/* A CPU rewind does not drop a queue signal submitted before it. */
 TEST_F(s, rewind_keeps_pending_signal)
 {
-	ASSERT_EQ(0, util_exec_delay(self->dev, self->b, 200 * MS));
+	ASSERT_EQ(0, util_exec_delay(self->dev, self->b, 1000 * MS));
+	ASSERT_EQ(0, util_exec_timestamp(self->dev, self->b, self->buf, 0));
 	ASSERT_EQ(0, d3dq_queue_signal(self->b, self->f, 40));
 	ASSERT_EQ(0, d3dq_fence_signal(self->f, 50));
 	ASSERT_EQ(0, d3dq_fence_signal(self->f, 2));
-	ASSERT_EQ(0, util_queue_idle(self->dev, self->b));
-	util_sleep_ms(50);
+	/* Precondition: b's signal had not completed yet. */
+	ASSERT_EQ(0, util_read64(self->buf, 0));
+	ASSERT_EQ(0, d3dq_fence_wait(self->f, 40, 20000 * MS));
+	EXPECT_EQ(40, d3dq_fence_get_completed_value(self->f));
+}
+
+/* Same with a signal held back behind a wait when the CPU rewinds. */
+TEST_F(s, rewind_keeps_held_signal)
+{
+	ASSERT_EQ(0, d3dq_queue_wait(self->b, self->g, 1));
+	ASSERT_EQ(0, d3dq_queue_signal(self->b, self->f, 40));
+	ASSERT_EQ(0, d3dq_fence_signal(self->f, 50));
+	ASSERT_EQ(0, d3dq_fence_signal(self->f, 2));
+	ASSERT_EQ(0, d3dq_fence_signal(self->g, 1));
+	ASSERT_EQ(0, d3dq_fence_wait(self->f, 40, 20000 * MS));
 	EXPECT_EQ(40, d3dq_fence_get_completed_value(self->f));
 }
 
