@@ -89,7 +89,10 @@ enum drm_d3dq_ioctl_id {
  * userspace was compiled with.
  */
 struct drm_d3dq_obj_array {
-	/** @stride: Size of one element in bytes; 0 only with @count 0. */
+	/**
+	 * @stride: Size of one element in bytes, at least the size of the
+	 * element's first version; 0 only with @count 0.
+	 */
 	__u32 stride;
 
 	/** @count: Number of elements. */
