@@ -50,7 +50,9 @@ static void d3dq_debugfs_queue(struct seq_file *m, struct d3dq_queue *queue)
 		if (job->state != D3DQ_JOB_QUEUED)
 			continue;
 		for (i = 0; i < job->nwaits; i++) {
-			if (dma_fence_is_signaled(job->waits[i].fence))
+			/* Only the flag: no fence callbacks under our lock. */
+			if (test_bit(DMA_FENCE_FLAG_SIGNALED_BIT,
+				     &job->waits[i].fence->flags))
 				continue;
 			seq_printf(m, "    job %llu waits syncobj=%u point=%llu\n",
 				   job->base.s_fence->finished.seqno,
