@@ -166,7 +166,7 @@ struct d3dq_fence {
 
 	pthread_mutex_t lock;
 	pthread_cond_t cond;
-	bool destroyed;
+	_Atomic bool destroyed;		/* read without the lock too */
 	uint64_t next_order;
 	uint64_t applied_order;
 	uint64_t shared_reserved;	/* highest value signalled from here */
