@@ -121,14 +121,21 @@ $(KSELFTEST):
 suite_libs_kernel := $(DRM_LIBS) -lpthread
 suite_libs_lib := -L$(B)/lib -Wl,-rpath,'$$ORIGIN/../../lib' -ld3dq $(DRM_LIBS) -lpthread
 suite_deps_lib := $(B)/lib/libd3dq.so
+# The robustness suites use the kernel tests' helpers (and libd3dq).
+suite_util_fuzz := $(wildcard tests/kernel/util/*.c)
+suite_libs_fuzz := $(DRM_LIBS) -lpthread
+suite_cflags_fuzz := -Itests/kernel
+suite_util_stress := $(wildcard tests/kernel/util/*.c)
+suite_cflags_stress := -Itests/kernel
+suite_deps_stress := $(B)/lib/libd3dq.so
 
 define suite_rules
 $(1)_PROGS := $$(patsubst tests/$(1)/%.c,$(B)/tests/$(1)/%,$$(wildcard tests/$(1)/*.c))
-$(1)_UTIL := $$(wildcard tests/$(1)/util/*.c)
+$(1)_UTIL := $$(wildcard tests/$(1)/util/*.c) $$(suite_util_$(1))
 TEST_PROGS += $$($(1)_PROGS)
 $(B)/tests/$(1)/%: tests/$(1)/%.c $$($(1)_UTIL) $$(suite_deps_$(1)) Makefile | $(KSELFTEST)
-	@mkdir -p $$(@D)
-	$$(CC) $$(TEST_CFLAGS) -Itests/$(1) $$(CFLAGS) $$(LDFLAGS) -o $$@ \
+	@mkdir -p $$(@D); rm -f $$@
+	$$(CC) $$(TEST_CFLAGS) -Itests/$(1) $$(suite_cflags_$(1)) $$(CFLAGS) $$(LDFLAGS) -o $$@ \
 		$$< $$($(1)_UTIL) $$(or $$(suite_libs_$(1)),$$(suite_libs_lib))
 endef
 $(foreach s,$(SUITES),$(eval $(call suite_rules,$(s))))
