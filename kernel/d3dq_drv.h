@@ -253,7 +253,6 @@ bool d3dq_queue_is_usable(struct d3dq_queue *queue);
 void d3dq_file_destroy_queues(struct d3dq_file *dfile);
 void d3dq_file_remove_queues(struct d3dq_file *dfile);
 void d3dq_job_finished(struct d3dq_job *job);
-extern const struct drm_sched_backend_ops d3dq_sched_ops;
 
 /* d3dq_submit.c */
 int d3dq_ioctl_submit(struct drm_device *drm, void *data,

@@ -173,7 +173,7 @@ static void d3dq_free_job(struct drm_sched_job *sched_job)
 	d3dq_job_free(to_d3dq_job(sched_job));
 }
 
-const struct drm_sched_backend_ops d3dq_sched_ops = {
+static const struct drm_sched_backend_ops d3dq_sched_ops = {
 	.run_job = d3dq_run_job,
 	.timedout_job = d3dq_timedout_job,
 	.free_job = d3dq_free_job,
