@@ -185,6 +185,12 @@ run: all
 shell: all
 	scripts/vm-run --shell
 
+# Benchmarks report: a missed target fails nothing. "make check" runs only
+# the smoke test (tests/lib/bench_smoke). Results in build/bench/.
+.PHONY: bench
+bench: modules lib tools
+	scripts/bench
+
 .PHONY: install
 install: userspace
 	install -d $(DESTDIR)$(INCLUDEDIR)/d3dq $(DESTDIR)$(LIBDIR)/pkgconfig \
@@ -216,6 +222,7 @@ help:
 	@echo '  make lint       checkpatch, sparse (C=2) and W=1 module builds only'
 	@echo '  make run        boot the VM (6.12), load d3dq, run d3dq-demo or d3dq-info'
 	@echo '  make shell      interactive busybox shell in the VM, module loaded'
+	@echo '  make bench      d3dq-bench in the VM per kernel: build/bench/*.txt, json, png'
 	@echo '  make install    PREFIX=/usr/local DESTDIR= : headers, library, .pc, man, tools'
 	@echo '  make clean      remove build/'
 	@echo '  make modules | lib | tests | tools   one part only'

@@ -1,0 +1,157 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * d3dq-bench --smoke: every figure of the benchmark runs with a few
+ * iterations, exits 0 and reports finite numbers, positive except for
+ * memory differences, so "make bench" cannot rot unnoticed.
+ *
+ * Copyright (C) 2026 The d3dq authors
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "kselftest_harness.h"
+
+#define EXIT_NO_DEVICE 4	/* d3dq-bench: no d3dq render node */
+
+/* build/tests/lib/bench_smoke -> build/tools/d3dq-bench */
+static int bench_path(char *buf, size_t len)
+{
+	ssize_t n = readlink("/proc/self/exe", buf, len - 1);
+	int i;
+	char *slash;
+
+	if (n < 0)
+		return -errno;
+	buf[n] = '\0';
+	for (i = 0; i < 3; i++) {
+		slash = strrchr(buf, '/');
+		if (!slash)
+			return -ENOENT;
+		*slash = '\0';
+	}
+	if (strlen(buf) + sizeof("/tools/d3dq-bench") > len)
+		return -ENAMETOOLONG;
+	strcat(buf, "/tools/d3dq-bench");
+	return 0;
+}
+
+static void dump(const char *path)
+{
+	char line[512];
+	FILE *f = fopen(path, "r");
+
+	if (!f)
+		return;
+	while (fgets(line, sizeof(line), f))
+		fprintf(stderr, "#   %s", line);
+	fclose(f);
+}
+
+/* The number after "name": on a JSON line; NAN if absent or unreadable. */
+static double field(const char *line, const char *name)
+{
+	char key[64];
+	const char *p;
+
+	snprintf(key, sizeof(key), "\"%s\": ", name);
+	p = strstr(line, key);
+	if (!p)
+		return NAN;
+	return strtod(p + strlen(key), NULL);
+}
+
+FIXTURE(bench) {
+	char json[64];
+	char log[64];
+};
+
+FIXTURE_SETUP(bench)
+{
+	snprintf(self->json, sizeof(self->json), "/tmp/d3dq-bench-smoke-%d.json",
+		 getpid());
+	snprintf(self->log, sizeof(self->log), "/tmp/d3dq-bench-smoke-%d.log",
+		 getpid());
+}
+
+FIXTURE_TEARDOWN(bench)
+{
+	unlink(self->json);
+	unlink(self->log);
+}
+
+TEST_F_TIMEOUT(bench, smoke_every_figure, 240)
+{
+	int rows[8] = { 0 }, ratios = 0, status, fd, fig, i;
+	char path[PATH_MAX], line[1024];
+	FILE *f;
+	pid_t pid;
+
+	ASSERT_EQ(0, bench_path(path, sizeof(path)));
+	ASSERT_EQ(0, access(path, X_OK)) TH_LOG("%s is not built", path);
+
+	pid = fork();
+	ASSERT_LE(0, pid);
+	if (!pid) {
+		fd = open(self->log, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+		if (fd < 0)
+			_exit(126);
+		dup2(fd, 1);
+		dup2(fd, 2);
+		execl(path, path, "--smoke", "--json", self->json, (char *)NULL);
+		_exit(127);
+	}
+	ASSERT_EQ(pid, waitpid(pid, &status, 0));
+	ASSERT_TRUE(WIFEXITED(status)) {
+		dump(self->log);
+	}
+	if (WEXITSTATUS(status) == EXIT_NO_DEVICE)
+		SKIP(return, "no d3dq device");
+	ASSERT_EQ(0, WEXITSTATUS(status)) {
+		dump(self->log);
+	}
+
+	f = fopen(self->json, "r");
+	ASSERT_NE(NULL, f);
+	while (fgets(line, sizeof(line), f)) {
+		double median, p99;
+
+		if (strncmp(line, "{\"fig\": ", 8))
+			continue;
+		fig = atoi(line + 8);
+		ASSERT_TRUE(fig >= 1 && fig <= 7) TH_LOG("%s", line);
+		if (strstr(line, "\"ratio\": ")) {
+			double r = field(line, "ratio");
+
+			EXPECT_TRUE(isfinite(r) && r > 0) TH_LOG("%s", line);
+			ratios++;
+			continue;
+		}
+		if (!strstr(line, "\"median\": "))
+			continue;	/* a note */
+		median = field(line, "median");
+		p99 = field(line, "p99");
+		EXPECT_TRUE(isfinite(median) && isfinite(p99)) TH_LOG("%s", line);
+		if (!strstr(line, "\"delta\": true")) {
+			EXPECT_TRUE(median > 0 && p99 > 0) TH_LOG("%s", line);
+			EXPECT_TRUE(p99 >= median) TH_LOG("%s", line);
+		}
+		EXPECT_LT(0, field(line, "n")) TH_LOG("%s", line);
+		rows[fig]++;
+	}
+	fclose(f);
+	for (i = 1; i <= 7; i++)
+		EXPECT_LT(0, rows[i]) TH_LOG("figure %d reported nothing", i);
+	EXPECT_LT(0, ratios);
+	if (_metadata->exit_code)
+		dump(self->log);
+}
+
+TEST_HARNESS_MAIN
