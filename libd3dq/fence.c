@@ -209,7 +209,7 @@ void fence_release_all(struct d3dq_fence *f)
 
 uint64_t fence_value(struct d3dq_fence *f)
 {
-	uint64_t v;
+	uint64_t v = 0;
 
 	if (!f->shared)
 		return atomic_load_explicit(&f->value, memory_order_acquire);

@@ -139,7 +139,7 @@ static uint32_t collect(struct d3dq_device *dev, struct watch_set *w)
 static int process(struct d3dq_device *dev, struct watch_set *w,
 		   uint32_t nqueues)
 {
-	uint64_t *values = malloc((w->n ? w->n : 1) * sizeof(*values));
+	uint64_t *values = calloc(w->n ? w->n : 1, sizeof(*values));
 	int lost = 0;
 	uint32_t i;
 
