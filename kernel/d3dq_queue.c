@@ -285,6 +285,12 @@ int d3dq_ioctl_queue_destroy(struct drm_device *drm, void *data,
 
 	if (args->pad)
 		return -EINVAL;
+	/*
+	 * Ids start at 1. Erasing index 0 would mark it free in the
+	 * XA_FLAGS_ALLOC1 array, and the next queue would get id 0.
+	 */
+	if (!args->id)
+		return -ENOENT;
 
 	mutex_lock(&dfile->lock);
 	queue = xa_erase(&dfile->queues, args->id);
