@@ -177,9 +177,10 @@ lint:
 
 .PHONY: run
 run: all
-	scripts/vm-run -- sh -c 'if [ -x $(CURDIR)/$(B)/tools/d3dq-demo ]; \
-		then exec $(CURDIR)/$(B)/tools/d3dq-demo; \
-		else exec $(CURDIR)/$(B)/tools/d3dq-info; fi'
+	@prog=$(CURDIR)/$(B)/tools/d3dq-demo; \
+	[ -x "$$prog" ] || prog=$(CURDIR)/$(B)/tools/d3dq-info; \
+	echo "scripts/vm-run -- $$prog"; \
+	scripts/vm-run -- "$$prog"
 
 .PHONY: shell
 shell: all
