@@ -262,7 +262,8 @@ int d3dq_ioctl_queue_create(struct drm_device *drm, void *data,
 	}
 
 	/* Not visible to other threads until xa_alloc() publishes it. */
-	ret = xa_alloc(&dfile->queues, &id, queue, xa_limit_31b, GFP_KERNEL);
+	ret = xa_alloc(&dfile->queues, &id, queue, XA_LIMIT(1, INT_MAX),
+		       GFP_KERNEL);
 	if (ret) {
 		d3dq_queue_put(queue);
 		goto out_unlock;
