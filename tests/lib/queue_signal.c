@@ -96,8 +96,10 @@ TEST_F(q, submission_order_wins)
 	ASSERT_EQ(0, util_queue_idle(self->dev, self->a));
 	ASSERT_EQ(0, util_queue_idle(self->dev, self->b));
 	/* The test is only meaningful if b really finished before a. */
-	ASSERT_LT(util_read64(self->buf, 8), util_read64(self->buf, 0));
+	if (util_read64(self->buf, 8) >= util_read64(self->buf, 0))
+		SKIP(goto out, "b finished after a (machine too slow?)");
 	EXPECT_EQ(3, d3dq_fence_get_completed_value(self->f));
+out:
 	d3dq_fence_destroy(done);
 }
 

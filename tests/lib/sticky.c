@@ -108,7 +108,8 @@ TEST_F(s, rewind_with_pending_signal)
 	ASSERT_EQ(0, d3dq_queue_signal(self->b, self->f, 8));
 	ASSERT_EQ(0, d3dq_fence_signal(self->f, 0));
 	/* Precondition: b's signal is still pending. */
-	ASSERT_EQ(0, util_read64(self->buf, 0));
+	if (util_read64(self->buf, 0))
+		SKIP(return, "b's signal completed too early (machine too slow?)");
 
 	ASSERT_EQ(0, d3dq_queue_wait(self->a, self->f, 6));
 	ASSERT_EQ(0, util_exec_timestamp(self->dev, self->a, self->buf, 8));
@@ -129,7 +130,8 @@ TEST_F(s, rewind_keeps_pending_signal)
 	ASSERT_EQ(0, d3dq_fence_signal(self->f, 50));
 	ASSERT_EQ(0, d3dq_fence_signal(self->f, 2));
 	/* Precondition: b's signal had not completed yet. */
-	ASSERT_EQ(0, util_read64(self->buf, 0));
+	if (util_read64(self->buf, 0))
+		SKIP(return, "b's signal completed too early (machine too slow?)");
 	ASSERT_EQ(0, d3dq_fence_wait(self->f, 40, 20000 * MS));
 	EXPECT_EQ(40, d3dq_fence_get_completed_value(self->f));
 }
