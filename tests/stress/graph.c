@@ -1,0 +1,92 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * d3dq concurrency stress through raw ioctls: several processes, each
+ * with several threads, submit random wait/signal graphs across their
+ * queues and the other processes' queues (timelines shared as syncobj
+ * fds). Checked: no job starts before the jobs it waits on ended (engine
+ * timestamps), jobs of a queue run in order, every job runs, every
+ * timeline ends at the predicted value, and the run makes progress.
+ *
+ * D3DQ_STRESS_SCALE multiplies the number of jobs (long mode: 20 or
+ * more); D3DQ_STRESS_SEED changes the graph (printed).
+ *
+ * Copyright (C) 2026 The d3dq authors
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <unistd.h>
+
+#include "kselftest_harness.h"
+#include "util/d3dq_test.h"
+#include "util/graph.h"
+
+static void run(struct __test_metadata *_metadata, struct g_params *p)
+{
+	struct g_result r;
+	struct t_objects o;
+	int fd = t_open(0);
+
+	if (fd < 0)
+		SKIP(return, "no d3dq device");
+	close(fd);
+	p->seed ^= g_seed();
+	TH_LOG("seed 0x%llx: %d processes x %d threads, %d queues each, %d jobs per thread",
+	       (unsigned long long)p->seed, p->procs, p->threads, p->queues,
+	       p->jobs);
+	EXPECT_EQ(0, g_run(p, &r)) TH_LOG("%s", r.msg);
+	TH_LOG("%lu jobs (%lu ran), %lu waits (%lu across processes), %lu order checks, %.1f s",
+	       r.jobs, r.ran, r.waits, r.xproc_waits, r.checks, r.seconds);
+	EXPECT_TRUE(t_wait_idle(0, 20000, &o))
+		TH_LOG("leak: files %d queues %d jobs %d bos %d hw_fences %d",
+		       o.files, o.queues, o.jobs, o.bos, o.hw_fences);
+}
+
+FIXTURE(stress) {
+	int unused;
+};
+
+FIXTURE_SETUP(stress)
+{
+}
+
+FIXTURE_TEARDOWN(stress)
+{
+}
+
+/* The main mix: three processes of three threads, six queues each. */
+TEST_F_TIMEOUT(stress, processes_and_threads, 86400)
+{
+	struct g_params p = {
+		.procs = 3, .threads = 3, .queues = 6,
+		.jobs = 500 * g_scale(), .seed = 1, .delay_us = 300,
+		.stall_s = 60,
+	};
+
+	run(_metadata, &p);
+}
+
+/* Six threads on one queue of one process, waiting on each other. */
+TEST_F_TIMEOUT(stress, one_queue_six_threads, 86400)
+{
+	struct g_params p = {
+		.procs = 1, .threads = 6, .queues = 1,
+		.jobs = 300 * g_scale(), .seed = 2, .delay_us = 100,
+		.stall_s = 60,
+	};
+
+	run(_metadata, &p);
+}
+
+/* Many queues, few jobs each: wide graphs, lots of cross waits. */
+TEST_F_TIMEOUT(stress, many_queues, 86400)
+{
+	struct g_params p = {
+		.procs = 2, .threads = 4, .queues = 32,
+		.jobs = 200 * g_scale(), .seed = 3, .delay_us = 50,
+		.stall_s = 60,
+	};
+
+	run(_metadata, &p);
+}
+
+TEST_HARNESS_MAIN
