@@ -292,6 +292,18 @@ void dev_remove(struct d3dq_device *dev, int reason)
 	d3dq_ioctl(dev->fd, DRM_IOCTL_D3DQ_REMOVE, &args);
 
 	pthread_mutex_lock(&dev->lock);
+	/*
+	 * Every value first: a thread that the release of one fence wakes
+	 * must find the others at UINT64_MAX too (shared fences read it
+	 * through dev_removed()).
+	 */
+	list_for_each_safe(pos, tmp, &dev->fences) {
+		struct d3dq_fence *f = container_of(pos, struct d3dq_fence,
+						    dev_link);
+
+		if (!f->shared)
+			atomic_store(&f->value, UINT64_MAX);
+	}
 	list_for_each_safe(pos, tmp, &dev->fences)
 		fence_release_all(container_of(pos, struct d3dq_fence,
 					       dev_link));
