@@ -165,6 +165,9 @@ void fence_reach_locked(struct d3dq_fence *f, uint64_t value, bool all,
 		}
 	}
 	pthread_cond_broadcast(&f->cond);
+	/* Threads asleep in the kernel (wait_pending_locked()) look again. */
+	if (f->kernel_waiters)
+		worker_ring(f->dev);
 	if (!n)
 		return;
 
@@ -448,6 +451,71 @@ static int wait_shared(struct d3dq_fence *f, uint64_t value,
 	}
 }
 
+/*
+ * When a submitted queue signal brings @f to @value, wait in the kernel for
+ * that signal's point and apply it on this thread, as the worker would:
+ * the caller then wakes once, instead of after the worker woke and then
+ * woke it. The doorbell is waited for too, and fence_reach_locked() rings
+ * it while kernel_waiters is not zero, so a CPU signal, destruction or
+ * removal still releases the caller at once. Called with f->lock held,
+ * which is dropped meanwhile. Returns 0 to look at the value again, 1 when
+ * no submitted signal reaches @value (or the kernel wait failed): sleep on
+ * the condition variable then; -ETIME at the deadline.
+ */
+static int wait_pending_locked(struct d3dq_fence *f, uint64_t value,
+			       int64_t deadline)
+{
+	struct d3dq_device *dev = f->dev;
+	struct drm_d3dq_queue_get_state st = { 0 };
+	struct pending_update *best = NULL;
+	struct list *pos, *tmp;
+	struct d3dq_queue *q;
+	uint32_t handles[2], first = 1;
+	uint64_t points[2];
+	int ret;
+
+	list_for_each_safe(pos, tmp, &f->pending) {
+		struct pending_update *pu =
+			container_of(pos, struct pending_update, fence_link);
+
+		if (pu->value >= value && (!best || pu->order < best->order))
+			best = pu;
+	}
+	if (!best)
+		return 1;
+	q = best->queue;
+	queue_ref(q);
+	handles[0] = q->tl;
+	points[0] = best->point;
+	handles[1] = dev->doorbell;
+	points[1] = atomic_load(&dev->doorbell_point) + 1;
+	f->kernel_waiters++;
+	pthread_mutex_unlock(&f->lock);
+
+	ret = syncobj_timeline_wait(dev->fd, handles, points, 2, deadline,
+				    DRM_SYNCOBJ_WAIT_FLAGS_WAIT_FOR_SUBMIT,
+				    &first);
+	if (!ret && first == 0) {
+		/* As the worker: a lost queue removes the device first (R15). */
+		st.id = q->id;
+		if (!d3dq_ioctl(dev->fd, DRM_IOCTL_D3DQ_QUEUE_GET_STATE, &st) &&
+		    st.state == DRM_D3DQ_QUEUE_STATE_LOST) {
+			dev_remove(dev, st.reason ? st.reason : -ECANCELED);
+		} else {
+			pthread_mutex_lock(&dev->lock);
+			queue_apply_completed(q, points[0]);
+			pthread_mutex_unlock(&dev->lock);
+		}
+		dev_run_flushes(dev);
+	}
+	queue_unref(q);
+	pthread_mutex_lock(&f->lock);
+	f->kernel_waiters--;
+	if (ret == -ETIME)
+		return -ETIME;
+	return ret ? 1 : 0;
+}
+
 D3DQ_EXPORT int d3dq_fence_wait(struct d3dq_fence *f, uint64_t value,
 				uint64_t timeout_ns)
 {
@@ -474,6 +542,15 @@ D3DQ_EXPORT int d3dq_fence_wait(struct d3dq_fence *f, uint64_t value,
 	ts.tv_nsec = deadline % 1000000000;
 	pthread_mutex_lock(&f->lock);
 	while (fence_value(f) < value && !f->destroyed) {
+		int w = wait_pending_locked(f, value, deadline);
+
+		if (!w)
+			continue;
+		if (w == -ETIME) {
+			if (fence_value(f) < value && !f->destroyed)
+				ret = -ETIMEDOUT;
+			break;
+		}
 		if (deadline == INT64_MAX) {
 			pthread_cond_wait(&f->cond, &f->lock);
 		} else if (pthread_cond_timedwait(&f->cond, &f->lock, &ts)) {

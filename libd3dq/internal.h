@@ -172,6 +172,7 @@ struct d3dq_fence {
 	uint64_t shared_reserved;	/* highest value signalled from here */
 	struct list pending;		/* struct pending_update */
 	struct list tickets;		/* struct ticket */
+	uint32_t kernel_waiters;	/* threads in wait_pending_locked() */
 	struct ev_reg **heap;		/* min-heap on target */
 	size_t heap_len, heap_cap;
 };
