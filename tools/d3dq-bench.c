@@ -443,6 +443,14 @@ static struct d3dq_device *lib_open(void)
 	return dev;
 }
 
+/*
+ * Figures 1, 2 and 5 interleave their variants: iteration i runs one
+ * sample of each, in an order that rotates with i, so that a change of
+ * load on the host (QEMU's vCPUs are host threads) hits every variant
+ * alike and the ratios stay meaningful.
+ */
+#define SETTLE_NS 300000ull	/* before a signal: let the waiter sleep */
+
 /* --- figure 1: wait release ------------------------------------------------ */
 
 /* Baseline (a): a thread blocked in TIMELINE_WAIT, the main thread signals. */
@@ -450,6 +458,7 @@ struct waker {
 	uint32_t handle;
 	int n;
 	double *lat;
+	pthread_t thread;
 	_Atomic int ready;	/* iteration the thread is about to wait for */
 	_Atomic int64_t t0;
 	sem_t done;
@@ -469,89 +478,101 @@ static void *waker_main(void *arg)
 	return NULL;
 }
 
-static int fig1_raw_wake(int n)
+static void wake_one(struct waker *w, int i)
 {
-	struct waker w = { .handle = raw_syncobj(), .n = n, .lat = samples(n) };
-	pthread_t t;
-	int i;
-
-	sem_init(&w.done, 0, 0);
-	CHECK(pthread_create(&t, NULL, waker_main, &w));
-	for (i = 1; i <= n; i++) {
-		while (atomic_load(&w.ready) != i)
-			sched_yield();
-		/* Let it reach the kernel and sleep. */
-		sleep_ns(300000);
-		atomic_store(&w.t0, now_ns());
-		CHECK(raw_signal(w.handle, i));
-		sem_wait(&w.done);
-	}
-	pthread_join(t, NULL);
-	sem_destroy(&w.done);
-	raw_syncobj_destroy(w.handle);
-	return add_row(1, "wait_raw_wake", "(a) raw syncobj wake", "ns",
-		       w.lat, n);
+	while (atomic_load(&w->ready) != i)
+		sched_yield();
+	/* Let it reach the kernel and sleep. */
+	sleep_ns(SETTLE_NS);
+	atomic_store(&w->t0, now_ns());
+	CHECK(raw_signal(w->handle, i));
+	sem_wait(&w->done);
 }
 
 /* Baseline (b): signal W, submit a job waiting on W and signalling D, wait D. */
-static int fig1_raw_chain(int n)
-{
-	uint32_t wsync = raw_syncobj(), dsync = raw_syncobj(), q = raw_queue();
-	double *lat = samples(n);
-	int64_t t0;
-	int i;
+struct chain {
+	uint32_t wsync, dsync, q;
+};
 
-	for (i = 1; i <= n; i++) {
-		sleep_ns(300000);
-		t0 = now_ns();
-		CHECK(raw_signal(wsync, i));
-		CHECK(raw_submit(q, wsync, i, dsync, i, NULL, 0));
-		CHECK(raw_wait(dsync, i));
-		lat[i - 1] = (double)(now_ns() - t0);
-	}
-	raw_queue_destroy(q);
-	raw_syncobj_destroy(wsync);
-	raw_syncobj_destroy(dsync);
-	return add_row(1, "wait_raw_chain", "(b) raw ioctl chain", "ns", lat, n);
+static double chain_one(struct chain *c, int i)
+{
+	int64_t t0;
+
+	sleep_ns(SETTLE_NS);
+	t0 = now_ns();
+	CHECK(raw_signal(c->wsync, i));
+	CHECK(raw_submit(c->q, c->wsync, i, c->dsync, i, NULL, 0));
+	CHECK(raw_wait(c->dsync, i));
+	return (double)(now_ns() - t0);
 }
 
 /* Library: queue held by Wait(F, i), then Signal(D, i); CPU signals F. */
-static int fig1_lib(int n)
-{
-	struct d3dq_device *dev = lib_open();
-	struct d3dq_queue *q = lib_queue(dev);
-	struct d3dq_fence *f = lib_fence(dev, 0), *d = lib_fence(dev, 0);
-	double *lat = samples(n);
-	int64_t t0;
-	int i;
+struct held {
+	struct d3dq_device *dev;
+	struct d3dq_queue *q;
+	struct d3dq_fence *f, *d;
+};
 
-	for (i = 1; i <= n; i++) {
-		CHECK(d3dq_queue_wait(q, f, i));
-		CHECK(d3dq_queue_signal(q, d, i));
-		sleep_ns(300000);
-		if (d3dq_fence_get_completed_value(d) >= (uint64_t)i)
-			die("queue not held", EINVAL, __LINE__);
-		t0 = now_ns();
-		CHECK(d3dq_fence_signal(f, i));
-		CHECK(d3dq_fence_wait(d, i, D3DQ_TIMEOUT_INFINITE));
-		lat[i - 1] = (double)(now_ns() - t0);
-	}
-	d3dq_queue_destroy(q);
-	d3dq_fence_destroy(f);
-	d3dq_fence_destroy(d);
-	d3dq_device_close(dev);
-	return add_row(1, "wait_lib", "library: Wait, Signal; CPU Signal",
-		       "ns", lat, n);
+static double held_one(struct held *h, int i)
+{
+	int64_t t0;
+
+	CHECK(d3dq_queue_wait(h->q, h->f, i));
+	CHECK(d3dq_queue_signal(h->q, h->d, i));
+	sleep_ns(SETTLE_NS);
+	if (d3dq_fence_get_completed_value(h->d) >= (uint64_t)i)
+		die("queue not held", EINVAL, __LINE__);
+	t0 = now_ns();
+	CHECK(d3dq_fence_signal(h->f, i));
+	CHECK(d3dq_fence_wait(h->d, i, D3DQ_TIMEOUT_INFINITE));
+	return (double)(now_ns() - t0);
 }
 
 static void fig1(void)
 {
-	int a = fig1_raw_wake(sz.lat);
-	int b = fig1_raw_chain(sz.lat);
-	int l = fig1_lib(sz.lat);
+	int n = sz.lat, i, k, a, b, l;
+	struct waker w = { .handle = raw_syncobj(), .n = n, .lat = samples(n) };
+	struct chain c = { raw_syncobj(), raw_syncobj(), raw_queue() };
+	struct held h;
+	double *lb = samples(n), *ll = samples(n);
 
+	h.dev = lib_open();
+	h.q = lib_queue(h.dev);
+	h.f = lib_fence(h.dev, 0);
+	h.d = lib_fence(h.dev, 0);
+	sem_init(&w.done, 0, 0);
+	CHECK(pthread_create(&w.thread, NULL, waker_main, &w));
+	for (i = 1; i <= n; i++)
+		for (k = 0; k < 3; k++)
+			switch ((i + k) % 3) {
+			case 0:
+				wake_one(&w, i);
+				break;
+			case 1:
+				lb[i - 1] = chain_one(&c, i);
+				break;
+			case 2:
+				ll[i - 1] = held_one(&h, i);
+				break;
+			}
+	pthread_join(w.thread, NULL);
+	sem_destroy(&w.done);
+	raw_syncobj_destroy(w.handle);
+	raw_queue_destroy(c.q);
+	raw_syncobj_destroy(c.wsync);
+	raw_syncobj_destroy(c.dsync);
+	d3dq_queue_destroy(h.q);
+	d3dq_fence_destroy(h.f);
+	d3dq_fence_destroy(h.d);
+	d3dq_device_close(h.dev);
+
+	a = add_row(1, "wait_raw_wake", "(a) raw syncobj wake", "ns", w.lat, n);
+	b = add_row(1, "wait_raw_chain", "(b) raw ioctl chain", "ns", lb, n);
+	l = add_row(1, "wait_lib", "library: Wait, Signal; CPU Signal", "ns",
+		    ll, n);
 	add_cmp(1, l, b, "wait release: library / (b) raw chain", 1.2);
 	add_cmp(1, l, a, "wait release: library / (a) raw wake", 3.0);
+	add_cmp(1, b, a, "wait release: (b) raw chain / (a) raw wake", 0);
 }
 
 /* --- figure 2: cross-queue ----------------------------------------------- */
@@ -590,86 +611,101 @@ static void raw_bo_destroy(struct raw_bo bo)
 	xioctl(DRM_IOCTL_GEM_CLOSE, &c);
 }
 
-static int fig2_raw(int n)
+struct cross_raw {
+	struct raw_bo bo;
+	uint32_t qa, qb, ta, tb;
+};
+
+/* A: [delay, timestamp] signals TA; B: waits TA, [timestamp], signals TB. */
+static double cross_raw_one(struct cross_raw *c, int i)
 {
-	struct raw_bo bo = raw_bo_create();
-	uint32_t qa = raw_queue(), qb = raw_queue();
-	uint32_t ta = raw_syncobj(), tb = raw_syncobj();
 	struct {
 		struct drm_d3dq_cmd_delay delay;
 		struct drm_d3dq_cmd_timestamp ts;
 	} a = {
-		.delay = { { DRM_D3DQ_CMD_DELAY, sizeof(a.delay) }, CROSS_DELAY_NS },
-		.ts = { { DRM_D3DQ_CMD_TIMESTAMP, sizeof(a.ts) }, bo.handle, 0, 0 },
+		.delay = { { DRM_D3DQ_CMD_DELAY, sizeof(a.delay) },
+			   CROSS_DELAY_NS },
+		.ts = { { DRM_D3DQ_CMD_TIMESTAMP, sizeof(a.ts) },
+			c->bo.handle, 0, 0 },
 	};
 	struct drm_d3dq_cmd_timestamp b = {
-		{ DRM_D3DQ_CMD_TIMESTAMP, sizeof(b) }, bo.handle, 0, 8,
+		{ DRM_D3DQ_CMD_TIMESTAMP, sizeof(b) }, c->bo.handle, 0, 8,
 	};
-	double *lat = samples(n);
-	int i;
 
-	for (i = 1; i <= n; i++) {
-		CHECK(raw_submit(qa, 0, 0, ta, i, &a, sizeof(a)));
-		CHECK(raw_submit(qb, ta, i, tb, i, &b, sizeof(b)));
-		CHECK(raw_wait(tb, i));
-		lat[i - 1] = (double)(int64_t)(bo.map[1] - bo.map[0]);
-	}
-	raw_queue_destroy(qa);
-	raw_queue_destroy(qb);
-	raw_syncobj_destroy(ta);
-	raw_syncobj_destroy(tb);
-	raw_bo_destroy(bo);
-	return add_row(2, "cross_raw", "(b) raw chain, two queues", "ns",
-		       lat, n);
+	CHECK(raw_submit(c->qa, 0, 0, c->ta, i, &a, sizeof(a)));
+	CHECK(raw_submit(c->qb, c->ta, i, c->tb, i, &b, sizeof(b)));
+	CHECK(raw_wait(c->tb, i));
+	return (double)(int64_t)(c->bo.map[1] - c->bo.map[0]);
 }
 
-static int fig2_lib(int n)
-{
-	struct d3dq_device *dev = lib_open();
-	struct d3dq_queue *qa = lib_queue(dev), *qb = lib_queue(dev);
-	struct d3dq_fence *f = lib_fence(dev, 0), *d = lib_fence(dev, 0);
+struct cross_lib {
+	struct d3dq_device *dev;
+	struct d3dq_queue *qa, *qb;
+	struct d3dq_fence *f, *d;
 	struct d3dq_cmdlist *la, *lb;
 	struct d3dq_buffer *buf;
 	volatile uint64_t *map;
-	double *lat = samples(n);
-	int i;
+};
 
-	CHECK(d3dq_buffer_create(dev, 4096, &buf));
-	map = d3dq_buffer_map(buf);
-	CHECK(d3dq_cmdlist_create(dev, &la));
-	CHECK(d3dq_cmdlist_delay(la, CROSS_DELAY_NS));
-	CHECK(d3dq_cmdlist_timestamp(la, buf, 0));
-	CHECK(d3dq_cmdlist_close(la));
-	CHECK(d3dq_cmdlist_create(dev, &lb));
-	CHECK(d3dq_cmdlist_timestamp(lb, buf, 8));
-	CHECK(d3dq_cmdlist_close(lb));
-	for (i = 1; i <= n; i++) {
-		CHECK(d3dq_queue_execute(qa, &la, 1));
-		CHECK(d3dq_queue_signal(qa, f, i));
-		CHECK(d3dq_queue_wait(qb, f, i));
-		CHECK(d3dq_queue_execute(qb, &lb, 1));
-		CHECK(d3dq_queue_signal(qb, d, i));
-		CHECK(d3dq_fence_wait(d, i, D3DQ_TIMEOUT_INFINITE));
-		lat[i - 1] = (double)(int64_t)(map[1] - map[0]);
-	}
-	d3dq_cmdlist_destroy(la);
-	d3dq_cmdlist_destroy(lb);
-	d3dq_queue_destroy(qa);
-	d3dq_queue_destroy(qb);
-	d3dq_fence_destroy(f);
-	d3dq_fence_destroy(d);
-	d3dq_buffer_destroy(buf);
-	d3dq_device_close(dev);
-	return add_row(2, "cross_lib", "library: A Signal, B Wait", "ns",
-		       lat, n);
+static double cross_lib_one(struct cross_lib *c, int i)
+{
+	CHECK(d3dq_queue_execute(c->qa, &c->la, 1));
+	CHECK(d3dq_queue_signal(c->qa, c->f, i));
+	CHECK(d3dq_queue_wait(c->qb, c->f, i));
+	CHECK(d3dq_queue_execute(c->qb, &c->lb, 1));
+	CHECK(d3dq_queue_signal(c->qb, c->d, i));
+	CHECK(d3dq_fence_wait(c->d, i, D3DQ_TIMEOUT_INFINITE));
+	return (double)(int64_t)(c->map[1] - c->map[0]);
 }
 
 static void fig2(void)
 {
-	int b = fig2_raw(sz.cross);
-	int l = fig2_lib(sz.cross);
+	struct cross_raw r = { raw_bo_create(), raw_queue(), raw_queue(),
+			       raw_syncobj(), raw_syncobj() };
+	struct cross_lib l;
+	int n = sz.cross, i, b, x;
+	double *lr = samples(n), *ll = samples(n);
 
-	add_cmp(2, l, b, "cross-queue: library / raw chain", 0);
+	l.dev = lib_open();
+	l.qa = lib_queue(l.dev);
+	l.qb = lib_queue(l.dev);
+	l.f = lib_fence(l.dev, 0);
+	l.d = lib_fence(l.dev, 0);
+	CHECK(d3dq_buffer_create(l.dev, 4096, &l.buf));
+	l.map = d3dq_buffer_map(l.buf);
+	CHECK(d3dq_cmdlist_create(l.dev, &l.la));
+	CHECK(d3dq_cmdlist_delay(l.la, CROSS_DELAY_NS));
+	CHECK(d3dq_cmdlist_timestamp(l.la, l.buf, 0));
+	CHECK(d3dq_cmdlist_close(l.la));
+	CHECK(d3dq_cmdlist_create(l.dev, &l.lb));
+	CHECK(d3dq_cmdlist_timestamp(l.lb, l.buf, 8));
+	CHECK(d3dq_cmdlist_close(l.lb));
+	for (i = 1; i <= n; i++) {
+		if (i % 2) {
+			lr[i - 1] = cross_raw_one(&r, i);
+			ll[i - 1] = cross_lib_one(&l, i);
+		} else {
+			ll[i - 1] = cross_lib_one(&l, i);
+			lr[i - 1] = cross_raw_one(&r, i);
+		}
+	}
+	raw_queue_destroy(r.qa);
+	raw_queue_destroy(r.qb);
+	raw_syncobj_destroy(r.ta);
+	raw_syncobj_destroy(r.tb);
+	raw_bo_destroy(r.bo);
+	d3dq_cmdlist_destroy(l.la);
+	d3dq_cmdlist_destroy(l.lb);
+	d3dq_queue_destroy(l.qa);
+	d3dq_queue_destroy(l.qb);
+	d3dq_fence_destroy(l.f);
+	d3dq_fence_destroy(l.d);
+	d3dq_buffer_destroy(l.buf);
+	d3dq_device_close(l.dev);
+
+	b = add_row(2, "cross_raw", "(b) raw chain, two queues", "ns", lr, n);
+	x = add_row(2, "cross_lib", "library: A Signal, B Wait", "ns", ll, n);
+	add_cmp(2, x, b, "cross-queue: library / raw chain", 0);
 }
 
 /* --- figure 3: submit cost -------------------------------------------------- */
@@ -974,10 +1010,17 @@ static void fig4(void)
 
 /* --- figure 5: event latency -------------------------------------------- */
 
-struct ev_thread {
+enum ev_mode { EV_RAW_EVENTFD, EV_RAW_SYNCOBJ, EV_LIB };
+
+/* One variant: a thread sleeping in poll() on an eventfd. */
+struct ev {
+	enum ev_mode mode;
+	struct d3dq_fence *f;	/* EV_LIB */
+	uint32_t h;		/* EV_RAW_SYNCOBJ */
 	int efd;
 	int n;
 	double *lat;
+	pthread_t thread;
 	_Atomic int ready;
 	_Atomic int64_t t0;
 	sem_t done;
@@ -985,7 +1028,7 @@ struct ev_thread {
 
 static void *ev_main(void *arg)
 {
-	struct ev_thread *e = arg;
+	struct ev *e = arg;
 	struct pollfd p = { .fd = e->efd, .events = POLLIN };
 	uint64_t v;
 	int i;
@@ -1002,88 +1045,71 @@ static void *ev_main(void *arg)
 	return NULL;
 }
 
-enum ev_mode { EV_RAW_EVENTFD, EV_RAW_SYNCOBJ, EV_LIB };
-
-static int ev_run(enum ev_mode mode, struct d3dq_fence *f, const char *key,
-		  const char *label)
+static void ev_start(struct ev *e, enum ev_mode mode, struct d3dq_fence *f)
 {
-	struct ev_thread e = { .n = sz.lat, .lat = samples(sz.lat) };
-	struct drm_syncobj_eventfd k = { 0 };
-	uint32_t h = mode == EV_RAW_SYNCOBJ ? raw_syncobj() : 0;
-	uint64_t one = 1;
-	pthread_t t;
-	int i;
-
-	e.efd = eventfd(0, EFD_CLOEXEC);
-	if (e.efd < 0)
+	memset(e, 0, sizeof(*e));
+	e->mode = mode;
+	e->f = f;
+	e->n = sz.lat;
+	e->lat = samples(sz.lat);
+	e->h = mode == EV_RAW_SYNCOBJ ? raw_syncobj() : 0;
+	e->efd = eventfd(0, EFD_CLOEXEC);
+	if (e->efd < 0)
 		die("eventfd", errno, __LINE__);
-	sem_init(&e.done, 0, 0);
-	CHECK(pthread_create(&t, NULL, ev_main, &e));
-	for (i = 1; i <= e.n; i++) {
-		if (mode == EV_LIB)
-			CHECK(d3dq_fence_set_event_on_completion(f, i, e.efd));
-		if (mode == EV_RAW_SYNCOBJ) {
-			k.handle = h;
-			k.point = i;
-			k.fd = e.efd;
-			CHECK(xioctl(DRM_IOCTL_SYNCOBJ_EVENTFD, &k));
-		}
-		while (atomic_load(&e.ready) != i)
-			sched_yield();
-		/* Let the thread sleep in poll() and the worker settle. */
-		sleep_ns(1000000);
-		atomic_store(&e.t0, now_ns());
-		switch (mode) {
-		case EV_RAW_EVENTFD:
-			if (write(e.efd, &one, sizeof(one)) != sizeof(one))
-				die("write eventfd", errno, __LINE__);
-			break;
-		case EV_RAW_SYNCOBJ:
-			CHECK(raw_signal(h, i));
-			break;
-		case EV_LIB:
-			CHECK(d3dq_fence_signal(f, i));
-			break;
-		}
-		sem_wait(&e.done);
+	sem_init(&e->done, 0, 0);
+	CHECK(pthread_create(&e->thread, NULL, ev_main, e));
+}
+
+static void ev_one(struct ev *e, int i)
+{
+	struct drm_syncobj_eventfd k = { .handle = e->h, .point = i,
+					 .fd = e->efd };
+	uint64_t one = 1;
+
+	if (e->mode == EV_LIB)
+		CHECK(d3dq_fence_set_event_on_completion(e->f, i, e->efd));
+	if (e->mode == EV_RAW_SYNCOBJ)
+		CHECK(xioctl(DRM_IOCTL_SYNCOBJ_EVENTFD, &k));
+	while (atomic_load(&e->ready) != i)
+		sched_yield();
+	/* Let the thread sleep in poll() and the library's worker settle. */
+	sleep_ns(SETTLE_NS);
+	atomic_store(&e->t0, now_ns());
+	switch (e->mode) {
+	case EV_RAW_EVENTFD:
+		if (write(e->efd, &one, sizeof(one)) != sizeof(one))
+			die("write eventfd", errno, __LINE__);
+		break;
+	case EV_RAW_SYNCOBJ:
+		CHECK(raw_signal(e->h, i));
+		break;
+	case EV_LIB:
+		CHECK(d3dq_fence_signal(e->f, i));
+		break;
 	}
-	pthread_join(t, NULL);
-	sem_destroy(&e.done);
-	close(e.efd);
-	if (h)
-		raw_syncobj_destroy(h);
-	return add_row(5, key, label, "ns", e.lat, e.n);
+	sem_wait(&e->done);
+}
+
+static int ev_finish(struct ev *e, const char *key, const char *label)
+{
+	pthread_join(e->thread, NULL);
+	sem_destroy(&e->done);
+	close(e->efd);
+	if (e->h)
+		raw_syncobj_destroy(e->h);
+	if (e->f)
+		d3dq_fence_destroy(e->f);
+	return add_row(5, key, label, "ns", e->lat, e->n);
 }
 
 static void fig5(void)
 {
-	struct d3dq_device *dev = lib_open(), *fdev;
-	struct d3dq_fence *f;
 	const char *old = getenv("D3DQ_NO_SYNCOBJ_EVENTFD");
+	bool native = has_syncobj_eventfd && !(old && *old && strcmp(old, "0"));
 	char *saved = old ? strdup(old) : NULL;
-	int base, rs = -1, l, r;
-
-	base = ev_run(EV_RAW_EVENTFD, NULL, "event_raw_eventfd",
-		      "raw eventfd write -> readable");
-	if (has_syncobj_eventfd)
-		rs = ev_run(EV_RAW_SYNCOBJ, NULL, "event_raw_syncobj",
-			    "raw SYNCOBJ_EVENTFD + signal");
-
-	f = lib_fence(dev, 0);
-	l = ev_run(EV_LIB, f, "event_lib_local", "library, fence not shared");
-	d3dq_fence_destroy(f);
-	add_cmp(5, l, base, "event: library local / raw eventfd", 0);
-
-	if (has_syncobj_eventfd && !(old && *old && strcmp(old, "0"))) {
-		f = lib_fence(dev, D3DQ_FENCE_FLAG_SHARED);
-		r = ev_run(EV_LIB, f, "event_lib_shared_native",
-			   "library, shared fence, native SYNCOBJ_EVENTFD");
-		d3dq_fence_destroy(f);
-		add_cmp(5, r, rs, "event: shared native / raw SYNCOBJ_EVENTFD", 0);
-	} else {
-		add_note(5, "no native syncobj eventfd on this kernel (or disabled): shared fences use the fallback only");
-	}
-	d3dq_device_close(dev);
+	struct d3dq_device *dev = lib_open(), *fdev;
+	struct ev ev[5];
+	int nev = 0, i, k, base, rs = -1, l, r = -1, fb;
 
 	/* The library reads the switch when a device is opened. */
 	setenv("D3DQ_NO_SYNCOBJ_EVENTFD", "1", 1);
@@ -1093,14 +1119,43 @@ static void fig5(void)
 	else
 		unsetenv("D3DQ_NO_SYNCOBJ_EVENTFD");
 	free(saved);
-	f = lib_fence(fdev, D3DQ_FENCE_FLAG_SHARED);
-	r = ev_run(EV_LIB, f, "event_lib_shared_fallback",
-		   "library, shared fence, fallback (worker)");
-	d3dq_fence_destroy(f);
+
+	ev_start(&ev[nev++], EV_RAW_EVENTFD, NULL);
+	ev_start(&ev[nev++], EV_LIB, lib_fence(dev, 0));
+	ev_start(&ev[nev++], EV_LIB, lib_fence(fdev, D3DQ_FENCE_FLAG_SHARED));
+	if (has_syncobj_eventfd)
+		ev_start(&ev[nev++], EV_RAW_SYNCOBJ, NULL);
+	if (native)
+		ev_start(&ev[nev++], EV_LIB,
+			 lib_fence(dev, D3DQ_FENCE_FLAG_SHARED));
+	for (i = 1; i <= sz.lat; i++)
+		for (k = 0; k < nev; k++)
+			ev_one(&ev[(i + k) % nev], i);
+
+	base = ev_finish(&ev[0], "event_raw_eventfd",
+			 "raw eventfd write -> readable");
+	l = ev_finish(&ev[1], "event_lib_local", "library, fence not shared");
+	fb = ev_finish(&ev[2], "event_lib_shared_fallback",
+		       "library, shared fence, fallback (worker)");
+	if (has_syncobj_eventfd)
+		rs = ev_finish(&ev[3], "event_raw_syncobj",
+			       "raw SYNCOBJ_EVENTFD + signal");
+	if (native)
+		r = ev_finish(&ev[4], "event_lib_shared_native",
+			      "library, shared fence, native SYNCOBJ_EVENTFD");
+	d3dq_device_close(dev);
 	d3dq_device_close(fdev);
-	add_cmp(5, r, base, "event: shared fallback / raw eventfd", 0);
-	if (rs >= 0)
-		add_cmp(5, r, rs, "event: shared fallback / raw SYNCOBJ_EVENTFD", 0);
+
+	add_cmp(5, l, base, "event: library local / raw eventfd", 0);
+	add_cmp(5, fb, base, "event: shared fallback / raw eventfd", 0);
+	if (rs >= 0) {
+		add_cmp(5, fb, rs, "event: shared fallback / raw SYNCOBJ_EVENTFD", 0);
+		add_cmp(5, rs, base, "event: raw SYNCOBJ_EVENTFD / raw eventfd", 0);
+	}
+	if (r >= 0)
+		add_cmp(5, r, rs, "event: shared native / raw SYNCOBJ_EVENTFD", 0);
+	else
+		add_note(5, "no native syncobj eventfd on this kernel (or disabled): shared fences use the fallback only");
 }
 
 /* --- figure 6: scaling ------------------------------------------------------- */
@@ -1125,6 +1180,8 @@ static void scale_once(int n, double *release_ns, struct mem *delta,
 
 	CHECK_PTR(q);
 	CHECK_PTR(done);
+	/* A joined thread may linger in /proc/self/task for a moment. */
+	sleep_ns(50 * MS);
 	threads0 = thread_count();
 	m0 = mem_now();
 	dev = lib_open();
