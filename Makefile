@@ -175,6 +175,17 @@ check:
 lint:
 	scripts/check --lint-only
 
+# Robustness lanes, not part of "make check" (Documentation/robustness.rst).
+.PHONY: check-debug fuzz-long stress-long
+check-debug:
+	KERNELS=debug scripts/robust-check
+
+fuzz-long:
+	scripts/robust-check --long fuzz
+
+stress-long:
+	scripts/robust-check --long stress
+
 .PHONY: run
 run: all
 	@prog=$(CURDIR)/$(B)/tools/d3dq-demo; \
@@ -221,6 +232,8 @@ help:
 	@echo '  make            module for each kernel in KERNELS, library, tests, tools'
 	@echo '  make check      lint, then every test suite in a VM per kernel'
 	@echo '  make lint       checkpatch, sparse (C=2) and W=1 module builds only'
+	@echo '  make check-debug  every suite on a debug kernel (KASAN, lockdep, kmemleak; built once, ~1 h)'
+	@echo '  make fuzz-long | stress-long   10^7 fuzzer calls / 20x stress per kernel'
 	@echo '  make run        boot the VM (6.12), load d3dq, run d3dq-demo or d3dq-info'
 	@echo '  make shell      interactive busybox shell in the VM, module loaded'
 	@echo '  make bench      d3dq-bench in the VM per kernel: build/bench/*.txt, json, png'
