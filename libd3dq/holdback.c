@@ -98,10 +98,13 @@ void queue_drop_held_locked(struct d3dq_queue *q)
 }
 
 /*
- * Submit a queue signal: a pure synchronisation job signalling the queue's
- * next timeline point (and, for a shared fence, the fence's own point).
- * Then record the pending update and resolve queued waits of other queues
- * that this signal satisfies.
+ * Submit a queue signal. For a fence that is not shared, nothing needs to
+ * run: the update waits for the queue's last submitted point, which
+ * completes once everything queued before the signal has. Only a queue
+ * that never submitted anything, or a shared fence (whose own syncobj
+ * point must be signalled), needs a pure synchronisation job. Then record
+ * the pending update and resolve queued waits of other queues that this
+ * signal satisfies.
  */
 int queue_submit_signal_locked(struct d3dq_queue *q, struct d3dq_fence *f,
 			       uint64_t value)
@@ -122,10 +125,13 @@ int queue_submit_signal_locked(struct d3dq_queue *q, struct d3dq_fence *f,
 		if (!pu)
 			return -ENOMEM;
 	}
-	ret = queue_submit(q, NULL, 0, f->shared ? &extra : NULL, NULL, 0);
-	if (ret) {
-		free(pu);
-		return ret;
+	if (f->shared || !q->tl_point) {
+		ret = queue_submit(q, NULL, 0, f->shared ? &extra : NULL,
+				   NULL, 0);
+		if (ret) {
+			free(pu);
+			return ret;
+		}
 	}
 	point = q->tl_point;
 
