@@ -451,6 +451,38 @@ static struct d3dq_device *lib_open(void)
  */
 #define SETTLE_NS 300000ull	/* before a signal: let the waiter sleep */
 
+struct raw_bo {
+	uint32_t handle;
+	volatile uint64_t *map;
+};
+
+static struct raw_bo raw_bo_create(void)
+{
+	struct drm_d3dq_bo_create c = { .size = 4096 };
+	struct drm_d3dq_bo_mmap_offset o = { 0 };
+	struct raw_bo bo;
+	void *p;
+
+	CHECK(xioctl(DRM_IOCTL_D3DQ_BO_CREATE, &c));
+	o.handle = c.handle;
+	CHECK(xioctl(DRM_IOCTL_D3DQ_BO_MMAP_OFFSET, &o));
+	p = mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_SHARED, raw_fd,
+		 (off_t)o.offset);
+	if (p == MAP_FAILED)
+		die("mmap", errno, __LINE__);
+	bo.handle = c.handle;
+	bo.map = p;
+	return bo;
+}
+
+static void raw_bo_destroy(struct raw_bo bo)
+{
+	struct drm_gem_close c = { .handle = bo.handle };
+
+	munmap((void *)bo.map, 4096);
+	xioctl(DRM_IOCTL_GEM_CLOSE, &c);
+}
+
 /* --- figure 1: wait release ------------------------------------------------ */
 
 /* Baseline (a): a thread blocked in TIMELINE_WAIT, the main thread signals. */
@@ -489,28 +521,40 @@ static void wake_one(struct waker *w, int i)
 	sem_wait(&w->done);
 }
 
-/* Baseline (b): signal W, submit a job waiting on W and signalling D, wait D. */
+/*
+ * Baseline (b): signal W, submit a job (one WRITE64) waiting on W and
+ * signalling D, wait for D.
+ */
 struct chain {
 	uint32_t wsync, dsync, q;
+	struct raw_bo bo;
 };
 
 static double chain_one(struct chain *c, int i)
 {
+	struct drm_d3dq_cmd_write64 w = {
+		{ DRM_D3DQ_CMD_WRITE64, sizeof(w) }, c->bo.handle, 0, 0, i,
+	};
 	int64_t t0;
 
 	sleep_ns(SETTLE_NS);
 	t0 = now_ns();
 	CHECK(raw_signal(c->wsync, i));
-	CHECK(raw_submit(c->q, c->wsync, i, c->dsync, i, NULL, 0));
+	CHECK(raw_submit(c->q, c->wsync, i, c->dsync, i, &w, sizeof(w)));
 	CHECK(raw_wait(c->dsync, i));
 	return (double)(now_ns() - t0);
 }
 
-/* Library: queue held by Wait(F, i), then Signal(D, i); CPU signals F. */
+/*
+ * Library: queue held by Wait(F, i), then its next job (Execute of one
+ * WRITE64) and Signal(D, i); the CPU signals F.
+ */
 struct held {
 	struct d3dq_device *dev;
 	struct d3dq_queue *q;
 	struct d3dq_fence *f, *d;
+	struct d3dq_buffer *buf;
+	struct d3dq_cmdlist *l;
 };
 
 static double held_one(struct held *h, int i)
@@ -518,6 +562,7 @@ static double held_one(struct held *h, int i)
 	int64_t t0;
 
 	CHECK(d3dq_queue_wait(h->q, h->f, i));
+	CHECK(d3dq_queue_execute(h->q, &h->l, 1));
 	CHECK(d3dq_queue_signal(h->q, h->d, i));
 	sleep_ns(SETTLE_NS);
 	if (d3dq_fence_get_completed_value(h->d) >= (uint64_t)i)
@@ -532,7 +577,8 @@ static void fig1(void)
 {
 	int n = sz.lat, i, k, a, b, l;
 	struct waker w = { .handle = raw_syncobj(), .n = n, .lat = samples(n) };
-	struct chain c = { raw_syncobj(), raw_syncobj(), raw_queue() };
+	struct chain c = { raw_syncobj(), raw_syncobj(), raw_queue(),
+			   raw_bo_create() };
 	struct held h;
 	double *lb = samples(n), *ll = samples(n);
 
@@ -540,6 +586,10 @@ static void fig1(void)
 	h.q = lib_queue(h.dev);
 	h.f = lib_fence(h.dev, 0);
 	h.d = lib_fence(h.dev, 0);
+	CHECK(d3dq_buffer_create(h.dev, 4096, &h.buf));
+	CHECK(d3dq_cmdlist_create(h.dev, &h.l));
+	CHECK(d3dq_cmdlist_write64(h.l, h.buf, 0, 1));
+	CHECK(d3dq_cmdlist_close(h.l));
 	sem_init(&w.done, 0, 0);
 	CHECK(pthread_create(&w.thread, NULL, waker_main, &w));
 	for (i = 1; i <= n; i++)
@@ -561,9 +611,12 @@ static void fig1(void)
 	raw_queue_destroy(c.q);
 	raw_syncobj_destroy(c.wsync);
 	raw_syncobj_destroy(c.dsync);
+	raw_bo_destroy(c.bo);
 	d3dq_queue_destroy(h.q);
 	d3dq_fence_destroy(h.f);
 	d3dq_fence_destroy(h.d);
+	d3dq_cmdlist_destroy(h.l);
+	d3dq_buffer_destroy(h.buf);
 	d3dq_device_close(h.dev);
 
 	a = add_row(1, "wait_raw_wake", "(a) raw syncobj wake", "ns", w.lat, n);
@@ -578,38 +631,6 @@ static void fig1(void)
 /* --- figure 2: cross-queue ----------------------------------------------- */
 
 #define CROSS_DELAY_NS (2 * MS)
-
-struct raw_bo {
-	uint32_t handle;
-	volatile uint64_t *map;
-};
-
-static struct raw_bo raw_bo_create(void)
-{
-	struct drm_d3dq_bo_create c = { .size = 4096 };
-	struct drm_d3dq_bo_mmap_offset o = { 0 };
-	struct raw_bo bo;
-	void *p;
-
-	CHECK(xioctl(DRM_IOCTL_D3DQ_BO_CREATE, &c));
-	o.handle = c.handle;
-	CHECK(xioctl(DRM_IOCTL_D3DQ_BO_MMAP_OFFSET, &o));
-	p = mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_SHARED, raw_fd,
-		 (off_t)o.offset);
-	if (p == MAP_FAILED)
-		die("mmap", errno, __LINE__);
-	bo.handle = c.handle;
-	bo.map = p;
-	return bo;
-}
-
-static void raw_bo_destroy(struct raw_bo bo)
-{
-	struct drm_gem_close c = { .handle = bo.handle };
-
-	munmap((void *)bo.map, 4096);
-	xioctl(DRM_IOCTL_GEM_CLOSE, &c);
-}
 
 struct cross_raw {
 	struct raw_bo bo;
@@ -710,7 +731,7 @@ static void fig2(void)
 
 /* --- figure 3: submit cost -------------------------------------------------- */
 
-enum sub_mode { SUB_LIB, SUB_GET_PARAM, SUB_RAW };
+enum sub_mode { SUB_LIB, SUB_LIB_CMD, SUB_GET_PARAM, SUB_RAW };
 
 struct sub_thread {
 	pthread_t thread;
@@ -738,6 +759,7 @@ static void *sub_main(void *arg)
 		t0 = now_ns();
 		switch (t->mode) {
 		case SUB_LIB:
+		case SUB_LIB_CMD:
 			CHECK(d3dq_queue_execute(t->q, &t->empty, 1));
 			CHECK(d3dq_queue_signal(t->q, t->f, i + 1));
 			break;
@@ -758,17 +780,24 @@ static void *sub_main(void *arg)
 static int sub_run(enum sub_mode mode, int nthreads, bool one_queue,
 		   const char *key, const char *label, double *rate)
 {
-	struct d3dq_device *dev = mode == SUB_LIB ? lib_open() : NULL;
+	bool lib = mode == SUB_LIB || mode == SUB_LIB_CMD;
+	struct d3dq_device *dev = lib ? lib_open() : NULL;
 	struct sub_thread t[4];
 	struct d3dq_queue *shared_q = NULL;
 	struct d3dq_cmdlist *empty = NULL;
+	struct d3dq_buffer *buf = NULL;
 	pthread_barrier_t bar;
 	int64_t start = INT64_MAX, end = 0;
 	double *all = samples((long)nthreads * sz.submit);
 	int i, j;
 
 	if (dev) {
+		/* SUB_LIB_CMD: a list of one WRITE64, so every call submits. */
 		CHECK(d3dq_cmdlist_create(dev, &empty));
+		if (mode == SUB_LIB_CMD) {
+			CHECK(d3dq_buffer_create(dev, 4096, &buf));
+			CHECK(d3dq_cmdlist_write64(empty, buf, 0, 1));
+		}
 		CHECK(d3dq_cmdlist_close(empty));
 		if (one_queue)
 			shared_q = lib_queue(dev);
@@ -818,6 +847,7 @@ static int sub_run(enum sub_mode mode, int nthreads, bool one_queue,
 	if (dev) {
 		d3dq_queue_destroy(shared_q);
 		d3dq_cmdlist_destroy(empty);
+		d3dq_buffer_destroy(buf);
 		d3dq_device_close(dev);
 	}
 	return add_row(3, key, label, "ns", all, (long)nthreads * sz.submit);
@@ -899,9 +929,12 @@ static void fig3(void)
 	submit_write_dat(rates);
 	r = sub_run(SUB_RAW, 1, false, "submit_raw_t1",
 		    "raw SUBMIT (empty job, 1 signal), 1 thread", &rate);
+	k = sub_run(SUB_LIB_CMD, 1, true, "submit_lib_cmd_t1",
+		    "library Execute(1 WRITE64)+Signal, 1 thread", &rate);
 	add_cmp(3, lib1, gp1, "submit: library / GET_PARAM", 5.0);
 	add_cmp(3, lib1, r, "submit: library / raw SUBMIT", 0);
 	add_cmp(3, r, gp1, "submit: raw SUBMIT / GET_PARAM", 0);
+	add_cmp(3, k, r, "submit: library, 1 command / raw SUBMIT", 0);
 }
 
 /* --- figure 4: GetCompletedValue ---------------------------------------- */
@@ -1374,20 +1407,31 @@ static void fig7(void)
 	struct d3dq_fence *sf = lib_fence(dev, D3DQ_FENCE_FLAG_SHARED);
 	long long n = sz.long_signals, i, chunk = n / LONG_SAMPLES;
 	struct mem m[LONG_SAMPLES];
+	struct d3dq_cmdlist *l;
+	struct d3dq_buffer *buf;
 	int64_t t0, t;
 	int s;
 
-	/* Queue signals of a fence that is not shared. */
+	/*
+	 * Queue signals of a fence that is not shared, each after a job (one
+	 * WRITE64), so that the queue's kernel timeline grows as well.
+	 */
+	CHECK(d3dq_buffer_create(dev, 4096, &buf));
+	CHECK(d3dq_cmdlist_create(dev, &l));
+	CHECK(d3dq_cmdlist_write64(l, buf, 0, 1));
+	CHECK(d3dq_cmdlist_close(l));
 	t0 = now_ns();
 	for (s = 0, i = 1; s < LONG_SAMPLES; s++) {
-		for (; i <= chunk * (s + 1); i++)
+		for (; i <= chunk * (s + 1); i++) {
+			CHECK(d3dq_queue_execute(q, &l, 1));
 			CHECK(d3dq_queue_signal(q, f, (uint64_t)i));
+		}
 		CHECK(d3dq_fence_wait(f, (uint64_t)i - 1,
 				      D3DQ_TIMEOUT_INFINITE));
 		m[s] = mem_now();
 	}
 	t = now_ns() - t0;
-	long_report("queue Signal, local fence", "long_queue", m,
+	long_report("Execute+queue Signal, local", "long_queue", m,
 		    LONG_SAMPLES, (double)t / (double)(chunk * LONG_SAMPLES));
 	long_write_dat("long-queue", m, LONG_SAMPLES, chunk * LONG_SAMPLES);
 
@@ -1410,6 +1454,8 @@ static void fig7(void)
 	d3dq_queue_destroy(q);
 	d3dq_fence_destroy(f);
 	d3dq_fence_destroy(sf);
+	d3dq_cmdlist_destroy(l);
+	d3dq_buffer_destroy(buf);
 	d3dq_device_close(dev);
 }
 
