@@ -50,8 +50,6 @@ COMMON_CFLAGS := $(WARN) -O2 -g -pthread -MMD -MP \
 
 # --- kernel module -----------------------------------------------------------
 
-KSRCS := $(wildcard kernel/*)
-
 .PHONY: modules
 modules:
 	@for abi in $(ABIS); do scripts/build-module $$abi || exit 1; done
