@@ -23,7 +23,7 @@ D3DQ_EXPORT int d3dq_buffer_create(struct d3dq_device *dev, uint64_t size,
 	*out = NULL;
 	if (!dev || !size)
 		return -EINVAL;
-	ret = atomic_load(&dev->removed_reason);
+	ret = dev_removal_error(dev);
 	if (ret)
 		return ret;
 

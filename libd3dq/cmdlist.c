@@ -21,7 +21,7 @@ D3DQ_EXPORT int d3dq_cmdlist_create(struct d3dq_device *dev,
 	*out = NULL;
 	if (!dev)
 		return -EINVAL;
-	ret = atomic_load(&dev->removed_reason);
+	ret = dev_removal_error(dev);
 	if (ret)
 		return ret;
 	l = calloc(1, sizeof(*l));

@@ -224,6 +224,7 @@ D3DQ_EXPORT int d3dq_device_open(const char *path, struct d3dq_device **out)
 	dev->has_syncobj_eventfd = probe_syncobj_eventfd(fd);
 
 	pthread_mutex_init(&dev->lock, NULL);
+	pthread_mutex_init(&dev->remove_lock, NULL);
 	pthread_mutex_init(&dev->flush_lock, NULL);
 	pthread_mutex_init(&dev->doorbell_lock, NULL);
 	list_init(&dev->queues);
@@ -254,6 +255,7 @@ D3DQ_EXPORT void d3dq_device_close(struct d3dq_device *dev)
 	syncobj_destroy(dev->fd, dev->doorbell);
 	close(dev->fd);
 	pthread_mutex_destroy(&dev->lock);
+	pthread_mutex_destroy(&dev->remove_lock);
 	pthread_mutex_destroy(&dev->flush_lock);
 	pthread_mutex_destroy(&dev->doorbell_lock);
 	free(dev);
@@ -268,8 +270,19 @@ D3DQ_EXPORT int d3dq_device_removed_reason(struct d3dq_device *dev)
 
 bool dev_removed(struct d3dq_device *dev)
 {
-	return atomic_load_explicit(&dev->removed_reason,
-				    memory_order_acquire) != 0;
+	return atomic_load_explicit(&dev->stopped, memory_order_acquire);
+}
+
+/* What creating an object returns: 0, or the removal reason. */
+int dev_removal_error(struct d3dq_device *dev)
+{
+	int reason;
+
+	if (!dev_removed(dev))
+		return 0;
+	reason = atomic_load(&dev->removed_reason);
+	/* Removal still in progress: the reason is not published yet. */
+	return reason ? reason : -ENODEV;
 }
 
 /*
@@ -282,14 +295,24 @@ void dev_remove(struct d3dq_device *dev, int reason)
 {
 	struct drm_d3dq_remove args = { 0 };
 	struct list *pos, *tmp;
-	int expected = 0;
 
-	if (!atomic_compare_exchange_strong(&dev->removed_reason, &expected,
-					    reason))
+	/*
+	 * Concurrent callers wait here until the first one is done, so that
+	 * every caller returns with the device fully removed.
+	 */
+	pthread_mutex_lock(&dev->remove_lock);
+	if (dev_removed(dev)) {
+		pthread_mutex_unlock(&dev->remove_lock);
 		return;
+	}
 
-	/* Returns once no job of this file runs or will run. */
+	/*
+	 * Returns once no job of this file runs or will run. Only then does
+	 * the device count as removed: shared fences read UINT64_MAX and
+	 * queue operations are refused from that moment on.
+	 */
 	d3dq_ioctl(dev->fd, DRM_IOCTL_D3DQ_REMOVE, &args);
+	atomic_store_explicit(&dev->stopped, true, memory_order_release);
 
 	pthread_mutex_lock(&dev->lock);
 	/*
@@ -304,6 +327,12 @@ void dev_remove(struct d3dq_device *dev, int reason)
 		if (!f->shared)
 			atomic_store(&f->value, UINT64_MAX);
 	}
+	/*
+	 * Then the reason: whoever reads it finds every value at UINT64_MAX,
+	 * and whoever is released below finds the reason.
+	 */
+	atomic_store_explicit(&dev->removed_reason, reason,
+			      memory_order_release);
 	list_for_each_safe(pos, tmp, &dev->fences)
 		fence_release_all(container_of(pos, struct d3dq_fence,
 					       dev_link));
@@ -311,6 +340,7 @@ void dev_remove(struct d3dq_device *dev, int reason)
 		dev_queue_flush_later(dev, container_of(pos, struct d3dq_queue,
 							dev_link));
 	pthread_mutex_unlock(&dev->lock);
+	pthread_mutex_unlock(&dev->remove_lock);
 	worker_ring(dev);
 }
 

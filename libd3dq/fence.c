@@ -245,11 +245,21 @@ static int fence_alloc(struct d3dq_device *dev, struct d3dq_fence **out)
 	return 0;
 }
 
-static void fence_publish(struct d3dq_fence *f)
+/*
+ * Make the fence visible to device removal. Checked under the device lock,
+ * which removal holds while it releases the fences: a fence either gets
+ * released with the others or is refused here.
+ */
+static int fence_publish(struct d3dq_fence *f)
 {
+	int ret;
+
 	pthread_mutex_lock(&f->dev->lock);
-	list_add_tail(&f->dev_link, &f->dev->fences);
+	ret = dev_removal_error(f->dev);
+	if (!ret)
+		list_add_tail(&f->dev_link, &f->dev->fences);
 	pthread_mutex_unlock(&f->dev->lock);
+	return ret;
 }
 
 D3DQ_EXPORT int d3dq_fence_create(struct d3dq_device *dev,
@@ -264,7 +274,7 @@ D3DQ_EXPORT int d3dq_fence_create(struct d3dq_device *dev,
 	*out = NULL;
 	if (!dev || (flags & ~(uint32_t)D3DQ_FENCE_FLAG_SHARED))
 		return -EINVAL;
-	ret = atomic_load(&dev->removed_reason);
+	ret = dev_removal_error(dev);
 	if (ret)
 		return ret;
 	ret = fence_alloc(dev, &f);
@@ -283,7 +293,11 @@ D3DQ_EXPORT int d3dq_fence_create(struct d3dq_device *dev,
 		}
 		f->shared_reserved = initial_value;
 	}
-	fence_publish(f);
+	ret = fence_publish(f);
+	if (ret) {
+		fence_unref(f);
+		return ret;
+	}
 	*out = f;
 	return 0;
 }
@@ -317,7 +331,7 @@ D3DQ_EXPORT int d3dq_fence_import(struct d3dq_device *dev, int fd,
 	*out = NULL;
 	if (!dev || fd < 0)
 		return -EINVAL;
-	ret = atomic_load(&dev->removed_reason);
+	ret = dev_removal_error(dev);
 	if (ret)
 		return ret;
 	ret = fence_alloc(dev, &f);
@@ -331,7 +345,11 @@ D3DQ_EXPORT int d3dq_fence_import(struct d3dq_device *dev, int fd,
 	}
 	f->shared = true;
 	f->syncobj = args.handle;
-	fence_publish(f);
+	ret = fence_publish(f);
+	if (ret) {
+		fence_unref(f);
+		return ret;
+	}
 	*out = f;
 	return 0;
 }

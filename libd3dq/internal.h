@@ -5,7 +5,8 @@
  * Copyright (C) 2026 The d3dq authors
  *
  * Lock order (outer first):
- *   queue->lock -> device->lock -> queue->pend_lock, fence->lock
+ *   queue->lock -> device->remove_lock -> device->lock
+ *     -> queue->pend_lock, fence->lock
  *     -> device->flush_lock, device->doorbell_lock, multi->lock
  * Nobody takes a queue lock while holding a fence or device lock, and no
  * queue lock is taken while another queue lock is held: queues that became
@@ -81,7 +82,15 @@ static inline void list_del(struct list *item)
 
 struct d3dq_device {
 	int fd;
+	/*
+	 * Removal: "stopped" once the driver stopped every job (queue work is
+	 * refused and shared fences read UINT64_MAX from then on); the reason
+	 * is published once every local fence reads UINT64_MAX, before any
+	 * waiter is released.
+	 */
+	_Atomic bool stopped;
 	_Atomic int removed_reason;
+	pthread_mutex_t remove_lock;	/* serialises dev_remove() */
 
 	/* Kernel limits. */
 	uint32_t max_syncs;
@@ -242,6 +251,7 @@ struct d3dq_cmdlist {
 #define dev_queue_flush_later d3dqp_dev_queue_flush_later
 #define dev_remove d3dqp_dev_remove
 #define dev_removed d3dqp_dev_removed
+#define dev_removal_error d3dqp_dev_removal_error
 #define dev_run_flushes d3dqp_dev_run_flushes
 #define fence_reach_locked d3dqp_fence_reach_locked
 #define fence_ref d3dqp_fence_ref
@@ -286,6 +296,7 @@ int64_t abs_timeout(uint64_t timeout_ns);
 
 /* device.c */
 bool dev_removed(struct d3dq_device *dev);
+int dev_removal_error(struct d3dq_device *dev);
 void dev_remove(struct d3dq_device *dev, int reason);
 
 /* fence.c */

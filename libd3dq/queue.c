@@ -98,7 +98,7 @@ D3DQ_EXPORT int d3dq_queue_create(struct d3dq_device *dev,
 	if (!dev || !desc || desc->type > D3DQ_QUEUE_COPY ||
 	    desc->priority > D3DQ_QUEUE_PRIORITY_HIGH || desc->flags)
 		return -EINVAL;
-	ret = atomic_load(&dev->removed_reason);
+	ret = dev_removal_error(dev);
 	if (ret)
 		return ret;
 	ret = worker_ensure(dev);
@@ -126,7 +126,7 @@ D3DQ_EXPORT int d3dq_queue_create(struct d3dq_device *dev,
 	q->id = create.id;
 
 	pthread_mutex_lock(&dev->lock);
-	ret = atomic_load(&dev->removed_reason);
+	ret = dev_removal_error(dev);
 	if (!ret)
 		list_add_tail(&q->dev_link, &dev->queues);
 	pthread_mutex_unlock(&dev->lock);
