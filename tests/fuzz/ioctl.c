@@ -79,7 +79,7 @@ struct fz {
 	int nstale_bo, nstale_so, nstale_q;
 	uint32_t foreign_bo, foreign_so, foreign_q;
 	/* Memory for boundary pointers. */
-	uint8_t *page;		/* page followed by a PROT_NONE page */
+	uint8_t *page;		/* 3 x (page, PROT_NONE page) */
 	uint8_t *ro;		/* read-only page */
 	uint8_t *gone;		/* address of an unmapped page */
 	long pagesz;
@@ -716,7 +716,8 @@ static void gen_syncs(struct fz *f, struct drm_d3dq_obj_array *arr,
 	} else if (count && fault(f, 20) &&
 		   (size_t)count * stride <= (size_t)f->pagesz) {
 		/* Ends exactly at the guard page, or one element beyond. */
-		uint8_t *end = f->page + f->pagesz;
+		/* Waits and signals each have their own guarded page. */
+		uint8_t *end = f->page + (wait ? 1 : 3) * f->pagesz;
 
 		memcpy(end - (size_t)count * stride, buf,
 		       (size_t)count * stride);
@@ -748,6 +749,39 @@ static void note_signals(struct fz *f, const struct drm_d3dq_sync *s, uint32_t n
 				f->so[k].has_fence = true;
 			}
 		}
+}
+
+/* What the fuzzer believed and what the kernel has, for each wait. */
+static void explain_waits(struct __test_metadata *_metadata, struct fz *f,
+			  const struct drm_d3dq_submit *a)
+{
+	const uint8_t *p = (const uint8_t *)(uintptr_t)a->waits.array;
+	uint32_t i;
+	int k;
+
+	for (i = 0; i < a->waits.count; i++) {
+		struct drm_d3dq_sync s;
+		uint64_t last = 0, pt;
+		uint32_t h;
+		int q, w;
+
+		memcpy(&s, p + (size_t)i * a->waits.stride, sizeof(s));
+		h = s.handle;
+		q = drmSyncobjQuery(f->fd, &h, &last, 1);
+		pt = s.point;
+		w = drmSyncobjTimelineWait(f->fd, &h, &pt, 1, 0,
+					   DRM_SYNCOBJ_WAIT_FLAGS_WAIT_AVAILABLE,
+					   NULL) ? errno : 0;
+		for (k = 0; k < f->nso && f->so[k].handle != s.handle; k++)
+			;
+		TH_LOG("  wait %u: handle %u flags %u point %llu; tracked %s timeline %d has_fence %d max %llu; query %d last %llu; available %s",
+		       i, s.handle, s.flags, (unsigned long long)s.point,
+		       k < f->nso ? "yes" : "no",
+		       k < f->nso ? f->so[k].timeline : -1,
+		       k < f->nso ? f->so[k].has_fence : -1,
+		       k < f->nso ? (unsigned long long)f->so[k].max_point : 0,
+		       q, (unsigned long long)last, w ? strerror(w) : "yes");
+	}
 }
 
 static void fz_submit(struct __test_metadata *_metadata, struct fz *f)
@@ -791,8 +825,8 @@ static void fz_submit(struct __test_metadata *_metadata, struct fz *f)
 	case 4:
 		/* The stream runs into the guard page. */
 		if (pos && pos <= f->pagesz) {
-			memcpy(f->page + f->pagesz - pos + 8, cbuf, pos - 8);
-			a.cmds = (uint64_t)(uintptr_t)(f->page + f->pagesz -
+			memcpy(f->page + 5 * f->pagesz - pos + 8, cbuf, pos - 8);
+			a.cmds = (uint64_t)(uintptr_t)(f->page + 5 * f->pagesz -
 						      pos + 8);
 			bad = true;
 		}
@@ -817,6 +851,8 @@ static void fz_submit(struct __test_metadata *_metadata, struct fz *f)
 	err = CALL(f->fd, DRM_IOCTL_D3DQ_SUBMIT, &a,
 		   E(EINVAL) | E(ENOENT) | E(ENODATA) | E(ECANCELED), !bad,
 		   E(ECANCELED) | (nodata ? E(ENODATA) : 0));
+	if (err == ENODATA && !bad && !nodata)
+		explain_waits(_metadata, f, &a);
 	if (!err) {
 		f->jobs++;
 		note_signals(f, sigs, nsig);
@@ -1244,10 +1280,13 @@ static void run_fuzz(struct __test_metadata *_metadata, uint64_t salt)
 	       (unsigned long long)seed,
 	       (unsigned long long)(seed ^ salt), f->limit);
 
-	f->page = mmap(NULL, 2 * f->pagesz, PROT_READ | PROT_WRITE,
+	/* Three pages, each followed by an inaccessible one. */
+	f->page = mmap(NULL, 6 * f->pagesz, PROT_READ | PROT_WRITE,
 		       MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 	ASSERT_NE(MAP_FAILED, f->page);
-	ASSERT_EQ(0, mprotect(f->page + f->pagesz, f->pagesz, PROT_NONE));
+	for (i = 1; i < 6; i += 2)
+		ASSERT_EQ(0, mprotect(f->page + i * f->pagesz, f->pagesz,
+				      PROT_NONE));
 	f->gone = mmap(NULL, f->pagesz, PROT_READ, MAP_PRIVATE | MAP_ANONYMOUS,
 		       -1, 0);
 	ASSERT_NE(MAP_FAILED, f->gone);
@@ -1313,7 +1352,7 @@ static void run_fuzz(struct __test_metadata *_metadata, uint64_t salt)
 	EXPECT_TRUE(t_wait_idle(0, 30000, &o))
 		TH_LOG("leak: files %d queues %d jobs %d bos %d hw_fences %d",
 		       o.files, o.queues, o.jobs, o.bos, o.hw_fences);
-	munmap(f->page, 2 * f->pagesz);
+	munmap(f->page, 6 * f->pagesz);
 	free(f);
 }
 
