@@ -26,13 +26,24 @@ struct d3dq_cmdlist;
 /** Timeout for d3dq_fence_wait() that never expires. */
 #define D3DQ_TIMEOUT_INFINITE UINT64_MAX
 
-/* Devices */
+/*
+ * Devices. d3dq_device_open(): path NULL opens the first d3dq render node.
+ * d3dq_device_removed_reason(): 0, or the -errno the device was removed
+ * with (-ENODEV explicit, -ETIMEDOUT job timeout, -EINVAL a list still
+ * recording was executed, ...). d3dq_device_remove() is
+ * ID3D12Device5::RemoveDevice. See d3dq_device_open(3).
+ */
 int  d3dq_device_open(const char *path, struct d3dq_device **dev);
 void d3dq_device_close(struct d3dq_device *dev);
 int  d3dq_device_removed_reason(struct d3dq_device *dev);
 int  d3dq_device_remove(struct d3dq_device *dev);
 
-/* Fences */
+/*
+ * Fences (ID3D12Fence). Values may go down and jump; a shared fence is a
+ * timeline syncobj other processes can import, and cannot go down.
+ * d3dq_fence_set_event_on_completion(): eventfd < 0 blocks.
+ * d3dq_fence_wait(): -ETIMEDOUT on timeout. See d3dq_fence_create(3).
+ */
 #define D3DQ_FENCE_FLAG_NONE   0
 #define D3DQ_FENCE_FLAG_SHARED 1
 
@@ -56,7 +67,11 @@ int d3dq_device_set_event_on_multiple_fence_completion(struct d3dq_device *dev,
 		struct d3dq_fence *const *fences, const uint64_t *values,
 		uint32_t count, uint32_t flags, int eventfd);
 
-/* Queues */
+/*
+ * Queues (ID3D12CommandQueue). Wait, Signal and Execute return at once;
+ * the work of one queue runs in call order; a wait may be queued before
+ * its signal exists. See d3dq_queue_wait(3).
+ */
 enum d3dq_queue_type {
 	D3DQ_QUEUE_DIRECT,
 	D3DQ_QUEUE_COMPUTE,
@@ -85,13 +100,16 @@ int  d3dq_queue_signal(struct d3dq_queue *queue, struct d3dq_fence *fence,
 int  d3dq_queue_execute(struct d3dq_queue *queue,
 			struct d3dq_cmdlist *const *lists, uint32_t count);
 
-/* Buffers */
+/* Buffers shared by the engine and the CPU; the map is valid until destroy. */
 int   d3dq_buffer_create(struct d3dq_device *dev, uint64_t size,
 			 struct d3dq_buffer **buf);
 void *d3dq_buffer_map(struct d3dq_buffer *buf);
 void  d3dq_buffer_destroy(struct d3dq_buffer *buf);
 
-/* Command lists */
+/*
+ * Command lists: created recording; close before executing (a closed list
+ * can be executed many times); reset to record again.
+ */
 int  d3dq_cmdlist_create(struct d3dq_device *dev, struct d3dq_cmdlist **list);
 void d3dq_cmdlist_destroy(struct d3dq_cmdlist *list);
 int  d3dq_cmdlist_close(struct d3dq_cmdlist *list);
