@@ -115,4 +115,35 @@ TEST_F(d, destroy_while_queues_use_it)
 	ASSERT_EQ(0, util_queue_idle(self->dev, self->a));
 }
 
+/*
+ * Destroying a queue drops the work still held back behind its waits
+ * (nothing of it runs) and releases the references it held.
+ */
+TEST_F(d, destroy_held_queue)
+{
+	struct d3dq_queue *c = util_queue(self->dev);
+	struct d3dq_fence *f, *g;
+
+	ASSERT_NE(NULL, c);
+	ASSERT_EQ(0, d3dq_fence_create(self->dev, 0, 0, &f));
+	ASSERT_EQ(0, d3dq_fence_create(self->dev, 0, 0, &g));
+	ASSERT_EQ(0, util_exec_write64(self->dev, c, self->buf, 0, 1));
+	ASSERT_EQ(0, d3dq_queue_wait(c, f, 1));
+	ASSERT_EQ(0, util_exec_write64(self->dev, c, self->buf, 8, 2));
+	ASSERT_EQ(0, d3dq_queue_signal(c, g, 1));
+	d3dq_queue_destroy(c);
+	/* Work before the wait ran; the rest is gone. */
+	EXPECT_EQ(1, util_read64(self->buf, 0));
+	ASSERT_EQ(0, d3dq_fence_signal(f, 1));
+	/* Another queue still works with both fences. */
+	ASSERT_EQ(0, d3dq_queue_wait(self->a, f, 1));
+	ASSERT_EQ(0, d3dq_queue_signal(self->a, self->done, 1));
+	ASSERT_EQ(0, d3dq_fence_wait(self->done, 1, 20000 * MS));
+	util_sleep_ms(50);
+	EXPECT_EQ(0, util_read64(self->buf, 8));
+	EXPECT_EQ(0, d3dq_fence_get_completed_value(g));
+	d3dq_fence_destroy(f);
+	d3dq_fence_destroy(g);
+}
+
 TEST_HARNESS_MAIN
