@@ -1,0 +1,114 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Argument checking of the public API: bad arguments fail with -EINVAL
+ * (E_INVALIDARG) and change nothing; NULL objects are accepted where the
+ * API says so.
+ *
+ * Copyright (C) 2026 The d3dq authors
+ */
+#include <errno.h>
+
+#include "kselftest_harness.h"
+#include "util/util.h"
+
+FIXTURE(api) {
+	struct d3dq_device *dev, *other;
+	struct d3dq_queue *q;
+	struct d3dq_fence *f, *foreign;
+};
+
+FIXTURE_SETUP(api)
+{
+	self->dev = util_open();
+	if (!self->dev)
+		SKIP(return, "no d3dq device");
+	self->other = util_open();
+	ASSERT_NE(NULL, self->other);
+	self->q = util_queue(self->dev);
+	ASSERT_NE(NULL, self->q);
+	ASSERT_EQ(0, d3dq_fence_create(self->dev, 0, 0, &self->f));
+	ASSERT_EQ(0, d3dq_fence_create(self->other, 0, 0, &self->foreign));
+}
+
+FIXTURE_TEARDOWN(api)
+{
+	d3dq_fence_destroy(self->f);
+	d3dq_fence_destroy(self->foreign);
+	d3dq_queue_destroy(self->q);
+	d3dq_device_close(self->dev);
+	d3dq_device_close(self->other);
+}
+
+TEST_F(api, device)
+{
+	struct d3dq_device *d = (void *)1;
+
+	EXPECT_EQ(-ENODEV, d3dq_device_open("/dev/null", &d));
+	EXPECT_EQ(NULL, d);
+	EXPECT_EQ(-ENOENT, d3dq_device_open("/nonexistent", &d));
+	EXPECT_EQ(-EINVAL, d3dq_device_open(NULL, NULL));
+	EXPECT_EQ(-EINVAL, d3dq_device_removed_reason(NULL));
+	EXPECT_EQ(-EINVAL, d3dq_device_remove(NULL));
+	EXPECT_EQ(0, d3dq_device_removed_reason(self->dev));
+	d3dq_device_close(NULL);
+}
+
+TEST_F(api, queue_create)
+{
+	struct d3dq_queue_desc bad[] = {
+		{ 3, 0, 0 }, { 0, 2, 0 }, { 0, 0, 1 },
+	};
+	struct d3dq_queue_desc good[] = {
+		{ D3DQ_QUEUE_COMPUTE, D3DQ_QUEUE_PRIORITY_HIGH, 0 },
+		{ D3DQ_QUEUE_COPY, D3DQ_QUEUE_PRIORITY_NORMAL, 0 },
+	};
+	struct d3dq_queue *q = (void *)1;
+	unsigned int i;
+
+	for (i = 0; i < 3; i++) {
+		EXPECT_EQ(-EINVAL, d3dq_queue_create(self->dev, &bad[i], &q));
+		EXPECT_EQ(NULL, q);
+	}
+	EXPECT_EQ(-EINVAL, d3dq_queue_create(self->dev, NULL, &q));
+	for (i = 0; i < 2; i++) {
+		ASSERT_EQ(0, d3dq_queue_create(self->dev, &good[i], &q));
+		ASSERT_EQ(0, util_queue_idle(self->dev, q));
+		d3dq_queue_destroy(q);
+	}
+	d3dq_queue_destroy(NULL);
+}
+
+TEST_F(api, queue_ops)
+{
+	struct d3dq_cmdlist *l;
+
+	EXPECT_EQ(-EINVAL, d3dq_queue_wait(NULL, self->f, 1));
+	EXPECT_EQ(-EINVAL, d3dq_queue_wait(self->q, NULL, 1));
+	EXPECT_EQ(-EINVAL, d3dq_queue_signal(self->q, NULL, 1));
+	/* A fence of another device cannot be used on this queue. */
+	EXPECT_EQ(-EINVAL, d3dq_queue_wait(self->q, self->foreign, 1));
+	EXPECT_EQ(-EINVAL, d3dq_queue_signal(self->q, self->foreign, 1));
+	EXPECT_EQ(-EINVAL, d3dq_queue_execute(self->q, NULL, 1));
+	EXPECT_EQ(-EINVAL, d3dq_queue_execute(NULL, NULL, 0));
+	ASSERT_EQ(0, d3dq_cmdlist_create(self->other, &l));
+	ASSERT_EQ(0, d3dq_cmdlist_close(l));
+	EXPECT_EQ(-EINVAL, d3dq_queue_execute(self->q, &l, 1));
+	d3dq_cmdlist_destroy(l);
+	/* None of this removed the device or touched the fence. */
+	EXPECT_EQ(0, d3dq_device_removed_reason(self->dev));
+	EXPECT_EQ(0, d3dq_fence_get_completed_value(self->f));
+	ASSERT_EQ(0, util_queue_idle(self->dev, self->q));
+}
+
+TEST_F(api, multi_foreign_fence)
+{
+	struct d3dq_fence *fs[2] = { self->f, self->foreign };
+	uint64_t vs[2] = { 0, 0 };
+
+	EXPECT_EQ(-EINVAL, d3dq_device_set_event_on_multiple_fence_completion(
+			self->dev, fs, vs, 2, D3DQ_MULTIPLE_FENCE_WAIT_ALL, -1));
+	EXPECT_EQ(-EINVAL, d3dq_device_set_event_on_multiple_fence_completion(
+			self->dev, NULL, vs, 2, D3DQ_MULTIPLE_FENCE_WAIT_ALL, -1));
+}
+
+TEST_HARNESS_MAIN
