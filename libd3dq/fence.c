@@ -741,3 +741,52 @@ void fence_watch_fired(struct d3dq_fence *f, uint64_t value)
 	fence_reach_locked(f, value, false, value);
 	pthread_mutex_unlock(&f->lock);
 }
+
+/* Availability thread: lowest value a queued wait of this process needs. */
+bool fence_tickets_min(struct d3dq_fence *f, uint64_t *target)
+{
+	struct list *pos, *tmp;
+	bool any = false;
+
+	pthread_mutex_lock(&f->lock);
+	list_for_each_safe(pos, tmp, &f->tickets) {
+		struct ticket *t = container_of(pos, struct ticket, link);
+
+		if (!any || t->value < *target)
+			*target = t->value;
+		any = true;
+	}
+	pthread_mutex_unlock(&f->lock);
+	return any;
+}
+
+/*
+ * Availability thread: some point of a shared fence was submitted. Queued
+ * waits whose value now has a fence become kernel waits on that point.
+ */
+void fence_resolve_available(struct d3dq_fence *f)
+{
+	struct list *pos, *tmp;
+	uint64_t last = 0;
+
+	pthread_mutex_lock(&f->lock);
+	if (list_empty(&f->tickets) ||
+	    syncobj_query(f->dev->fd, &f->syncobj, &last, 1,
+			  DRM_SYNCOBJ_QUERY_FLAGS_LAST_SUBMITTED)) {
+		pthread_mutex_unlock(&f->lock);
+		return;
+	}
+	list_for_each_safe(pos, tmp, &f->tickets) {
+		struct ticket *t = container_of(pos, struct ticket, link);
+
+		if (t->value > last)
+			continue;
+		t->resolved = true;
+		t->in_list = false;
+		list_del(&t->link);
+		t->wait_handle = f->syncobj;
+		t->wait_point = t->value;
+		dev_queue_flush_later(f->dev, t->queue);
+	}
+	pthread_mutex_unlock(&f->lock);
+}

@@ -114,6 +114,16 @@ struct d3dq_device {
 	uint32_t doorbell;		/* timeline syncobj */
 	pthread_mutex_t doorbell_lock;
 	_Atomic uint64_t doorbell_point;
+
+	/*
+	 * Second thread, started with the first queue wait on a shared fence
+	 * value nobody has submitted yet: waits for such values to become
+	 * available (submitted, possibly by another process).
+	 */
+	bool avail_started;
+	pthread_t avail;
+	uint32_t avail_doorbell;	/* timeline syncobj */
+	_Atomic uint64_t avail_doorbell_point;
 };
 
 /* A queue signal that was submitted and not yet applied to its fence. */
@@ -261,6 +271,7 @@ struct d3dq_cmdlist {
 #define fence_unref d3dqp_fence_unref
 #define fence_value d3dqp_fence_value
 #define fence_watch_collect d3dqp_fence_watch_collect
+#define fence_tickets_min d3dqp_fence_tickets_min
 #define fence_watch_fired d3dqp_fence_watch_fired
 #define now_ns d3dqp_now_ns
 #define queue_apply_completed d3dqp_queue_apply_completed
@@ -280,6 +291,8 @@ struct d3dq_cmdlist {
 #define worker_ensure d3dqp_worker_ensure
 #define worker_ring d3dqp_worker_ring
 #define worker_stop d3dqp_worker_stop
+#define avail_watch d3dqp_avail_watch
+#define fence_resolve_available d3dqp_fence_resolve_available
 
 /* ioctl helpers (device.c): 0 or -errno. */
 int d3dq_ioctl(int fd, unsigned long req, void *arg);
@@ -309,6 +322,8 @@ void fence_release_all(struct d3dq_fence *f);
 int fence_shared_query(struct d3dq_fence *f, uint64_t *value);
 int fence_shared_reserve(struct d3dq_fence *f, uint64_t value, bool *noop);
 bool fence_watch_collect(struct d3dq_fence *f, uint64_t *target);
+bool fence_tickets_min(struct d3dq_fence *f, uint64_t *target);
+void fence_resolve_available(struct d3dq_fence *f);
 void fence_watch_fired(struct d3dq_fence *f, uint64_t value);
 
 /* queue.c */
@@ -333,6 +348,7 @@ void ticket_cancel(struct d3dq_fence *f, struct ticket *t);
 int worker_ensure(struct d3dq_device *dev);
 void worker_ring(struct d3dq_device *dev);
 void worker_stop(struct d3dq_device *dev);
+int avail_watch(struct d3dq_device *dev);
 void queue_apply_completed(struct d3dq_queue *q, uint64_t completed);
 
 #endif /* LIBD3DQ_INTERNAL_H */

@@ -223,9 +223,16 @@ static int wait_shared_locked(struct d3dq_queue *q, struct d3dq_fence *f,
 	pthread_mutex_unlock(&f->lock);
 	fence_ref(f);
 	held_append(q, op);
-	/* The worker exists: it was started with the first queue. */
-	if (!available)
+	/*
+	 * The worker (started with the first queue) satisfies the wait once
+	 * the value is reached; the availability thread resolves it as soon
+	 * as the value is submitted. If that thread cannot start, the worker
+	 * alone still releases the queue, only later.
+	 */
+	if (!available) {
 		worker_ring(q->dev);
+		avail_watch(q->dev);
+	}
 	return 1;
 }
 

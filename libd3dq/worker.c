@@ -227,6 +227,101 @@ static void *worker_main(void *arg)
 	return NULL;
 }
 
+/*
+ * The availability thread. The fence worker waits for points to be
+ * signalled; a queue wait on a shared fence only needs its value to be
+ * submitted (by any process) before it can go to the kernel, and one
+ * DRM_IOCTL_SYNCOBJ_TIMELINE_WAIT cannot wait for both kinds at once. So a
+ * second, single thread per device waits with WAIT_AVAILABLE for the
+ * lowest value each shared fence's queued waits need, plus its own
+ * doorbell, and hands the waits it can resolve to the flush list.
+ */
+static void *avail_main(void *arg)
+{
+	struct d3dq_device *dev = arg;
+	struct watch_set w = { 0 };
+	struct list *pos, *tmp;
+	int ret;
+
+	pthread_mutex_lock(&dev->lock);
+	while (!dev->worker_quit) {
+		w.n = 0;
+		watch_add(&w, dev->avail_doorbell,
+			  atomic_load(&dev->avail_doorbell_point) + 1, NULL);
+		list_for_each_safe(pos, tmp, &dev->fences) {
+			struct d3dq_fence *f =
+				container_of(pos, struct d3dq_fence, dev_link);
+			uint64_t target;
+
+			if (f->shared && fence_tickets_min(f, &target))
+				watch_add(&w, f->syncobj, target, f);
+		}
+		pthread_mutex_unlock(&dev->lock);
+
+		ret = syncobj_timeline_wait(dev->fd, w.handles, w.points, w.n,
+					    INT64_MAX,
+					    DRM_SYNCOBJ_WAIT_FLAGS_WAIT_FOR_SUBMIT |
+					    DRM_SYNCOBJ_WAIT_FLAGS_WAIT_AVAILABLE,
+					    NULL);
+		if (ret && ret != -ETIME && ret != -EINTR)
+			usleep(1000);
+
+		pthread_mutex_lock(&dev->lock);
+		if (dev->worker_quit)
+			break;
+		list_for_each_safe(pos, tmp, &dev->fences) {
+			struct d3dq_fence *f =
+				container_of(pos, struct d3dq_fence, dev_link);
+
+			if (f->shared)
+				fence_resolve_available(f);
+		}
+		pthread_mutex_unlock(&dev->lock);
+		dev_run_flushes(dev);
+		pthread_mutex_lock(&dev->lock);
+	}
+	pthread_mutex_unlock(&dev->lock);
+	free(w.handles);
+	free(w.points);
+	free(w.objs);
+	return NULL;
+}
+
+static void avail_ring(struct d3dq_device *dev)
+{
+	pthread_mutex_lock(&dev->doorbell_lock);
+	syncobj_timeline_signal(dev->fd, dev->avail_doorbell,
+			atomic_fetch_add(&dev->avail_doorbell_point, 1) + 1);
+	pthread_mutex_unlock(&dev->doorbell_lock);
+}
+
+/*
+ * A queue wait on a shared fence is held: make sure the availability
+ * thread runs and looks at it. Called with no lock or a queue lock held.
+ */
+int avail_watch(struct d3dq_device *dev)
+{
+	int ret = 0;
+
+	pthread_mutex_lock(&dev->lock);
+	if (!dev->avail_started && !dev->worker_quit) {
+		ret = syncobj_create(dev->fd, &dev->avail_doorbell);
+		if (!ret) {
+			ret = -pthread_create(&dev->avail, NULL, avail_main,
+					      dev);
+			if (ret) {
+				syncobj_destroy(dev->fd, dev->avail_doorbell);
+				dev->avail_doorbell = 0;
+			}
+		}
+		dev->avail_started = !ret;
+	}
+	pthread_mutex_unlock(&dev->lock);
+	if (!ret)
+		avail_ring(dev);
+	return ret;
+}
+
 int worker_ensure(struct d3dq_device *dev)
 {
 	int ret = 0;
@@ -256,6 +351,12 @@ void worker_stop(struct d3dq_device *dev)
 	dev->worker_quit = true;
 	started = dev->worker_started;
 	pthread_mutex_unlock(&dev->lock);
+	if (dev->avail_started) {
+		avail_ring(dev);
+		pthread_join(dev->avail, NULL);
+		syncobj_destroy(dev->fd, dev->avail_doorbell);
+		dev->avail_started = false;
+	}
 	if (!started)
 		return;
 	worker_ring(dev);
