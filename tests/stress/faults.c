@@ -53,7 +53,7 @@ FIXTURE_TEARDOWN(faults)
  */
 TEST_F_TIMEOUT(faults, sigkill_during_stress, 86400)
 {
-	int rounds = 20 * g_scale(), i;
+	int rounds = 30 * g_scale(), i;
 	uint64_t rng = g_seed();
 	unsigned long jobs = 0;
 	struct t_objects o;

@@ -58,7 +58,7 @@ TEST_F_TIMEOUT(stress, processes_and_threads, 86400)
 {
 	struct g_params p = {
 		.procs = 3, .threads = 3, .queues = 6,
-		.jobs = 500 * g_scale(), .seed = 1, .delay_us = 300,
+		.jobs = 1500 * g_scale(), .seed = 1, .delay_us = 300,
 		.stall_s = 60,
 	};
 
@@ -70,7 +70,7 @@ TEST_F_TIMEOUT(stress, one_queue_six_threads, 86400)
 {
 	struct g_params p = {
 		.procs = 1, .threads = 6, .queues = 1,
-		.jobs = 300 * g_scale(), .seed = 2, .delay_us = 100,
+		.jobs = 800 * g_scale(), .seed = 2, .delay_us = 100,
 		.stall_s = 60,
 	};
 
@@ -82,7 +82,7 @@ TEST_F_TIMEOUT(stress, many_queues, 86400)
 {
 	struct g_params p = {
 		.procs = 2, .threads = 4, .queues = 32,
-		.jobs = 200 * g_scale(), .seed = 3, .delay_us = 50,
+		.jobs = 500 * g_scale(), .seed = 3, .delay_us = 50,
 		.stall_s = 60,
 	};
 

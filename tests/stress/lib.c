@@ -336,7 +336,7 @@ FIXTURE_TEARDOWN(lib)
 /* Two processes, each four threads on six queues. */
 TEST_F_TIMEOUT(lib, threads_and_processes, 86400)
 {
-	int jobs = 400 * g_scale(), i, status;
+	int jobs = 1000 * g_scale(), i, status;
 	uint64_t seed = g_seed() ^ 0x11b;
 	struct t_objects o;
 	pid_t pid[2];
