@@ -25,6 +25,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -65,6 +66,8 @@ struct fz {
 	unsigned long calls, limit, failures;
 	bool verbose;
 	bool clean;		/* generate no faults for this call */
+	bool shared;		/* other threads use the same files */
+	struct __test_metadata *md;
 	/* Limits of the loaded module. */
 	uint64_t max_queues, max_syncs, max_cmd_bytes, max_pending, max_delay;
 	uint64_t max_bo;
@@ -265,6 +268,9 @@ static int call(struct __test_metadata *_metadata, struct fz *f, int fd,
 {
 	int ret, err;
 
+	/* Other threads change what this one tracks: no validity oracle. */
+	if (f->shared)
+		valid = false;
 	f->calls++;
 	ret = ioctl(fd, req, arg);
 	err = ret ? errno : 0;
@@ -374,7 +380,7 @@ static void fz_bo_mmap(struct __test_metadata *_metadata, struct fz *f)
 
 		f->calls++;
 		if (p == MAP_FAILED) {
-			if (len == bo->size) {
+			if (len == bo->size && !f->shared) {
 				f->failures++;
 				TH_LOG("mmap of BO %u failed: %s", bo->handle,
 				       strerror(errno));
@@ -434,7 +440,7 @@ static void fz_prime(struct __test_metadata *_metadata, struct fz *f)
 	CALL(f->fd, DRM_IOCTL_PRIME_FD_TO_HANDLE, &a,
 	     E(EINVAL) | E(EBADF), a.fd == fd2, 0);
 	/* Importing our own export gives back the same handle. */
-	if (bo && a.fd == fd2 && a.handle != bo->handle) {
+	if (bo && a.fd == fd2 && a.handle != bo->handle && !f->shared) {
 		f->failures++;
 		TH_LOG("PRIME re-import gave handle %u for %u", a.handle,
 		       bo->handle);
@@ -844,8 +850,9 @@ static void fz_submit(struct __test_metadata *_metadata, struct fz *f)
 	if (idx >= 0) {
 		struct drm_d3dq_queue_get_state st = { .id = a.queue_id };
 
-		if (!CALL(f->fd, DRM_IOCTL_D3DQ_QUEUE_GET_STATE, &st, 0, true, 0)
-		    && st.pending_jobs + 2 >= f->max_pending)
+		if (!CALL(f->fd, DRM_IOCTL_D3DQ_QUEUE_GET_STATE, &st,
+			  E(ENOENT), true, 0) &&
+		    st.pending_jobs + 2 >= f->max_pending)
 			return;
 	}
 	err = CALL(f->fd, DRM_IOCTL_D3DQ_SUBMIT, &a,
@@ -865,6 +872,9 @@ static void fz_remove(struct __test_metadata *_metadata, struct fz *f)
 	bool bad = false;
 	int i;
 
+	/* Threads share the file: REMOVE would end the run for all. */
+	if (f->shared)
+		return;
 	a.flags = reserved(f, &bad);
 	a.pad = reserved(f, &bad);
 	if (!bad && !one_in(f, 20))
@@ -1263,42 +1273,8 @@ static uint64_t env_u64(const char *name, uint64_t def)
 	return v && *v ? strtoull(v, NULL, 0) : def;
 }
 
-static void run_fuzz(struct __test_metadata *_metadata, uint64_t salt)
+static void fz_loop(struct __test_metadata *_metadata, struct fz *f)
 {
-	struct fz *f = calloc(1, sizeof(*f));
-	uint64_t seed = env_u64("D3DQ_FUZZ_SEED", 0xd3d9f022) ^ salt;
-	uint64_t start = t_now(), secs;
-	struct t_objects o;
-	int i;
-
-	ASSERT_NE(NULL, f);
-	f->limit = env_u64("D3DQ_FUZZ_CALLS", 50000);
-	f->verbose = env_u64("D3DQ_FUZZ_VERBOSE", 0);
-	f->rng = seed;
-	f->pagesz = sysconf(_SC_PAGESIZE);
-	TH_LOG("seed 0x%llx (D3DQ_FUZZ_SEED=0x%llx), %lu calls",
-	       (unsigned long long)seed,
-	       (unsigned long long)(seed ^ salt), f->limit);
-
-	/* Three pages, each followed by an inaccessible one. */
-	f->page = mmap(NULL, 6 * f->pagesz, PROT_READ | PROT_WRITE,
-		       MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-	ASSERT_NE(MAP_FAILED, f->page);
-	for (i = 1; i < 6; i += 2)
-		ASSERT_EQ(0, mprotect(f->page + i * f->pagesz, f->pagesz,
-				      PROT_NONE));
-	f->gone = mmap(NULL, f->pagesz, PROT_READ, MAP_PRIVATE | MAP_ANONYMOUS,
-		       -1, 0);
-	ASSERT_NE(MAP_FAILED, f->gone);
-	munmap(f->gone, f->pagesz);
-
-	f->fd = t_open(0);
-	f->fd2 = t_open(0);
-	ASSERT_LE(0, f->fd);
-	ASSERT_LE(0, f->fd2);
-	fz_limits(_metadata, f);
-	fz_reset_foreign(_metadata, f);
-
 	while (f->calls < f->limit && f->failures < 1000) {
 		if (f->fd < 0) {
 			f->failures++;
@@ -1325,35 +1301,122 @@ static void run_fuzz(struct __test_metadata *_metadata, uint64_t salt)
 		default: fz_submit(_metadata, f); break;
 		}
 		/* Now and then start over with a fresh file. */
-		if (one_in(f, 20000)) {
+		if (!f->shared && one_in(f, 20000)) {
 			close(f->fd);
 			f->fd = t_open(0);
 			f->nbos = f->nso = f->nq = 0;
 			f->big_bo = 0;
 		}
 	}
+}
+
+static void *fz_thread(void *arg)
+{
+	struct fz *f = arg;
+
+	fz_loop(f->md, f);
+	return NULL;
+}
+
+/*
+ * @nthreads fuzzers; with more than one, they share the two files and
+ * only the errno lists are checked (each thread's view of the file is
+ * out of date as soon as another thread acts).
+ */
+static void run_fuzz(struct __test_metadata *_metadata, uint64_t salt,
+		     int nthreads)
+{
+	struct fz *fs = calloc(nthreads, sizeof(*fs)), *f;
+	uint64_t seed = env_u64("D3DQ_FUZZ_SEED", 0xd3d9f022) ^ salt;
+	uint64_t start = t_now(), secs;
+	unsigned long calls = env_u64("D3DQ_FUZZ_CALLS", 50000);
+	unsigned long total = 0, ok = 0, errs = 0, jobs = 0, failures = 0;
+	unsigned long per_errno[256] = { 0 };
+	pthread_t th[8];
+	struct t_objects o;
+	int fd, fd2, i, t;
+
+	ASSERT_NE(NULL, fs);
+	ASSERT_GE(8, nthreads);
+	if (nthreads > 1)
+		calls /= 2 * nthreads;	/* a quarter of one case in all */
+	TH_LOG("seed 0x%llx (D3DQ_FUZZ_SEED=0x%llx), %d thread(s) x %lu calls",
+	       (unsigned long long)seed, (unsigned long long)(seed ^ salt),
+	       nthreads, calls);
+	fd = t_open(0);
+	fd2 = t_open(0);
+	ASSERT_LE(0, fd);
+	ASSERT_LE(0, fd2);
+
+	for (t = 0; t < nthreads; t++) {
+		f = &fs[t];
+		f->md = _metadata;
+		f->limit = calls;
+		f->verbose = env_u64("D3DQ_FUZZ_VERBOSE", 0);
+		f->rng = seed + t;
+		f->shared = nthreads > 1;
+		f->pagesz = sysconf(_SC_PAGESIZE);
+		/* Three pages, each followed by an inaccessible one. */
+		f->page = mmap(NULL, 6 * f->pagesz, PROT_READ | PROT_WRITE,
+			       MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+		ASSERT_NE(MAP_FAILED, f->page);
+		for (i = 1; i < 6; i += 2)
+			ASSERT_EQ(0, mprotect(f->page + i * f->pagesz,
+					      f->pagesz, PROT_NONE));
+		f->gone = mmap(NULL, f->pagesz, PROT_READ,
+			       MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+		ASSERT_NE(MAP_FAILED, f->gone);
+		munmap(f->gone, f->pagesz);
+		f->fd = fd;
+		f->fd2 = fd2;
+		fz_limits(_metadata, f);
+		fz_reset_foreign(_metadata, f);
+	}
+	if (nthreads == 1) {
+		fz_loop(_metadata, &fs[0]);
+	} else {
+		for (t = 0; t < nthreads; t++)
+			ASSERT_EQ(0, pthread_create(&th[t], NULL, fz_thread,
+						    &fs[t]));
+		for (t = 0; t < nthreads; t++)
+			pthread_join(th[t], NULL);
+	}
+
+	for (t = 0; t < nthreads; t++) {
+		f = &fs[t];
+		total += f->calls;
+		ok += f->ok;
+		errs += f->fail;
+		jobs += f->jobs;
+		failures += f->failures;
+		for (i = 0; i < 256; i++)
+			per_errno[i] += f->per_errno[i];
+		/* The single fuzzer may have reopened its file. */
+		if (nthreads == 1)
+			fd = f->fd;
+		munmap(f->page, 6 * f->pagesz);
+	}
 	secs = (t_now() - start) / T_SEC;
 	TH_LOG("%lu calls in %llu s: %lu ok, %lu errors, %lu jobs; EINVAL %lu ENOENT %lu ENODATA %lu ECANCELED %lu EFAULT %lu ETIME %lu EMFILE %lu",
-	       f->calls, (unsigned long long)secs, f->ok, f->fail, f->jobs,
-	       f->per_errno[EINVAL], f->per_errno[ENOENT],
-	       f->per_errno[ENODATA], f->per_errno[ECANCELED],
-	       f->per_errno[EFAULT], f->per_errno[ETIME],
-	       f->per_errno[EMFILE]);
+	       total, (unsigned long long)secs, ok, errs, jobs,
+	       per_errno[EINVAL], per_errno[ENOENT], per_errno[ENODATA],
+	       per_errno[ECANCELED], per_errno[EFAULT], per_errno[ETIME],
+	       per_errno[EMFILE]);
 	for (i = 0; i < 256; i++)
-		if (f->per_errno[i] && i != EINVAL && i != ENOENT &&
+		if (per_errno[i] && i != EINVAL && i != ENOENT &&
 		    i != ENODATA && i != ECANCELED && i != EFAULT &&
 		    i != ETIME && i != EMFILE)
 			TH_LOG("errno %d (%s): %lu", i, strerror(i),
-			       f->per_errno[i]);
-	EXPECT_EQ(0, f->failures) TH_LOG("seed 0x%llx", (unsigned long long)seed);
-	EXPECT_LT(0, f->jobs);
-	close(f->fd);
-	close(f->fd2);
+			       per_errno[i]);
+	EXPECT_EQ(0, failures) TH_LOG("seed 0x%llx", (unsigned long long)seed);
+	EXPECT_LT(0, jobs);
+	if (fd >= 0)
+		close(fd);
+	close(fd2);
 	EXPECT_TRUE(t_wait_idle(0, 30000, &o))
 		TH_LOG("leak: files %d queues %d jobs %d bos %d hw_fences %d",
 		       o.files, o.queues, o.jobs, o.bos, o.hw_fences);
-	munmap(f->page, 6 * f->pagesz);
-	free(f);
+	free(fs);
 }
 
 FIXTURE(fuzz) {
@@ -1379,7 +1442,7 @@ TEST_F_TIMEOUT(fuzz, default_limits, 86400)
 	if (fd < 0)
 		SKIP(return, "no d3dq device");
 	close(fd);
-	run_fuzz(_metadata, 0);
+	run_fuzz(_metadata, 0, 1);
 }
 
 /*
@@ -1395,7 +1458,22 @@ TEST_F_TIMEOUT(fuzz, small_limits, 86400)
 	ASSERT_EQ(0, t_reload("max_queues=6 max_syncs=8 max_cmd_bytes=1024 "
 			      "max_pending_jobs=8 max_bo_size=1048576 "
 			      "job_timeout_ms=20 max_delay_ns=50000000"));
-	run_fuzz(_metadata, 0x5a5a5a5a);
+	run_fuzz(_metadata, 0x5a5a5a5a, 1);
+}
+
+/*
+ * Four threads on the same two files (default limits): races between
+ * destroy, close, submit, waits and REMOVE-free teardown. Only the errno
+ * lists, the kernel log and the final object counts are checked.
+ */
+TEST_F_TIMEOUT(fuzz, four_threads, 86400)
+{
+	int fd = t_open(0);
+
+	if (fd < 0)
+		SKIP(return, "no d3dq device");
+	close(fd);
+	run_fuzz(_metadata, 0x7777, 4);
 }
 
 TEST_HARNESS_MAIN
