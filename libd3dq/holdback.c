@@ -172,7 +172,8 @@ int queue_submit_signal_locked(struct d3dq_queue *q, struct d3dq_fence *f,
 	if (pu) {
 		pthread_mutex_lock(&q->pend_lock);
 		list_add_tail(&pu->queue_link, &q->pending);
-		ring = !q->in_wait_set;
+		/* The point may be one the worker has seen complete already. */
+		ring = !q->in_wait_set || q->watch_point > point;
 		pthread_mutex_unlock(&q->pend_lock);
 		if (ring)
 			worker_ring(q->dev);

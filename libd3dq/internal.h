@@ -225,6 +225,7 @@ struct d3dq_queue {
 	pthread_mutex_t pend_lock;
 	struct list pending;		/* struct pending_update, by point */
 	bool in_wait_set;
+	uint64_t watch_point;		/* worker: the point it waits for */
 	uint64_t completed;		/* worker: last completed point seen */
 
 	/* dev->flush list, under dev->flush_lock */

@@ -120,7 +120,15 @@ static uint32_t collect(struct d3dq_device *dev, struct watch_set *w)
 					     queue_link)->point;
 		else if (q->submitted > q->completed)
 			point = q->submitted;
-		q->in_wait_set = point && !watch_add(w, q->tl, point, q);
+		else
+			/*
+			 * An idle queue: wait for its next job, submitted or
+			 * not (WAIT_FOR_SUBMIT), so that submitting needs no
+			 * doorbell.
+			 */
+			point = q->completed + 1;
+		q->in_wait_set = !watch_add(w, q->tl, point, q);
+		q->watch_point = point;
 		pthread_mutex_unlock(&q->pend_lock);
 		nqueues += q->in_wait_set;
 	}
