@@ -858,7 +858,7 @@ static void fz_submit(struct __test_metadata *_metadata, struct fz *f)
 	err = CALL(f->fd, DRM_IOCTL_D3DQ_SUBMIT, &a,
 		   E(EINVAL) | E(ENOENT) | E(ENODATA) | E(ECANCELED), !bad,
 		   E(ECANCELED) | (nodata ? E(ENODATA) : 0));
-	if (err == ENODATA && !bad && !nodata)
+	if (err == ENODATA && !bad && !nodata && !f->shared)
 		explain_waits(_metadata, f, &a);
 	if (!err) {
 		f->jobs++;
