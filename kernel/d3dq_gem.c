@@ -46,7 +46,6 @@ bool d3dq_is_bo(struct drm_gem_object *obj)
 struct drm_gem_object *d3dq_gem_create_object(struct drm_device *drm,
 					      size_t size)
 {
-	struct d3dq_device *ddev = to_d3dq_dev(drm);
 	struct d3dq_bo *bo;
 
 	bo = kzalloc(sizeof(*bo), GFP_KERNEL);
@@ -56,7 +55,6 @@ struct drm_gem_object *d3dq_gem_create_object(struct drm_device *drm,
 	/* Cached on both sides: CPU mmap and engine see the same pages. */
 	bo->base.map_wc = false;
 	bo->base.base.funcs = &d3dq_gem_funcs;
-	atomic_inc(&ddev->count.bos);
 	return &bo->base.base;
 }
 
@@ -79,6 +77,11 @@ int d3dq_ioctl_bo_create(struct drm_device *drm, void *data,
 	if (IS_ERR(shmem))
 		return PTR_ERR(shmem);
 	bo = container_of(shmem, struct d3dq_bo, base);
+	/*
+	 * Counted only now: when drm_gem_shmem_create() fails after calling
+	 * gem_create_object, it kfree()s the object without .free.
+	 */
+	atomic_inc(&to_d3dq_dev(drm)->count.bos);
 
 	/* Mapping the object also takes (and keeps) its pages. */
 	ret = d3dq_gem_vmap(shmem, &bo->map);
