@@ -1333,7 +1333,6 @@ static void run_fuzz(struct __test_metadata *_metadata, uint64_t salt,
 	unsigned long total = 0, ok = 0, errs = 0, jobs = 0, failures = 0;
 	unsigned long per_errno[256] = { 0 };
 	pthread_t th[8];
-	struct t_objects o;
 	int fd, fd2, i, t;
 
 	ASSERT_NE(NULL, fs);
@@ -1413,9 +1412,7 @@ static void run_fuzz(struct __test_metadata *_metadata, uint64_t salt,
 	if (fd >= 0)
 		close(fd);
 	close(fd2);
-	EXPECT_TRUE(t_wait_idle(0, 30000, &o))
-		TH_LOG("leak: files %d queues %d jobs %d bos %d hw_fences %d",
-		       o.files, o.queues, o.jobs, o.bos, o.hw_fences);
+	T_EXPECT_IDLE(30000);
 	free(fs);
 }
 

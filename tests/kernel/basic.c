@@ -25,13 +25,9 @@ FIXTURE_SETUP(dev)
 
 FIXTURE_TEARDOWN(dev)
 {
-	struct t_objects o;
-
 	if (self->fd >= 0)
 		close(self->fd);
-	EXPECT_TRUE(t_wait_idle(0, 10000, &o))
-		TH_LOG("leak: files %d queues %d jobs %d bos %d hw_fences %d",
-		       o.files, o.queues, o.jobs, o.bos, o.hw_fences);
+	T_EXPECT_IDLE(10000);
 }
 
 static int get_param(int fd, uint32_t param, uint32_t pad, uint64_t *value)

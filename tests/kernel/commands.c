@@ -39,17 +39,13 @@ FIXTURE_SETUP(cmd)
 
 FIXTURE_TEARDOWN(cmd)
 {
-	struct t_objects o;
-
 	if (self->ma)
 		munmap(self->ma, BO_SIZE);
 	if (self->mb)
 		munmap(self->mb, BO_SIZE);
 	if (self->fd >= 0)
 		close(self->fd);
-	EXPECT_TRUE(t_wait_idle(0, 10000, &o))
-		TH_LOG("leak: files %d queues %d jobs %d bos %d hw_fences %d",
-		       o.files, o.queues, o.jobs, o.bos, o.hw_fences);
+	T_EXPECT_IDLE(10000);
 }
 
 /* Run a stream to completion; 0 or -errno. */

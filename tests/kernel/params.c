@@ -58,15 +58,11 @@ FIXTURE_SETUP(mod)
 
 FIXTURE_TEARDOWN(mod)
 {
-	struct t_objects o;
-
 	if (self->fd < 0)
 		return;
 	munmap(self->map, 4096);
 	close(self->fd);
-	EXPECT_TRUE(t_wait_idle(0, 10000, &o))
-		TH_LOG("leak: files %d queues %d jobs %d bos %d hw_fences %d",
-		       o.files, o.queues, o.jobs, o.bos, o.hw_fences);
+	T_EXPECT_IDLE(10000);
 	EXPECT_EQ(0, t_reload(NULL));
 }
 

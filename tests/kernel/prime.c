@@ -27,13 +27,9 @@ FIXTURE_SETUP(prime)
 
 FIXTURE_TEARDOWN(prime)
 {
-	struct t_objects o;
-
 	if (self->fd >= 0)
 		close(self->fd);
-	EXPECT_TRUE(t_wait_idle(0, 10000, &o))
-		TH_LOG("leak: files %d queues %d jobs %d bos %d hw_fences %d",
-		       o.files, o.queues, o.jobs, o.bos, o.hw_fences);
+	T_EXPECT_IDLE(10000);
 }
 
 TEST_F(prime, self_import)

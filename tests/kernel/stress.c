@@ -22,11 +22,7 @@
 
 static void expect_idle(struct __test_metadata *_metadata)
 {
-	struct t_objects o;
-
-	EXPECT_TRUE(t_wait_idle(0, 20000, &o))
-		TH_LOG("leak: files %d queues %d jobs %d bos %d hw_fences %d",
-		       o.files, o.queues, o.jobs, o.bos, o.hw_fences);
+	T_EXPECT_IDLE(20000);
 }
 
 /*

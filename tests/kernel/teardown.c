@@ -34,15 +34,11 @@ FIXTURE_SETUP(td)
 
 FIXTURE_TEARDOWN(td)
 {
-	struct t_objects o;
-
 	if (self->map)
 		munmap(self->map, 4096);
 	if (self->fd >= 0)
 		close(self->fd);
-	EXPECT_TRUE(t_wait_idle(0, 10000, &o))
-		TH_LOG("leak: files %d queues %d jobs %d bos %d hw_fences %d",
-		       o.files, o.queues, o.jobs, o.bos, o.hw_fences);
+	T_EXPECT_IDLE(10000);
 }
 
 /*

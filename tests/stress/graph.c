@@ -23,7 +23,6 @@
 static void run(struct __test_metadata *_metadata, struct g_params *p)
 {
 	struct g_result r;
-	struct t_objects o;
 	int fd = t_open(0);
 
 	if (fd < 0)
@@ -36,9 +35,7 @@ static void run(struct __test_metadata *_metadata, struct g_params *p)
 	EXPECT_EQ(0, g_run(p, &r)) TH_LOG("%s", r.msg);
 	TH_LOG("%lu jobs (%lu ran), %lu waits (%lu across processes), %lu order checks, %.1f s",
 	       r.jobs, r.ran, r.waits, r.xproc_waits, r.checks, r.seconds);
-	EXPECT_TRUE(t_wait_idle(0, 20000, &o))
-		TH_LOG("leak: files %d queues %d jobs %d bos %d hw_fences %d",
-		       o.files, o.queues, o.jobs, o.bos, o.hw_fences);
+	T_EXPECT_IDLE(20000);
 }
 
 FIXTURE(stress) {

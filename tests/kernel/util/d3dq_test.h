@@ -43,6 +43,21 @@ int t_objects(struct t_objects *o);
  */
 bool t_wait_idle(int files, int ms, struct t_objects *o);
 
+/*
+ * In a fixture teardown (needs the harness's _metadata): every live object
+ * of every device must be gone within @ms, else the test fails with the
+ * counts left.
+ */
+#define T_EXPECT_IDLE(ms)						\
+	do {								\
+		struct t_objects _idle;					\
+									\
+		EXPECT_TRUE(t_wait_idle(0, (ms), &_idle))		\
+			TH_LOG("leak: files %d queues %d jobs %d bos %d hw_fences %d", \
+			       _idle.files, _idle.queues, _idle.jobs,	\
+			       _idle.bos, _idle.hw_fences);		\
+	} while (0)
+
 /* Contents of debugfs "queues" (static buffer), or NULL. */
 const char *t_queues_text(void);
 
