@@ -14,33 +14,10 @@
 #include "util/util.h"
 
 FIXTURE(d) {
-	struct d3dq_device *dev;
-	struct d3dq_queue *a, *b;
-	struct d3dq_buffer *buf;
-	struct d3dq_fence *done;
+	struct util_env e;
 };
 
-FIXTURE_SETUP(d)
-{
-	self->dev = util_open();
-	if (!self->dev)
-		SKIP(return, "no d3dq device");
-	self->a = util_queue(self->dev);
-	self->b = util_queue(self->dev);
-	ASSERT_NE(NULL, self->a);
-	ASSERT_NE(NULL, self->b);
-	ASSERT_EQ(0, d3dq_buffer_create(self->dev, 4096, &self->buf));
-	ASSERT_EQ(0, d3dq_fence_create(self->dev, 0, 0, &self->done));
-}
-
-FIXTURE_TEARDOWN(d)
-{
-	d3dq_fence_destroy(self->done);
-	d3dq_buffer_destroy(self->buf);
-	d3dq_queue_destroy(self->a);
-	d3dq_queue_destroy(self->b);
-	d3dq_device_close(self->dev);
-}
+UTIL_ENV_FIXTURE(d, 4096, 0, 0)
 
 TEST_F(d, releases_queued_waits_and_events)
 {
@@ -48,24 +25,24 @@ TEST_F(d, releases_queued_waits_and_events)
 	int efd = util_eventfd();
 
 	ASSERT_GE(efd, 0);
-	ASSERT_EQ(0, d3dq_fence_create(self->dev, 0, 0, &f));
+	ASSERT_EQ(0, d3dq_fence_create(self->e.dev, 0, 0, &f));
 	ASSERT_EQ(0, d3dq_fence_set_event_on_completion(f, 1000, efd));
-	ASSERT_EQ(0, d3dq_queue_wait(self->a, f, 1000));
-	ASSERT_EQ(0, util_exec_write64(self->dev, self->a, self->buf, 0, 1));
-	ASSERT_EQ(0, d3dq_queue_signal(self->a, self->done, 1));
-	ASSERT_EQ(0, d3dq_queue_wait(self->b, f, 1000));
-	ASSERT_EQ(0, util_exec_write64(self->dev, self->b, self->buf, 8, 2));
-	ASSERT_EQ(0, d3dq_queue_signal(self->b, self->done, 2));
+	ASSERT_EQ(0, d3dq_queue_wait(self->e.a, f, 1000));
+	ASSERT_EQ(0, util_exec_write64(self->e.dev, self->e.a, self->e.buf, 0, 1));
+	ASSERT_EQ(0, d3dq_queue_signal(self->e.a, self->e.done, 1));
+	ASSERT_EQ(0, d3dq_queue_wait(self->e.b, f, 1000));
+	ASSERT_EQ(0, util_exec_write64(self->e.dev, self->e.b, self->e.buf, 8, 2));
+	ASSERT_EQ(0, d3dq_queue_signal(self->e.b, self->e.done, 2));
 	util_sleep_ms(100);
-	EXPECT_EQ(0, util_read64(self->buf, 0));
+	EXPECT_EQ(0, util_read64(self->e.buf, 0));
 	EXPECT_EQ(0, util_event_take(efd));
 
 	d3dq_fence_destroy(f);
 	EXPECT_EQ(1, util_event_take(efd));
-	ASSERT_EQ(0, util_queue_idle(self->dev, self->a));
-	ASSERT_EQ(0, util_queue_idle(self->dev, self->b));
-	EXPECT_EQ(1, util_read64(self->buf, 0));
-	EXPECT_EQ(2, util_read64(self->buf, 8));
+	ASSERT_EQ(0, util_queue_idle(self->e.dev, self->e.a));
+	ASSERT_EQ(0, util_queue_idle(self->e.dev, self->e.b));
+	EXPECT_EQ(1, util_read64(self->e.buf, 0));
+	EXPECT_EQ(2, util_read64(self->e.buf, 8));
 	close(efd);
 }
 
@@ -87,7 +64,7 @@ TEST_F(d, releases_blocked_threads)
 	struct blocked b = { NULL, -1 };
 	pthread_t t;
 
-	ASSERT_EQ(0, d3dq_fence_create(self->dev, 0, 0, &b.f));
+	ASSERT_EQ(0, d3dq_fence_create(self->e.dev, 0, 0, &b.f));
 	ASSERT_EQ(0, pthread_create(&t, NULL, block_thread, &b));
 	util_sleep_ms(100);
 	d3dq_fence_destroy(b.f);
@@ -102,17 +79,17 @@ TEST_F(d, destroy_while_queues_use_it)
 	int i;
 
 	for (i = 0; i < 20; i++) {
-		ASSERT_EQ(0, d3dq_fence_create(self->dev, 0, 0, &f));
-		ASSERT_EQ(0, util_exec_delay(self->dev, self->a, 10 * MS));
-		ASSERT_EQ(0, d3dq_queue_signal(self->a, f, 1));
-		ASSERT_EQ(0, d3dq_queue_wait(self->b, f, 1));
-		ASSERT_EQ(0, d3dq_queue_wait(self->b, f, 2));
-		ASSERT_EQ(0, d3dq_queue_signal(self->b, f, 3));
+		ASSERT_EQ(0, d3dq_fence_create(self->e.dev, 0, 0, &f));
+		ASSERT_EQ(0, util_exec_delay(self->e.dev, self->e.a, 10 * MS));
+		ASSERT_EQ(0, d3dq_queue_signal(self->e.a, f, 1));
+		ASSERT_EQ(0, d3dq_queue_wait(self->e.b, f, 1));
+		ASSERT_EQ(0, d3dq_queue_wait(self->e.b, f, 2));
+		ASSERT_EQ(0, d3dq_queue_signal(self->e.b, f, 3));
 		d3dq_fence_destroy(f);
 	}
-	ASSERT_EQ(0, d3dq_queue_signal(self->b, self->done, 1));
-	ASSERT_EQ(0, d3dq_fence_wait(self->done, 1, 20000 * MS));
-	ASSERT_EQ(0, util_queue_idle(self->dev, self->a));
+	ASSERT_EQ(0, d3dq_queue_signal(self->e.b, self->e.done, 1));
+	ASSERT_EQ(0, d3dq_fence_wait(self->e.done, 1, 20000 * MS));
+	ASSERT_EQ(0, util_queue_idle(self->e.dev, self->e.a));
 }
 
 /*
@@ -121,26 +98,26 @@ TEST_F(d, destroy_while_queues_use_it)
  */
 TEST_F(d, destroy_held_queue)
 {
-	struct d3dq_queue *c = util_queue(self->dev);
+	struct d3dq_queue *c = util_queue(self->e.dev);
 	struct d3dq_fence *f, *g;
 
 	ASSERT_NE(NULL, c);
-	ASSERT_EQ(0, d3dq_fence_create(self->dev, 0, 0, &f));
-	ASSERT_EQ(0, d3dq_fence_create(self->dev, 0, 0, &g));
-	ASSERT_EQ(0, util_exec_write64(self->dev, c, self->buf, 0, 1));
+	ASSERT_EQ(0, d3dq_fence_create(self->e.dev, 0, 0, &f));
+	ASSERT_EQ(0, d3dq_fence_create(self->e.dev, 0, 0, &g));
+	ASSERT_EQ(0, util_exec_write64(self->e.dev, c, self->e.buf, 0, 1));
 	ASSERT_EQ(0, d3dq_queue_wait(c, f, 1));
-	ASSERT_EQ(0, util_exec_write64(self->dev, c, self->buf, 8, 2));
+	ASSERT_EQ(0, util_exec_write64(self->e.dev, c, self->e.buf, 8, 2));
 	ASSERT_EQ(0, d3dq_queue_signal(c, g, 1));
 	d3dq_queue_destroy(c);
 	/* Work before the wait ran; the rest is gone. */
-	EXPECT_EQ(1, util_read64(self->buf, 0));
+	EXPECT_EQ(1, util_read64(self->e.buf, 0));
 	ASSERT_EQ(0, d3dq_fence_signal(f, 1));
 	/* Another queue still works with both fences. */
-	ASSERT_EQ(0, d3dq_queue_wait(self->a, f, 1));
-	ASSERT_EQ(0, d3dq_queue_signal(self->a, self->done, 1));
-	ASSERT_EQ(0, d3dq_fence_wait(self->done, 1, 20000 * MS));
+	ASSERT_EQ(0, d3dq_queue_wait(self->e.a, f, 1));
+	ASSERT_EQ(0, d3dq_queue_signal(self->e.a, self->e.done, 1));
+	ASSERT_EQ(0, d3dq_fence_wait(self->e.done, 1, 20000 * MS));
 	util_sleep_ms(50);
-	EXPECT_EQ(0, util_read64(self->buf, 8));
+	EXPECT_EQ(0, util_read64(self->e.buf, 8));
 	EXPECT_EQ(0, d3dq_fence_get_completed_value(g));
 	d3dq_fence_destroy(f);
 	d3dq_fence_destroy(g);

@@ -13,58 +13,46 @@
 #include "util/util.h"
 
 FIXTURE(m) {
-	struct d3dq_device *dev;
-	struct d3dq_queue *a, *b;
-	struct d3dq_buffer *src, *dst;
-	struct d3dq_fence *f, *done;
+	struct util_env e;
+	struct d3dq_buffer *dst;
 };
 
 FIXTURE_SETUP(m)
 {
-	self->dev = util_open();
-	if (!self->dev)
+	int ret = util_env_open(&self->e, 65536, 0, 0);
+
+	if (ret == -ENODEV)
 		SKIP(return, "no d3dq device");
-	self->a = util_queue(self->dev);
-	self->b = util_queue(self->dev);
-	ASSERT_NE(NULL, self->a);
-	ASSERT_NE(NULL, self->b);
-	ASSERT_EQ(0, d3dq_buffer_create(self->dev, 65536, &self->src));
-	ASSERT_EQ(0, d3dq_buffer_create(self->dev, 65536, &self->dst));
-	ASSERT_EQ(0, d3dq_fence_create(self->dev, 0, 0, &self->f));
-	ASSERT_EQ(0, d3dq_fence_create(self->dev, 0, 0, &self->done));
+	ASSERT_EQ(0, ret);
+	ASSERT_EQ(0, d3dq_buffer_create(self->e.dev, 65536, &self->dst));
 }
 
 FIXTURE_TEARDOWN(m)
 {
-	d3dq_fence_destroy(self->f);
-	d3dq_fence_destroy(self->done);
-	d3dq_buffer_destroy(self->src);
 	d3dq_buffer_destroy(self->dst);
-	d3dq_queue_destroy(self->a);
-	d3dq_queue_destroy(self->b);
-	d3dq_device_close(self->dev);
+	util_env_close(&self->e);
 }
 
 /* CPU writes, then CPU signal; the copy after the wait sees them. */
 TEST_F(m, cpu_writes_before_cpu_signal)
 {
 	struct d3dq_cmdlist *l;
-	uint8_t *s = d3dq_buffer_map(self->src);
+	uint8_t *s = d3dq_buffer_map(self->e.buf);
 	uint8_t *d = d3dq_buffer_map(self->dst);
 	unsigned int i;
 
-	ASSERT_EQ(0, d3dq_cmdlist_create(self->dev, &l));
-	ASSERT_EQ(0, d3dq_cmdlist_copy(l, self->dst, 0, self->src, 0, 65536));
+	ASSERT_EQ(0, d3dq_cmdlist_create(self->e.dev, &l));
+	ASSERT_EQ(0, d3dq_cmdlist_copy(l, self->dst, 0, self->e.buf, 0, 65536));
 	ASSERT_EQ(0, d3dq_cmdlist_close(l));
-	ASSERT_EQ(0, d3dq_queue_wait(self->a, self->f, 1));
-	ASSERT_EQ(0, d3dq_queue_execute(self->a, &l, 1));
-	ASSERT_EQ(0, d3dq_queue_signal(self->a, self->done, 1));
+	ASSERT_EQ(0, d3dq_queue_wait(self->e.a, self->e.f, 1));
+	ASSERT_EQ(0, d3dq_queue_execute(self->e.a, &l, 1));
+	ASSERT_EQ(0, d3dq_queue_signal(self->e.a, self->e.done, 1));
 
 	util_sleep_ms(50);
 	for (i = 0; i < 65536; i++)
 		s[i] = (uint8_t)(i * 7 + 3);
-	ASSERT_EQ(0, d3dq_fence_signal(self->f, 1));
-	ASSERT_EQ(0, d3dq_fence_wait(self->done, 1, 20000 * MS));
+	ASSERT_EQ(0, d3dq_fence_signal(self->e.f, 1));
+	ASSERT_EQ(0, d3dq_fence_wait(self->e.done, 1, 20000 * MS));
 	EXPECT_EQ(0, memcmp(s, d, 65536));
 	d3dq_cmdlist_destroy(l);
 }
@@ -74,18 +62,18 @@ TEST_F(m, gpu_writes_before_queue_signal)
 {
 	struct d3dq_cmdlist *l;
 
-	ASSERT_EQ(0, d3dq_cmdlist_create(self->dev, &l));
-	ASSERT_EQ(0, d3dq_cmdlist_copy(l, self->dst, 0, self->src, 0, 8));
+	ASSERT_EQ(0, d3dq_cmdlist_create(self->e.dev, &l));
+	ASSERT_EQ(0, d3dq_cmdlist_copy(l, self->dst, 0, self->e.buf, 0, 8));
 	ASSERT_EQ(0, d3dq_cmdlist_close(l));
-	ASSERT_EQ(0, d3dq_queue_wait(self->b, self->f, 1));
-	ASSERT_EQ(0, d3dq_queue_execute(self->b, &l, 1));
-	ASSERT_EQ(0, d3dq_queue_signal(self->b, self->done, 1));
+	ASSERT_EQ(0, d3dq_queue_wait(self->e.b, self->e.f, 1));
+	ASSERT_EQ(0, d3dq_queue_execute(self->e.b, &l, 1));
+	ASSERT_EQ(0, d3dq_queue_signal(self->e.b, self->e.done, 1));
 
-	ASSERT_EQ(0, util_exec_delay(self->dev, self->a, 200 * MS));
-	ASSERT_EQ(0, util_exec_write64(self->dev, self->a, self->src, 0,
+	ASSERT_EQ(0, util_exec_delay(self->e.dev, self->e.a, 200 * MS));
+	ASSERT_EQ(0, util_exec_write64(self->e.dev, self->e.a, self->e.buf, 0,
 				       0x1234567890abcdefull));
-	ASSERT_EQ(0, d3dq_queue_signal(self->a, self->f, 1));
-	ASSERT_EQ(0, d3dq_fence_wait(self->done, 1, 20000 * MS));
+	ASSERT_EQ(0, d3dq_queue_signal(self->e.a, self->e.f, 1));
+	ASSERT_EQ(0, d3dq_fence_wait(self->e.done, 1, 20000 * MS));
 	EXPECT_EQ(0x1234567890abcdefull, util_read64(self->dst, 0));
 	d3dq_cmdlist_destroy(l);
 }
@@ -95,19 +83,19 @@ TEST_F(m, lists_are_barriers)
 {
 	struct d3dq_cmdlist *l[3];
 
-	ASSERT_EQ(0, d3dq_cmdlist_create(self->dev, &l[0]));
+	ASSERT_EQ(0, d3dq_cmdlist_create(self->e.dev, &l[0]));
 	ASSERT_EQ(0, d3dq_cmdlist_delay(l[0], 100 * MS));
-	ASSERT_EQ(0, d3dq_cmdlist_write64(l[0], self->src, 0, 11));
+	ASSERT_EQ(0, d3dq_cmdlist_write64(l[0], self->e.buf, 0, 11));
 	ASSERT_EQ(0, d3dq_cmdlist_close(l[0]));
-	ASSERT_EQ(0, d3dq_cmdlist_create(self->dev, &l[1]));
-	ASSERT_EQ(0, d3dq_cmdlist_copy(l[1], self->dst, 0, self->src, 0, 8));
+	ASSERT_EQ(0, d3dq_cmdlist_create(self->e.dev, &l[1]));
+	ASSERT_EQ(0, d3dq_cmdlist_copy(l[1], self->dst, 0, self->e.buf, 0, 8));
 	ASSERT_EQ(0, d3dq_cmdlist_close(l[1]));
-	ASSERT_EQ(0, d3dq_cmdlist_create(self->dev, &l[2]));
+	ASSERT_EQ(0, d3dq_cmdlist_create(self->e.dev, &l[2]));
 	ASSERT_EQ(0, d3dq_cmdlist_compare_store64(l[2], self->dst, 0, 11, 12));
 	ASSERT_EQ(0, d3dq_cmdlist_close(l[2]));
-	ASSERT_EQ(0, d3dq_queue_execute(self->a, l, 2));
-	ASSERT_EQ(0, d3dq_queue_execute(self->a, &l[2], 1));
-	ASSERT_EQ(0, util_queue_idle(self->dev, self->a));
+	ASSERT_EQ(0, d3dq_queue_execute(self->e.a, l, 2));
+	ASSERT_EQ(0, d3dq_queue_execute(self->e.a, &l[2], 1));
+	ASSERT_EQ(0, util_queue_idle(self->e.dev, self->e.a));
 	EXPECT_EQ(12, util_read64(self->dst, 0));
 	d3dq_cmdlist_destroy(l[0]);
 	d3dq_cmdlist_destroy(l[1]);
@@ -120,24 +108,24 @@ TEST_F(m, zero_lists_and_reuse)
 	struct d3dq_cmdlist *l;
 	int i;
 
-	EXPECT_EQ(0, d3dq_queue_execute(self->a, NULL, 0));
-	ASSERT_EQ(0, d3dq_cmdlist_create(self->dev, &l));
+	EXPECT_EQ(0, d3dq_queue_execute(self->e.a, NULL, 0));
+	ASSERT_EQ(0, d3dq_cmdlist_create(self->e.dev, &l));
 	/* Counts 0 -> 1 -> 2 ... as long as the runs are in order. */
 	for (i = 0; i < 16; i++)
 		ASSERT_EQ(0, d3dq_cmdlist_compare_store64(l, self->dst, 0, i,
 							  i + 1));
 	ASSERT_EQ(0, d3dq_cmdlist_close(l));
 	for (i = 0; i < 4; i++)
-		ASSERT_EQ(0, d3dq_queue_execute(self->a, &l, 1));
-	ASSERT_EQ(0, util_queue_idle(self->dev, self->a));
+		ASSERT_EQ(0, d3dq_queue_execute(self->e.a, &l, 1));
+	ASSERT_EQ(0, util_queue_idle(self->e.dev, self->e.a));
 	EXPECT_EQ(16, util_read64(self->dst, 0));
 
 	/* Reset: empty and recording again; a new recording replaces it. */
 	ASSERT_EQ(0, d3dq_cmdlist_reset(l));
 	ASSERT_EQ(0, d3dq_cmdlist_write64(l, self->dst, 8, 99));
 	ASSERT_EQ(0, d3dq_cmdlist_close(l));
-	ASSERT_EQ(0, d3dq_queue_execute(self->a, &l, 1));
-	ASSERT_EQ(0, util_queue_idle(self->dev, self->a));
+	ASSERT_EQ(0, d3dq_queue_execute(self->e.a, &l, 1));
+	ASSERT_EQ(0, util_queue_idle(self->e.dev, self->e.a));
 	EXPECT_EQ(16, util_read64(self->dst, 0));
 	EXPECT_EQ(99, util_read64(self->dst, 8));
 	d3dq_cmdlist_destroy(l);
@@ -147,10 +135,10 @@ TEST_F(m, recording_errors)
 {
 	struct d3dq_cmdlist *l;
 
-	ASSERT_EQ(0, d3dq_cmdlist_create(self->dev, &l));
+	ASSERT_EQ(0, d3dq_cmdlist_create(self->e.dev, &l));
 	EXPECT_EQ(-EINVAL, d3dq_cmdlist_write64(l, self->dst, 65536, 1));
 	EXPECT_EQ(-EINVAL, d3dq_cmdlist_write64(l, self->dst, 4, 1));
-	EXPECT_EQ(-EINVAL, d3dq_cmdlist_copy(l, self->dst, 1, self->src, 0,
+	EXPECT_EQ(-EINVAL, d3dq_cmdlist_copy(l, self->dst, 1, self->e.buf, 0,
 					     65536));
 	EXPECT_EQ(-EINVAL, d3dq_cmdlist_timestamp(l, NULL, 0));
 	/* Close reports the recording error, as D3D12's Close does. */
@@ -166,7 +154,7 @@ TEST_F(m, recording_errors)
 	{
 		struct d3dq_buffer *b = (void *)1;
 
-		EXPECT_EQ(-EINVAL, d3dq_buffer_create(self->dev, 0, &b));
+		EXPECT_EQ(-EINVAL, d3dq_buffer_create(self->e.dev, 0, &b));
 		EXPECT_EQ(NULL, b);
 	}
 }

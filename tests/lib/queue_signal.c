@@ -13,44 +13,21 @@
 #include "util/util.h"
 
 FIXTURE(q) {
-	struct d3dq_device *dev;
-	struct d3dq_queue *a, *b;
-	struct d3dq_buffer *buf;
-	struct d3dq_fence *f;
+	struct util_env e;
 };
 
-FIXTURE_SETUP(q)
-{
-	self->dev = util_open();
-	if (!self->dev)
-		SKIP(return, "no d3dq device");
-	self->a = util_queue(self->dev);
-	self->b = util_queue(self->dev);
-	ASSERT_NE(NULL, self->a);
-	ASSERT_NE(NULL, self->b);
-	ASSERT_EQ(0, d3dq_buffer_create(self->dev, 4096, &self->buf));
-	ASSERT_EQ(0, d3dq_fence_create(self->dev, 0, 0, &self->f));
-}
-
-FIXTURE_TEARDOWN(q)
-{
-	d3dq_fence_destroy(self->f);
-	d3dq_buffer_destroy(self->buf);
-	d3dq_queue_destroy(self->a);
-	d3dq_queue_destroy(self->b);
-	d3dq_device_close(self->dev);
-}
+UTIL_ENV_FIXTURE(q, 4096, 0, 0)
 
 /* R3: the value appears only once the work before the signal is done. */
 TEST_F(q, signal_after_work)
 {
-	ASSERT_EQ(0, util_exec_delay(self->dev, self->a, 300 * MS));
-	ASSERT_EQ(0, util_exec_write64(self->dev, self->a, self->buf, 0, 77));
-	ASSERT_EQ(0, d3dq_queue_signal(self->a, self->f, 5));
-	ASSERT_EQ(0, d3dq_fence_wait(self->f, 5, 20000 * MS));
+	ASSERT_EQ(0, util_exec_delay(self->e.dev, self->e.a, 300 * MS));
+	ASSERT_EQ(0, util_exec_write64(self->e.dev, self->e.a, self->e.buf, 0, 77));
+	ASSERT_EQ(0, d3dq_queue_signal(self->e.a, self->e.f, 5));
+	ASSERT_EQ(0, d3dq_fence_wait(self->e.f, 5, 20000 * MS));
 	/* The value is exactly v and the work before it is visible. */
-	EXPECT_EQ(5, d3dq_fence_get_completed_value(self->f));
-	EXPECT_EQ(77, util_read64(self->buf, 0));
+	EXPECT_EQ(5, d3dq_fence_get_completed_value(self->e.f));
+	EXPECT_EQ(77, util_read64(self->e.buf, 0));
 }
 
 /* R3: on an idle queue the signal completes, with any value. */
@@ -58,19 +35,19 @@ TEST_F(q, signal_idle_and_rewind)
 {
 	struct d3dq_fence *g;
 
-	ASSERT_EQ(0, d3dq_fence_create(self->dev, 0, 0, &g));
-	ASSERT_EQ(0, d3dq_queue_signal(self->a, self->f, 1ull << 50));
-	ASSERT_EQ(0, d3dq_fence_wait(self->f, 1ull << 50, 20000 * MS));
-	EXPECT_EQ(1ull << 50, d3dq_fence_get_completed_value(self->f));
+	ASSERT_EQ(0, d3dq_fence_create(self->e.dev, 0, 0, &g));
+	ASSERT_EQ(0, d3dq_queue_signal(self->e.a, self->e.f, 1ull << 50));
+	ASSERT_EQ(0, d3dq_fence_wait(self->e.f, 1ull << 50, 20000 * MS));
+	EXPECT_EQ(1ull << 50, d3dq_fence_get_completed_value(self->e.f));
 
 	/* Rewind through the queue; g marks that the queue got there. */
-	ASSERT_EQ(0, d3dq_queue_signal(self->a, self->f, 2));
-	ASSERT_EQ(0, d3dq_queue_signal(self->a, g, 1));
+	ASSERT_EQ(0, d3dq_queue_signal(self->e.a, self->e.f, 2));
+	ASSERT_EQ(0, d3dq_queue_signal(self->e.a, g, 1));
 	ASSERT_EQ(0, d3dq_fence_wait(g, 1, 20000 * MS));
-	EXPECT_EQ(2, d3dq_fence_get_completed_value(self->f));
+	EXPECT_EQ(2, d3dq_fence_get_completed_value(self->e.f));
 
-	ASSERT_EQ(0, d3dq_queue_signal(self->a, self->f, UINT64_MAX));
-	ASSERT_EQ(0, d3dq_fence_wait(self->f, UINT64_MAX, 20000 * MS));
+	ASSERT_EQ(0, d3dq_queue_signal(self->e.a, self->e.f, UINT64_MAX));
+	ASSERT_EQ(0, d3dq_fence_wait(self->e.f, UINT64_MAX, 20000 * MS));
 	d3dq_fence_destroy(g);
 }
 
@@ -82,23 +59,23 @@ TEST_F(q, submission_order_wins)
 {
 	struct d3dq_fence *done;
 
-	ASSERT_EQ(0, d3dq_fence_create(self->dev, 0, 0, &done));
-	ASSERT_EQ(0, util_exec_delay(self->dev, self->a, 500 * MS));
-	ASSERT_EQ(0, util_exec_timestamp(self->dev, self->a, self->buf, 0));
-	ASSERT_EQ(0, d3dq_queue_signal(self->a, self->f, 5));
-	ASSERT_EQ(0, d3dq_queue_signal(self->a, done, 1));
-	ASSERT_EQ(0, util_exec_timestamp(self->dev, self->b, self->buf, 8));
-	ASSERT_EQ(0, d3dq_queue_signal(self->b, self->f, 3));
-	ASSERT_EQ(0, d3dq_queue_signal(self->b, done, 2));
+	ASSERT_EQ(0, d3dq_fence_create(self->e.dev, 0, 0, &done));
+	ASSERT_EQ(0, util_exec_delay(self->e.dev, self->e.a, 500 * MS));
+	ASSERT_EQ(0, util_exec_timestamp(self->e.dev, self->e.a, self->e.buf, 0));
+	ASSERT_EQ(0, d3dq_queue_signal(self->e.a, self->e.f, 5));
+	ASSERT_EQ(0, d3dq_queue_signal(self->e.a, done, 1));
+	ASSERT_EQ(0, util_exec_timestamp(self->e.dev, self->e.b, self->e.buf, 8));
+	ASSERT_EQ(0, d3dq_queue_signal(self->e.b, self->e.f, 3));
+	ASSERT_EQ(0, d3dq_queue_signal(self->e.b, done, 2));
 
 	ASSERT_EQ(0, d3dq_fence_wait(done, 1, 20000 * MS));
 	util_sleep_ms(50);
-	ASSERT_EQ(0, util_queue_idle(self->dev, self->a));
-	ASSERT_EQ(0, util_queue_idle(self->dev, self->b));
+	ASSERT_EQ(0, util_queue_idle(self->e.dev, self->e.a));
+	ASSERT_EQ(0, util_queue_idle(self->e.dev, self->e.b));
 	/* The test is only meaningful if b really finished before a. */
-	if (util_read64(self->buf, 8) >= util_read64(self->buf, 0))
+	if (util_read64(self->e.buf, 8) >= util_read64(self->e.buf, 0))
 		SKIP(goto out, "b finished after a (machine too slow?)");
-	EXPECT_EQ(3, d3dq_fence_get_completed_value(self->f));
+	EXPECT_EQ(3, d3dq_fence_get_completed_value(self->e.f));
 out:
 	d3dq_fence_destroy(done);
 }
@@ -109,22 +86,22 @@ TEST_F(q, in_order_on_one_queue)
 	uint64_t v;
 
 	for (v = 1; v <= 50; v++)
-		ASSERT_EQ(0, d3dq_queue_signal(self->a, self->f,
+		ASSERT_EQ(0, d3dq_queue_signal(self->e.a, self->e.f,
 					       v % 2 ? 1000 + v : v));
-	ASSERT_EQ(0, util_queue_idle(self->dev, self->a));
-	EXPECT_EQ(50, d3dq_fence_get_completed_value(self->f));
+	ASSERT_EQ(0, util_queue_idle(self->e.dev, self->e.a));
+	EXPECT_EQ(50, d3dq_fence_get_completed_value(self->e.f));
 }
 
 /* R9: signal then wait for the same value on one queue never stalls. */
 TEST_F(q, signal_then_wait_same_queue)
 {
-	ASSERT_EQ(0, util_exec_delay(self->dev, self->a, 200 * MS));
-	ASSERT_EQ(0, d3dq_queue_signal(self->a, self->f, 9));
-	ASSERT_EQ(0, d3dq_queue_wait(self->a, self->f, 9));
-	ASSERT_EQ(0, util_exec_write64(self->dev, self->a, self->buf, 0, 1));
-	ASSERT_EQ(0, util_queue_idle(self->dev, self->a));
-	EXPECT_EQ(1, util_read64(self->buf, 0));
-	EXPECT_EQ(9, d3dq_fence_get_completed_value(self->f));
+	ASSERT_EQ(0, util_exec_delay(self->e.dev, self->e.a, 200 * MS));
+	ASSERT_EQ(0, d3dq_queue_signal(self->e.a, self->e.f, 9));
+	ASSERT_EQ(0, d3dq_queue_wait(self->e.a, self->e.f, 9));
+	ASSERT_EQ(0, util_exec_write64(self->e.dev, self->e.a, self->e.buf, 0, 1));
+	ASSERT_EQ(0, util_queue_idle(self->e.dev, self->e.a));
+	EXPECT_EQ(1, util_read64(self->e.buf, 0));
+	EXPECT_EQ(9, d3dq_fence_get_completed_value(self->e.f));
 }
 
 TEST_HARNESS_MAIN

@@ -15,10 +15,7 @@
 #include "util/util.h"
 
 FIXTURE(sh) {
-	struct d3dq_device *dev;
-	struct d3dq_queue *a, *b;
-	struct d3dq_buffer *buf;
-	struct d3dq_fence *f, *done;
+	struct util_env e;
 };
 
 /*
@@ -40,45 +37,35 @@ FIXTURE_VARIANT_ADD(sh, worker) {
 
 FIXTURE_SETUP(sh)
 {
+	int ret;
+
 	/* Each test runs in its own process: this stays local. */
 	if (variant->force_worker)
 		setenv("D3DQ_NO_SYNCOBJ_EVENTFD", "1", 1);
-	self->dev = util_open();
-	if (!self->dev)
+	ret = util_env_open(&self->e, 4096, 2, D3DQ_FENCE_FLAG_SHARED);
+	if (ret == -ENODEV)
 		SKIP(return, "no d3dq device");
-	self->a = util_queue(self->dev);
-	self->b = util_queue(self->dev);
-	ASSERT_NE(NULL, self->a);
-	ASSERT_NE(NULL, self->b);
-	ASSERT_EQ(0, d3dq_buffer_create(self->dev, 4096, &self->buf));
-	ASSERT_EQ(0, d3dq_fence_create(self->dev, 2, D3DQ_FENCE_FLAG_SHARED,
-				       &self->f));
-	ASSERT_EQ(0, d3dq_fence_create(self->dev, 0, 0, &self->done));
+	ASSERT_EQ(0, ret);
 }
 
 FIXTURE_TEARDOWN(sh)
 {
-	d3dq_fence_destroy(self->f);
-	d3dq_fence_destroy(self->done);
-	d3dq_buffer_destroy(self->buf);
-	d3dq_queue_destroy(self->a);
-	d3dq_queue_destroy(self->b);
-	d3dq_device_close(self->dev);
+	util_env_close(&self->e);
 }
 
 TEST_F(sh, values_and_no_rewind)
 {
-	EXPECT_EQ(2, d3dq_fence_get_completed_value(self->f));
-	ASSERT_EQ(0, d3dq_fence_signal(self->f, 1ull << 40));
-	EXPECT_EQ(1ull << 40, d3dq_fence_get_completed_value(self->f));
+	EXPECT_EQ(2, d3dq_fence_get_completed_value(self->e.f));
+	ASSERT_EQ(0, d3dq_fence_signal(self->e.f, 1ull << 40));
+	EXPECT_EQ(1ull << 40, d3dq_fence_get_completed_value(self->e.f));
 	/* Same value again: allowed, nothing changes. */
-	EXPECT_EQ(0, d3dq_fence_signal(self->f, 1ull << 40));
+	EXPECT_EQ(0, d3dq_fence_signal(self->e.f, 1ull << 40));
 	/* A shared timeline cannot go back. */
-	EXPECT_EQ(-EINVAL, d3dq_fence_signal(self->f, 5));
-	EXPECT_EQ(-EINVAL, d3dq_queue_signal(self->a, self->f, 5));
-	EXPECT_EQ(1ull << 40, d3dq_fence_get_completed_value(self->f));
-	ASSERT_EQ(0, d3dq_queue_signal(self->a, self->f, (1ull << 40) + 1));
-	ASSERT_EQ(0, d3dq_fence_wait(self->f, (1ull << 40) + 1, 20000 * MS));
+	EXPECT_EQ(-EINVAL, d3dq_fence_signal(self->e.f, 5));
+	EXPECT_EQ(-EINVAL, d3dq_queue_signal(self->e.a, self->e.f, 5));
+	EXPECT_EQ(1ull << 40, d3dq_fence_get_completed_value(self->e.f));
+	ASSERT_EQ(0, d3dq_queue_signal(self->e.a, self->e.f, (1ull << 40) + 1));
+	ASSERT_EQ(0, d3dq_fence_wait(self->e.f, (1ull << 40) + 1, 20000 * MS));
 }
 
 /* A queue of this process waits; a queue of the same process signals. */
@@ -87,20 +74,20 @@ TEST_F(sh, wait_before_signal_same_process)
 	int efd = util_eventfd();
 
 	ASSERT_GE(efd, 0);
-	ASSERT_EQ(0, d3dq_fence_set_event_on_completion(self->f, 10, efd));
-	ASSERT_EQ(0, d3dq_queue_wait(self->b, self->f, 10));
-	ASSERT_EQ(0, util_exec_timestamp(self->dev, self->b, self->buf, 8));
-	ASSERT_EQ(0, d3dq_queue_signal(self->b, self->done, 1));
+	ASSERT_EQ(0, d3dq_fence_set_event_on_completion(self->e.f, 10, efd));
+	ASSERT_EQ(0, d3dq_queue_wait(self->e.b, self->e.f, 10));
+	ASSERT_EQ(0, util_exec_timestamp(self->e.dev, self->e.b, self->e.buf, 8));
+	ASSERT_EQ(0, d3dq_queue_signal(self->e.b, self->e.done, 1));
 	util_sleep_ms(100);
-	EXPECT_EQ(0, util_read64(self->buf, 8));
+	EXPECT_EQ(0, util_read64(self->e.buf, 8));
 	EXPECT_EQ(0, util_event_take(efd));
 
-	ASSERT_EQ(0, util_exec_delay(self->dev, self->a, 200 * MS));
-	ASSERT_EQ(0, util_exec_timestamp(self->dev, self->a, self->buf, 0));
-	ASSERT_EQ(0, d3dq_queue_signal(self->a, self->f, 10));
-	ASSERT_EQ(0, d3dq_fence_wait(self->done, 1, 20000 * MS));
-	EXPECT_GE(util_read64(self->buf, 8), util_read64(self->buf, 0));
-	ASSERT_EQ(0, d3dq_fence_wait(self->f, 10, 20000 * MS));
+	ASSERT_EQ(0, util_exec_delay(self->e.dev, self->e.a, 200 * MS));
+	ASSERT_EQ(0, util_exec_timestamp(self->e.dev, self->e.a, self->e.buf, 0));
+	ASSERT_EQ(0, d3dq_queue_signal(self->e.a, self->e.f, 10));
+	ASSERT_EQ(0, d3dq_fence_wait(self->e.done, 1, 20000 * MS));
+	EXPECT_GE(util_read64(self->e.buf, 8), util_read64(self->e.buf, 0));
+	ASSERT_EQ(0, d3dq_fence_wait(self->e.f, 10, 20000 * MS));
 	util_sleep_ms(50);
 	EXPECT_EQ(1, util_event_take(efd));
 	close(efd);
@@ -115,10 +102,10 @@ TEST_F(sh, wait_before_signal_other_process)
 	int fd, status;
 	pid_t pid;
 
-	ASSERT_EQ(0, d3dq_fence_export(self->f, &fd));
-	ASSERT_EQ(0, d3dq_queue_wait(self->a, self->f, 7));
-	ASSERT_EQ(0, util_exec_write64(self->dev, self->a, self->buf, 0, 1));
-	ASSERT_EQ(0, d3dq_queue_signal(self->a, self->done, 1));
+	ASSERT_EQ(0, d3dq_fence_export(self->e.f, &fd));
+	ASSERT_EQ(0, d3dq_queue_wait(self->e.a, self->e.f, 7));
+	ASSERT_EQ(0, util_exec_write64(self->e.dev, self->e.a, self->e.buf, 0, 1));
+	ASSERT_EQ(0, d3dq_queue_signal(self->e.a, self->e.done, 1));
 
 	pid = fork();
 	ASSERT_GE(pid, 0);
@@ -145,10 +132,10 @@ TEST_F(sh, wait_before_signal_other_process)
 	}
 	close(fd);
 	util_sleep_ms(100);
-	EXPECT_EQ(0, util_read64(self->buf, 0));
-	ASSERT_EQ(0, d3dq_fence_wait(self->done, 1, 20000 * MS));
-	EXPECT_EQ(1, util_read64(self->buf, 0));
-	EXPECT_EQ(7, d3dq_fence_get_completed_value(self->f));
+	EXPECT_EQ(0, util_read64(self->e.buf, 0));
+	ASSERT_EQ(0, d3dq_fence_wait(self->e.done, 1, 20000 * MS));
+	EXPECT_EQ(1, util_read64(self->e.buf, 0));
+	EXPECT_EQ(7, d3dq_fence_get_completed_value(self->e.f));
 	ASSERT_EQ(pid, waitpid(pid, &status, 0));
 	EXPECT_TRUE(WIFEXITED(status));
 	EXPECT_EQ(0, WEXITSTATUS(status));
@@ -161,8 +148,8 @@ TEST_F(sh, cpu_signal_other_process)
 	pid_t pid;
 
 	ASSERT_GE(efd, 0);
-	ASSERT_EQ(0, d3dq_fence_export(self->f, &fd));
-	ASSERT_EQ(0, d3dq_fence_set_event_on_completion(self->f, 30, efd));
+	ASSERT_EQ(0, d3dq_fence_export(self->e.f, &fd));
+	ASSERT_EQ(0, d3dq_fence_set_event_on_completion(self->e.f, 30, efd));
 	pid = fork();
 	ASSERT_GE(pid, 0);
 	if (pid == 0) {
@@ -179,11 +166,11 @@ TEST_F(sh, cpu_signal_other_process)
 		_exit(ret ? 3 : 0);
 	}
 	close(fd);
-	ASSERT_EQ(0, d3dq_fence_wait(self->f, 30, 20000 * MS));
+	ASSERT_EQ(0, d3dq_fence_wait(self->e.f, 30, 20000 * MS));
 	ASSERT_EQ(pid, waitpid(pid, &status, 0));
 	EXPECT_EQ(0, WEXITSTATUS(status));
 	/* The event is fired by the kernel or by the worker: allow it time. */
-	ASSERT_EQ(0, d3dq_fence_set_event_on_completion(self->f, 30, -1));
+	ASSERT_EQ(0, d3dq_fence_set_event_on_completion(self->e.f, 30, -1));
 	util_sleep_ms(100);
 	EXPECT_EQ(1, util_event_take(efd));
 	close(efd);
@@ -193,8 +180,8 @@ TEST_F(sh, import_errors)
 {
 	struct d3dq_fence *f = (void *)1;
 
-	EXPECT_EQ(-EINVAL, d3dq_fence_import(self->dev, -1, &f));
-	EXPECT_NE(0, d3dq_fence_import(self->dev, 0, &f));
+	EXPECT_EQ(-EINVAL, d3dq_fence_import(self->e.dev, -1, &f));
+	EXPECT_NE(0, d3dq_fence_import(self->e.dev, 0, &f));
 	EXPECT_EQ(NULL, f);
 }
 

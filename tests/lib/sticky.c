@@ -12,87 +12,60 @@
 #include "util/util.h"
 
 FIXTURE(s) {
-	struct d3dq_device *dev;
-	struct d3dq_queue *a, *b;
-	struct d3dq_buffer *buf;
-	struct d3dq_fence *f, *g, *done;
+	struct util_env e;
 };
 
-FIXTURE_SETUP(s)
-{
-	self->dev = util_open();
-	if (!self->dev)
-		SKIP(return, "no d3dq device");
-	self->a = util_queue(self->dev);
-	self->b = util_queue(self->dev);
-	ASSERT_NE(NULL, self->a);
-	ASSERT_NE(NULL, self->b);
-	ASSERT_EQ(0, d3dq_buffer_create(self->dev, 4096, &self->buf));
-	ASSERT_EQ(0, d3dq_fence_create(self->dev, 0, 0, &self->f));
-	ASSERT_EQ(0, d3dq_fence_create(self->dev, 0, 0, &self->g));
-	ASSERT_EQ(0, d3dq_fence_create(self->dev, 0, 0, &self->done));
-}
-
-FIXTURE_TEARDOWN(s)
-{
-	d3dq_fence_destroy(self->f);
-	d3dq_fence_destroy(self->g);
-	d3dq_fence_destroy(self->done);
-	d3dq_buffer_destroy(self->buf);
-	d3dq_queue_destroy(self->a);
-	d3dq_queue_destroy(self->b);
-	d3dq_device_close(self->dev);
-}
+UTIL_ENV_FIXTURE(s, 4096, 0, 0)
 
 /* The wait on f is behind a wait on g when f reaches 5 and rewinds. */
 TEST_F(s, sticky_behind_head)
 {
-	ASSERT_EQ(0, d3dq_queue_wait(self->a, self->g, 1));
-	ASSERT_EQ(0, d3dq_queue_wait(self->a, self->f, 5));
-	ASSERT_EQ(0, util_exec_write64(self->dev, self->a, self->buf, 0, 1));
-	ASSERT_EQ(0, d3dq_queue_signal(self->a, self->done, 1));
+	ASSERT_EQ(0, d3dq_queue_wait(self->e.a, self->e.g, 1));
+	ASSERT_EQ(0, d3dq_queue_wait(self->e.a, self->e.f, 5));
+	ASSERT_EQ(0, util_exec_write64(self->e.dev, self->e.a, self->e.buf, 0, 1));
+	ASSERT_EQ(0, d3dq_queue_signal(self->e.a, self->e.done, 1));
 
-	ASSERT_EQ(0, d3dq_fence_signal(self->f, 5));
-	ASSERT_EQ(0, d3dq_fence_signal(self->f, 0));
+	ASSERT_EQ(0, d3dq_fence_signal(self->e.f, 5));
+	ASSERT_EQ(0, d3dq_fence_signal(self->e.f, 0));
 	util_sleep_ms(100);
-	EXPECT_EQ(0, util_read64(self->buf, 0));
-	ASSERT_EQ(0, d3dq_fence_signal(self->g, 1));
-	ASSERT_EQ(0, d3dq_fence_wait(self->done, 1, 20000 * MS));
-	EXPECT_EQ(1, util_read64(self->buf, 0));
-	EXPECT_EQ(0, d3dq_fence_get_completed_value(self->f));
+	EXPECT_EQ(0, util_read64(self->e.buf, 0));
+	ASSERT_EQ(0, d3dq_fence_signal(self->e.g, 1));
+	ASSERT_EQ(0, d3dq_fence_wait(self->e.done, 1, 20000 * MS));
+	EXPECT_EQ(1, util_read64(self->e.buf, 0));
+	EXPECT_EQ(0, d3dq_fence_get_completed_value(self->e.f));
 }
 
 /* Same, with the value coming from (and rewound by) another queue. */
 TEST_F(s, sticky_gpu_pulse)
 {
-	ASSERT_EQ(0, d3dq_queue_wait(self->a, self->g, 1));
-	ASSERT_EQ(0, d3dq_queue_wait(self->a, self->f, 5));
-	ASSERT_EQ(0, util_exec_write64(self->dev, self->a, self->buf, 0, 1));
-	ASSERT_EQ(0, d3dq_queue_signal(self->a, self->done, 1));
+	ASSERT_EQ(0, d3dq_queue_wait(self->e.a, self->e.g, 1));
+	ASSERT_EQ(0, d3dq_queue_wait(self->e.a, self->e.f, 5));
+	ASSERT_EQ(0, util_exec_write64(self->e.dev, self->e.a, self->e.buf, 0, 1));
+	ASSERT_EQ(0, d3dq_queue_signal(self->e.a, self->e.done, 1));
 
-	ASSERT_EQ(0, d3dq_queue_signal(self->b, self->f, 5));
-	ASSERT_EQ(0, d3dq_queue_signal(self->b, self->f, 0));
-	ASSERT_EQ(0, util_queue_idle(self->dev, self->b));
-	EXPECT_EQ(0, d3dq_fence_get_completed_value(self->f));
-	ASSERT_EQ(0, d3dq_fence_signal(self->g, 1));
-	ASSERT_EQ(0, d3dq_fence_wait(self->done, 1, 20000 * MS));
-	EXPECT_EQ(1, util_read64(self->buf, 0));
+	ASSERT_EQ(0, d3dq_queue_signal(self->e.b, self->e.f, 5));
+	ASSERT_EQ(0, d3dq_queue_signal(self->e.b, self->e.f, 0));
+	ASSERT_EQ(0, util_queue_idle(self->e.dev, self->e.b));
+	EXPECT_EQ(0, d3dq_fence_get_completed_value(self->e.f));
+	ASSERT_EQ(0, d3dq_fence_signal(self->e.g, 1));
+	ASSERT_EQ(0, d3dq_fence_wait(self->e.done, 1, 20000 * MS));
+	EXPECT_EQ(1, util_read64(self->e.buf, 0));
 }
 
 /* R7: history before a rewind does not satisfy a later wait. */
 TEST_F(s, rewind_then_wait_needs_new_value)
 {
-	ASSERT_EQ(0, d3dq_fence_signal(self->f, 5));
-	ASSERT_EQ(0, d3dq_fence_signal(self->f, 1));
-	ASSERT_EQ(0, d3dq_queue_wait(self->a, self->f, 5));
-	ASSERT_EQ(0, util_exec_write64(self->dev, self->a, self->buf, 0, 1));
-	ASSERT_EQ(0, d3dq_queue_signal(self->a, self->done, 1));
+	ASSERT_EQ(0, d3dq_fence_signal(self->e.f, 5));
+	ASSERT_EQ(0, d3dq_fence_signal(self->e.f, 1));
+	ASSERT_EQ(0, d3dq_queue_wait(self->e.a, self->e.f, 5));
+	ASSERT_EQ(0, util_exec_write64(self->e.dev, self->e.a, self->e.buf, 0, 1));
+	ASSERT_EQ(0, d3dq_queue_signal(self->e.a, self->e.done, 1));
 	util_sleep_ms(200);
-	EXPECT_EQ(0, util_read64(self->buf, 0));
-	EXPECT_EQ(0, d3dq_fence_get_completed_value(self->done));
-	ASSERT_EQ(0, d3dq_fence_signal(self->f, 5));
-	ASSERT_EQ(0, d3dq_fence_wait(self->done, 1, 20000 * MS));
-	EXPECT_EQ(1, util_read64(self->buf, 0));
+	EXPECT_EQ(0, util_read64(self->e.buf, 0));
+	EXPECT_EQ(0, d3dq_fence_get_completed_value(self->e.done));
+	ASSERT_EQ(0, d3dq_fence_signal(self->e.f, 5));
+	ASSERT_EQ(0, d3dq_fence_wait(self->e.done, 1, 20000 * MS));
+	EXPECT_EQ(1, util_read64(self->e.buf, 0));
 }
 
 /*
@@ -102,50 +75,50 @@ TEST_F(s, rewind_then_wait_needs_new_value)
  */
 TEST_F(s, rewind_with_pending_signal)
 {
-	ASSERT_EQ(0, d3dq_fence_signal(self->f, 7));
-	ASSERT_EQ(0, util_exec_delay(self->dev, self->b, 1000 * MS));
-	ASSERT_EQ(0, util_exec_timestamp(self->dev, self->b, self->buf, 0));
-	ASSERT_EQ(0, d3dq_queue_signal(self->b, self->f, 8));
-	ASSERT_EQ(0, d3dq_fence_signal(self->f, 0));
+	ASSERT_EQ(0, d3dq_fence_signal(self->e.f, 7));
+	ASSERT_EQ(0, util_exec_delay(self->e.dev, self->e.b, 1000 * MS));
+	ASSERT_EQ(0, util_exec_timestamp(self->e.dev, self->e.b, self->e.buf, 0));
+	ASSERT_EQ(0, d3dq_queue_signal(self->e.b, self->e.f, 8));
+	ASSERT_EQ(0, d3dq_fence_signal(self->e.f, 0));
 	/* Precondition: b's signal is still pending. */
-	if (util_read64(self->buf, 0))
+	if (util_read64(self->e.buf, 0))
 		SKIP(return, "b's signal completed too early (machine too slow?)");
 
-	ASSERT_EQ(0, d3dq_queue_wait(self->a, self->f, 6));
-	ASSERT_EQ(0, util_exec_timestamp(self->dev, self->a, self->buf, 8));
-	ASSERT_EQ(0, d3dq_queue_signal(self->a, self->done, 1));
-	ASSERT_EQ(0, d3dq_fence_wait(self->done, 1, 20000 * MS));
-	ASSERT_NE(0, util_read64(self->buf, 0));
-	EXPECT_GE(util_read64(self->buf, 8), util_read64(self->buf, 0));
-	ASSERT_EQ(0, d3dq_fence_wait(self->f, 8, 20000 * MS));
-	EXPECT_EQ(8, d3dq_fence_get_completed_value(self->f));
+	ASSERT_EQ(0, d3dq_queue_wait(self->e.a, self->e.f, 6));
+	ASSERT_EQ(0, util_exec_timestamp(self->e.dev, self->e.a, self->e.buf, 8));
+	ASSERT_EQ(0, d3dq_queue_signal(self->e.a, self->e.done, 1));
+	ASSERT_EQ(0, d3dq_fence_wait(self->e.done, 1, 20000 * MS));
+	ASSERT_NE(0, util_read64(self->e.buf, 0));
+	EXPECT_GE(util_read64(self->e.buf, 8), util_read64(self->e.buf, 0));
+	ASSERT_EQ(0, d3dq_fence_wait(self->e.f, 8, 20000 * MS));
+	EXPECT_EQ(8, d3dq_fence_get_completed_value(self->e.f));
 }
 
 /* A CPU rewind does not drop a queue signal submitted before it. */
 TEST_F(s, rewind_keeps_pending_signal)
 {
-	ASSERT_EQ(0, util_exec_delay(self->dev, self->b, 1000 * MS));
-	ASSERT_EQ(0, util_exec_timestamp(self->dev, self->b, self->buf, 0));
-	ASSERT_EQ(0, d3dq_queue_signal(self->b, self->f, 40));
-	ASSERT_EQ(0, d3dq_fence_signal(self->f, 50));
-	ASSERT_EQ(0, d3dq_fence_signal(self->f, 2));
+	ASSERT_EQ(0, util_exec_delay(self->e.dev, self->e.b, 1000 * MS));
+	ASSERT_EQ(0, util_exec_timestamp(self->e.dev, self->e.b, self->e.buf, 0));
+	ASSERT_EQ(0, d3dq_queue_signal(self->e.b, self->e.f, 40));
+	ASSERT_EQ(0, d3dq_fence_signal(self->e.f, 50));
+	ASSERT_EQ(0, d3dq_fence_signal(self->e.f, 2));
 	/* Precondition: b's signal had not completed yet. */
-	if (util_read64(self->buf, 0))
+	if (util_read64(self->e.buf, 0))
 		SKIP(return, "b's signal completed too early (machine too slow?)");
-	ASSERT_EQ(0, d3dq_fence_wait(self->f, 40, 20000 * MS));
-	EXPECT_EQ(40, d3dq_fence_get_completed_value(self->f));
+	ASSERT_EQ(0, d3dq_fence_wait(self->e.f, 40, 20000 * MS));
+	EXPECT_EQ(40, d3dq_fence_get_completed_value(self->e.f));
 }
 
 /* Same with a signal held back behind a wait when the CPU rewinds. */
 TEST_F(s, rewind_keeps_held_signal)
 {
-	ASSERT_EQ(0, d3dq_queue_wait(self->b, self->g, 1));
-	ASSERT_EQ(0, d3dq_queue_signal(self->b, self->f, 40));
-	ASSERT_EQ(0, d3dq_fence_signal(self->f, 50));
-	ASSERT_EQ(0, d3dq_fence_signal(self->f, 2));
-	ASSERT_EQ(0, d3dq_fence_signal(self->g, 1));
-	ASSERT_EQ(0, d3dq_fence_wait(self->f, 40, 20000 * MS));
-	EXPECT_EQ(40, d3dq_fence_get_completed_value(self->f));
+	ASSERT_EQ(0, d3dq_queue_wait(self->e.b, self->e.g, 1));
+	ASSERT_EQ(0, d3dq_queue_signal(self->e.b, self->e.f, 40));
+	ASSERT_EQ(0, d3dq_fence_signal(self->e.f, 50));
+	ASSERT_EQ(0, d3dq_fence_signal(self->e.f, 2));
+	ASSERT_EQ(0, d3dq_fence_signal(self->e.g, 1));
+	ASSERT_EQ(0, d3dq_fence_wait(self->e.f, 40, 20000 * MS));
+	EXPECT_EQ(40, d3dq_fence_get_completed_value(self->e.f));
 }
 
 TEST_HARNESS_MAIN

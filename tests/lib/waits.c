@@ -12,112 +12,87 @@
 #include "util/util.h"
 
 FIXTURE(w) {
-	struct d3dq_device *dev;
-	struct d3dq_queue *a, *b;
-	struct d3dq_buffer *buf;
-	struct d3dq_fence *f, *done;
+	struct util_env e;
 };
 
-FIXTURE_SETUP(w)
-{
-	self->dev = util_open();
-	if (!self->dev)
-		SKIP(return, "no d3dq device");
-	self->a = util_queue(self->dev);
-	self->b = util_queue(self->dev);
-	ASSERT_NE(NULL, self->a);
-	ASSERT_NE(NULL, self->b);
-	ASSERT_EQ(0, d3dq_buffer_create(self->dev, 4096, &self->buf));
-	ASSERT_EQ(0, d3dq_fence_create(self->dev, 0, 0, &self->f));
-	ASSERT_EQ(0, d3dq_fence_create(self->dev, 0, 0, &self->done));
-}
-
-FIXTURE_TEARDOWN(w)
-{
-	d3dq_fence_destroy(self->f);
-	d3dq_fence_destroy(self->done);
-	d3dq_buffer_destroy(self->buf);
-	d3dq_queue_destroy(self->a);
-	d3dq_queue_destroy(self->b);
-	d3dq_device_close(self->dev);
-}
+UTIL_ENV_FIXTURE(w, 4096, 0, 0)
 
 /* Everything behind the wait stays back until the CPU signals. */
 TEST_F(w, cpu_signal_after_wait)
 {
 	struct d3dq_fence *g;
 
-	ASSERT_EQ(0, d3dq_fence_create(self->dev, 0, 0, &g));
-	ASSERT_EQ(0, d3dq_queue_wait(self->a, self->f, 10));
-	ASSERT_EQ(0, util_exec_write64(self->dev, self->a, self->buf, 0, 1));
-	ASSERT_EQ(0, d3dq_queue_signal(self->a, g, 1));
-	ASSERT_EQ(0, d3dq_queue_wait(self->a, self->f, 20));
-	ASSERT_EQ(0, util_exec_write64(self->dev, self->a, self->buf, 8, 2));
-	ASSERT_EQ(0, d3dq_queue_signal(self->a, self->done, 1));
+	ASSERT_EQ(0, d3dq_fence_create(self->e.dev, 0, 0, &g));
+	ASSERT_EQ(0, d3dq_queue_wait(self->e.a, self->e.f, 10));
+	ASSERT_EQ(0, util_exec_write64(self->e.dev, self->e.a, self->e.buf, 0, 1));
+	ASSERT_EQ(0, d3dq_queue_signal(self->e.a, g, 1));
+	ASSERT_EQ(0, d3dq_queue_wait(self->e.a, self->e.f, 20));
+	ASSERT_EQ(0, util_exec_write64(self->e.dev, self->e.a, self->e.buf, 8, 2));
+	ASSERT_EQ(0, d3dq_queue_signal(self->e.a, self->e.done, 1));
 
 	util_sleep_ms(200);
-	EXPECT_EQ(0, util_read64(self->buf, 0));
+	EXPECT_EQ(0, util_read64(self->e.buf, 0));
 	EXPECT_EQ(0, d3dq_fence_get_completed_value(g));
 
-	ASSERT_EQ(0, d3dq_fence_signal(self->f, 9));	/* not enough */
+	ASSERT_EQ(0, d3dq_fence_signal(self->e.f, 9));	/* not enough */
 	util_sleep_ms(100);
-	EXPECT_EQ(0, util_read64(self->buf, 0));
+	EXPECT_EQ(0, util_read64(self->e.buf, 0));
 
-	ASSERT_EQ(0, d3dq_fence_signal(self->f, 15));
+	ASSERT_EQ(0, d3dq_fence_signal(self->e.f, 15));
 	ASSERT_EQ(0, d3dq_fence_wait(g, 1, 20000 * MS));
-	EXPECT_EQ(1, util_read64(self->buf, 0));
+	EXPECT_EQ(1, util_read64(self->e.buf, 0));
 	util_sleep_ms(100);
-	EXPECT_EQ(0, util_read64(self->buf, 8));
-	EXPECT_EQ(0, d3dq_fence_get_completed_value(self->done));
+	EXPECT_EQ(0, util_read64(self->e.buf, 8));
+	EXPECT_EQ(0, d3dq_fence_get_completed_value(self->e.done));
 
-	ASSERT_EQ(0, d3dq_fence_signal(self->f, 20));
-	ASSERT_EQ(0, d3dq_fence_wait(self->done, 1, 20000 * MS));
-	EXPECT_EQ(2, util_read64(self->buf, 8));
+	ASSERT_EQ(0, d3dq_fence_signal(self->e.f, 20));
+	ASSERT_EQ(0, d3dq_fence_wait(self->e.done, 1, 20000 * MS));
+	EXPECT_EQ(2, util_read64(self->e.buf, 8));
 	d3dq_fence_destroy(g);
 }
 
 /* Queue b waits first; queue a signals later, after long work. */
 TEST_F(w, other_queue_signals_later)
 {
-	ASSERT_EQ(0, d3dq_queue_wait(self->b, self->f, 1));
-	ASSERT_EQ(0, util_exec_timestamp(self->dev, self->b, self->buf, 8));
-	ASSERT_EQ(0, d3dq_queue_signal(self->b, self->done, 1));
+	ASSERT_EQ(0, d3dq_queue_wait(self->e.b, self->e.f, 1));
+	ASSERT_EQ(0, util_exec_timestamp(self->e.dev, self->e.b, self->e.buf, 8));
+	ASSERT_EQ(0, d3dq_queue_signal(self->e.b, self->e.done, 1));
 
 	util_sleep_ms(100);
-	EXPECT_EQ(0, util_read64(self->buf, 8));
-	ASSERT_EQ(0, util_exec_delay(self->dev, self->a, 300 * MS));
-	ASSERT_EQ(0, util_exec_timestamp(self->dev, self->a, self->buf, 0));
-	ASSERT_EQ(0, d3dq_queue_signal(self->a, self->f, 1));
+	EXPECT_EQ(0, util_read64(self->e.buf, 8));
+	ASSERT_EQ(0, util_exec_delay(self->e.dev, self->e.a, 300 * MS));
+	ASSERT_EQ(0, util_exec_timestamp(self->e.dev, self->e.a, self->e.buf, 0));
+	ASSERT_EQ(0, d3dq_queue_signal(self->e.a, self->e.f, 1));
 
-	ASSERT_EQ(0, d3dq_fence_wait(self->done, 1, 20000 * MS));
-	ASSERT_NE(0, util_read64(self->buf, 0));
+	ASSERT_EQ(0, d3dq_fence_wait(self->e.done, 1, 20000 * MS));
+	ASSERT_NE(0, util_read64(self->e.buf, 0));
 	/* b's work ran after a's work, on the engine's clock. */
-	EXPECT_GE(util_read64(self->buf, 8), util_read64(self->buf, 0));
+	EXPECT_GE(util_read64(self->e.buf, 8), util_read64(self->e.buf, 0));
 }
 
 /* The signal is already submitted when b waits: the direct path. */
 TEST_F(w, other_queue_signal_submitted_first)
 {
-	ASSERT_EQ(0, util_exec_delay(self->dev, self->a, 300 * MS));
-	ASSERT_EQ(0, util_exec_timestamp(self->dev, self->a, self->buf, 0));
-	ASSERT_EQ(0, d3dq_queue_signal(self->a, self->f, 4));
-	ASSERT_EQ(0, d3dq_queue_wait(self->b, self->f, 3));
-	ASSERT_EQ(0, util_exec_timestamp(self->dev, self->b, self->buf, 8));
-	ASSERT_EQ(0, d3dq_queue_signal(self->b, self->done, 1));
+	ASSERT_EQ(0, util_exec_delay(self->e.dev, self->e.a, 300 * MS));
+	ASSERT_EQ(0, util_exec_timestamp(self->e.dev, self->e.a, self->e.buf, 0));
+	ASSERT_EQ(0, d3dq_queue_signal(self->e.a, self->e.f, 4));
+	ASSERT_EQ(0, d3dq_queue_wait(self->e.b, self->e.f, 3));
+	ASSERT_EQ(0, util_exec_timestamp(self->e.dev, self->e.b, self->e.buf, 8));
+	ASSERT_EQ(0, d3dq_queue_signal(self->e.b, self->e.done, 1));
 
-	ASSERT_EQ(0, d3dq_fence_wait(self->done, 1, 20000 * MS));
-	ASSERT_NE(0, util_read64(self->buf, 0));
-	EXPECT_GE(util_read64(self->buf, 8), util_read64(self->buf, 0));
+	ASSERT_EQ(0, d3dq_fence_wait(self->e.done, 1, 20000 * MS));
+	ASSERT_NE(0, util_read64(self->e.buf, 0));
+	EXPECT_GE(util_read64(self->e.buf, 8), util_read64(self->e.buf, 0));
 }
 
 /* A wait already satisfied costs nothing and blocks nothing. */
 TEST_F(w, already_satisfied)
 {
-	ASSERT_EQ(0, d3dq_fence_signal(self->f, 100));
-	ASSERT_EQ(0, d3dq_queue_wait(self->a, self->f, 100));
-	ASSERT_EQ(0, util_exec_write64(self->dev, self->a, self->buf, 0, 5));
-	ASSERT_EQ(0, util_queue_idle(self->dev, self->a));
-	EXPECT_EQ(5, util_read64(self->buf, 0));
+	ASSERT_EQ(0, d3dq_fence_signal(self->e.f, 100));
+	ASSERT_EQ(0, d3dq_queue_wait(self->e.a, self->e.f, 100));
+	ASSERT_EQ(0, util_exec_write64(self->e.dev, self->e.a, self->e.buf, 0, 5));
+	ASSERT_EQ(0, util_queue_idle(self->e.dev, self->e.a));
+	EXPECT_EQ(5, util_read64(self->e.buf, 0));
 }
 
 /* Two queues waiting on each other's later signals: no deadlock. */
@@ -125,17 +100,17 @@ TEST_F(w, crossed_waits)
 {
 	struct d3dq_fence *g;
 
-	ASSERT_EQ(0, d3dq_fence_create(self->dev, 0, 0, &g));
-	ASSERT_EQ(0, d3dq_queue_wait(self->a, self->f, 1));
-	ASSERT_EQ(0, d3dq_queue_signal(self->a, g, 2));
-	ASSERT_EQ(0, d3dq_queue_wait(self->b, g, 1));
-	ASSERT_EQ(0, d3dq_queue_signal(self->b, g, 1));	/* held by b */
-	ASSERT_EQ(0, d3dq_queue_signal(self->b, self->done, 1));
+	ASSERT_EQ(0, d3dq_fence_create(self->e.dev, 0, 0, &g));
+	ASSERT_EQ(0, d3dq_queue_wait(self->e.a, self->e.f, 1));
+	ASSERT_EQ(0, d3dq_queue_signal(self->e.a, g, 2));
+	ASSERT_EQ(0, d3dq_queue_wait(self->e.b, g, 1));
+	ASSERT_EQ(0, d3dq_queue_signal(self->e.b, g, 1));	/* held by b */
+	ASSERT_EQ(0, d3dq_queue_signal(self->e.b, self->e.done, 1));
 	/* b waits for g >= 1 which a signals after f; f comes from b... */
-	ASSERT_EQ(0, d3dq_fence_signal(self->f, 1));
-	ASSERT_EQ(0, d3dq_fence_wait(self->done, 1, 20000 * MS));
-	ASSERT_EQ(0, util_queue_idle(self->dev, self->a));
-	ASSERT_EQ(0, util_queue_idle(self->dev, self->b));
+	ASSERT_EQ(0, d3dq_fence_signal(self->e.f, 1));
+	ASSERT_EQ(0, d3dq_fence_wait(self->e.done, 1, 20000 * MS));
+	ASSERT_EQ(0, util_queue_idle(self->e.dev, self->e.a));
+	ASSERT_EQ(0, util_queue_idle(self->e.dev, self->e.b));
 	d3dq_fence_destroy(g);
 }
 

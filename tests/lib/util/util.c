@@ -37,6 +37,41 @@ struct d3dq_queue *util_queue(struct d3dq_device *dev)
 	return q;
 }
 
+int util_env_open(struct util_env *e, uint64_t buf_size, uint64_t f_value,
+		  uint32_t f_flags)
+{
+	int ret;
+
+	*e = (struct util_env){ 0 };
+	e->dev = util_open();
+	if (!e->dev)
+		return -ENODEV;
+	e->a = util_queue(e->dev);
+	e->b = util_queue(e->dev);
+	if (!e->a || !e->b)
+		return -ENOMEM;
+	ret = d3dq_buffer_create(e->dev, buf_size, &e->buf);
+	if (!ret)
+		ret = d3dq_fence_create(e->dev, f_value, f_flags, &e->f);
+	if (!ret)
+		ret = d3dq_fence_create(e->dev, 0, 0, &e->g);
+	if (!ret)
+		ret = d3dq_fence_create(e->dev, 0, 0, &e->done);
+	return ret;
+}
+
+void util_env_close(struct util_env *e)
+{
+	d3dq_fence_destroy(e->f);
+	d3dq_fence_destroy(e->g);
+	d3dq_fence_destroy(e->done);
+	d3dq_buffer_destroy(e->buf);
+	d3dq_queue_destroy(e->a);
+	d3dq_queue_destroy(e->b);
+	d3dq_device_close(e->dev);
+	*e = (struct util_env){ 0 };
+}
+
 static struct d3dq_cmdlist *finish(struct d3dq_cmdlist *l, int ret)
 {
 	if (!ret)

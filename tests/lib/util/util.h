@@ -7,10 +7,52 @@
 #ifndef D3DQ_TESTS_LIB_UTIL_H
 #define D3DQ_TESTS_LIB_UTIL_H
 
+#include <errno.h>
 #include <stdbool.h>
 #include <stdint.h>
 
 #include <d3dq/d3dq.h>
+
+/*
+ * The objects most tests start from: a device, two queues, a mapped
+ * buffer and three fences (f with the given initial value and flags, g
+ * and done at 0). Embed it in a fixture and use UTIL_ENV_FIXTURE().
+ */
+struct util_env {
+	struct d3dq_device *dev;
+	struct d3dq_queue *a, *b;
+	struct d3dq_buffer *buf;
+	struct d3dq_fence *f, *g, *done;
+};
+
+/*
+ * 0, -ENODEV when there is no d3dq device (the caller skips), or the
+ * -errno of the step that failed. util_env_close() undoes whatever was
+ * made, also after a failure.
+ */
+int util_env_open(struct util_env *e, uint64_t buf_size, uint64_t f_value,
+		  uint32_t f_flags);
+void util_env_close(struct util_env *e);
+
+/*
+ * Setup and teardown of a fixture whose data has a struct util_env e,
+ * for use right after FIXTURE(name): the setup skips without a device
+ * and asserts that everything was made.
+ */
+#define UTIL_ENV_FIXTURE(name, buf_size, f_value, f_flags)		\
+	FIXTURE_SETUP(name)						\
+	{								\
+		int ret = util_env_open(&self->e, buf_size, f_value,	\
+					f_flags);			\
+									\
+		if (ret == -ENODEV)					\
+			SKIP(return, "no d3dq device");			\
+		ASSERT_EQ(0, ret);					\
+	}								\
+	FIXTURE_TEARDOWN(name)						\
+	{								\
+		util_env_close(&self->e);				\
+	}
 
 /* Job timeout of the module's default parameters is 2 s. */
 #define MS 1000000ull
