@@ -125,20 +125,24 @@ static int d3dq_lookup_bo(struct drm_file *file, u32 handle,
 	return 0;
 }
 
-static int d3dq_check_range(const struct d3dq_bo *bo, u64 offset, u64 size)
+/*
+ * Resolve the buffer of a command into @out and check that the @size
+ * bytes at @offset lie inside it, @offset aligned to @align.
+ */
+static int d3dq_parse_bo(struct drm_file *file, u32 handle, u64 offset,
+			 u64 size, u64 align, struct d3dq_bo **out)
 {
-	u64 bo_size = bo->base.base.size;
+	u64 bo_size;
+	int ret;
 
-	if (offset > bo_size || size > bo_size - offset)
+	ret = d3dq_lookup_bo(file, handle, out);
+	if (ret)
+		return ret;
+	bo_size = (*out)->base.base.size;
+	if (!IS_ALIGNED(offset, align) || offset > bo_size ||
+	    size > bo_size - offset)
 		return -EINVAL;
 	return 0;
-}
-
-static int d3dq_check_u64(const struct d3dq_bo *bo, u64 offset)
-{
-	if (!IS_ALIGNED(offset, sizeof(u64)))
-		return -EINVAL;
-	return d3dq_check_range(bo, offset, sizeof(u64));
 }
 
 /* Size of the command structure for @op, 0 for an unknown op. */
@@ -175,66 +179,54 @@ static int d3dq_parse_cmd(struct drm_file *file, const void *raw, u32 op,
 
 		if (c->pad)
 			return -EINVAL;
-		ret = d3dq_lookup_bo(file, c->handle, &cmd->dst);
-		if (ret)
-			return ret;
 		cmd->dst_offset = c->offset;
 		cmd->a = c->value;
-		return d3dq_check_u64(cmd->dst, c->offset);
+		return d3dq_parse_bo(file, c->handle, c->offset, sizeof(u64),
+				     sizeof(u64), &cmd->dst);
 	}
 	case DRM_D3DQ_CMD_COPY: {
 		const struct drm_d3dq_cmd_copy *c = raw;
 
-		ret = d3dq_lookup_bo(file, c->dst_handle, &cmd->dst);
-		if (ret)
-			return ret;
-		ret = d3dq_lookup_bo(file, c->src_handle, &cmd->src);
-		if (ret)
-			return ret;
 		cmd->dst_offset = c->dst_offset;
 		cmd->src_offset = c->src_offset;
 		cmd->size = c->size;
-		ret = d3dq_check_range(cmd->dst, c->dst_offset, c->size);
+		ret = d3dq_parse_bo(file, c->dst_handle, c->dst_offset, c->size,
+				    1, &cmd->dst);
 		if (ret)
 			return ret;
-		return d3dq_check_range(cmd->src, c->src_offset, c->size);
+		return d3dq_parse_bo(file, c->src_handle, c->src_offset, c->size,
+				     1, &cmd->src);
 	}
 	case DRM_D3DQ_CMD_FILL: {
 		const struct drm_d3dq_cmd_fill *c = raw;
 
 		if (c->value > 0xff)
 			return -EINVAL;
-		ret = d3dq_lookup_bo(file, c->handle, &cmd->dst);
-		if (ret)
-			return ret;
 		cmd->dst_offset = c->offset;
 		cmd->size = c->size;
 		cmd->a = c->value;
-		return d3dq_check_range(cmd->dst, c->offset, c->size);
+		return d3dq_parse_bo(file, c->handle, c->offset, c->size, 1,
+				     &cmd->dst);
 	}
 	case DRM_D3DQ_CMD_CMP_STORE64: {
 		const struct drm_d3dq_cmd_cmp_store64 *c = raw;
 
 		if (c->pad)
 			return -EINVAL;
-		ret = d3dq_lookup_bo(file, c->handle, &cmd->dst);
-		if (ret)
-			return ret;
 		cmd->dst_offset = c->offset;
 		cmd->a = c->expected;
 		cmd->b = c->desired;
-		return d3dq_check_u64(cmd->dst, c->offset);
+		return d3dq_parse_bo(file, c->handle, c->offset, sizeof(u64),
+				     sizeof(u64), &cmd->dst);
 	}
 	case DRM_D3DQ_CMD_TIMESTAMP: {
 		const struct drm_d3dq_cmd_timestamp *c = raw;
 
 		if (c->pad)
 			return -EINVAL;
-		ret = d3dq_lookup_bo(file, c->handle, &cmd->dst);
-		if (ret)
-			return ret;
 		cmd->dst_offset = c->offset;
-		return d3dq_check_u64(cmd->dst, c->offset);
+		return d3dq_parse_bo(file, c->handle, c->offset, sizeof(u64),
+				     sizeof(u64), &cmd->dst);
 	}
 	case DRM_D3DQ_CMD_DELAY: {
 		const struct drm_d3dq_cmd_delay *c = raw;
