@@ -712,17 +712,12 @@ D3DQ_EXPORT int d3dq_device_set_event_on_multiple_fence_completion(
 	return ret;
 }
 
-/* Worker: lowest value someone waits for on a shared fence. */
-bool fence_watch_collect(struct d3dq_fence *f, uint64_t *target)
+/* Lower *@target to the lowest value of a queued wait; true if any. */
+static bool tickets_min_locked(struct d3dq_fence *f, uint64_t *target,
+			       bool any)
 {
 	struct list *pos, *tmp;
-	bool any = false;
 
-	pthread_mutex_lock(&f->lock);
-	if (f->heap_len) {
-		*target = f->heap[0]->target;
-		any = true;
-	}
 	list_for_each_safe(pos, tmp, &f->tickets) {
 		struct ticket *t = container_of(pos, struct ticket, link);
 
@@ -730,6 +725,20 @@ bool fence_watch_collect(struct d3dq_fence *f, uint64_t *target)
 			*target = t->value;
 		any = true;
 	}
+	return any;
+}
+
+/* Worker: lowest value someone waits for on a shared fence. */
+bool fence_watch_collect(struct d3dq_fence *f, uint64_t *target)
+{
+	bool any = false;
+
+	pthread_mutex_lock(&f->lock);
+	if (f->heap_len) {
+		*target = f->heap[0]->target;
+		any = true;
+	}
+	any = tickets_min_locked(f, target, any);
 	pthread_mutex_unlock(&f->lock);
 	return any;
 }
@@ -745,17 +754,10 @@ void fence_watch_fired(struct d3dq_fence *f, uint64_t value)
 /* Availability thread: lowest value a queued wait of this process needs. */
 bool fence_tickets_min(struct d3dq_fence *f, uint64_t *target)
 {
-	struct list *pos, *tmp;
-	bool any = false;
+	bool any;
 
 	pthread_mutex_lock(&f->lock);
-	list_for_each_safe(pos, tmp, &f->tickets) {
-		struct ticket *t = container_of(pos, struct ticket, link);
-
-		if (!any || t->value < *target)
-			*target = t->value;
-		any = true;
-	}
+	any = tickets_min_locked(f, target, false);
 	pthread_mutex_unlock(&f->lock);
 	return any;
 }

@@ -26,21 +26,9 @@
 #include <xf86drm.h>
 #include "d3dq_drm.h"
 #include "d3dq/d3dq.h"
+#include "compat/drm_syncobj_eventfd.h"
 
 #define D3DQ_EXPORT __attribute__((visibility("default")))
-
-/* DRM_IOCTL_SYNCOBJ_EVENTFD appeared in Linux 6.6; older drm.h lacks it. */
-#ifndef DRM_IOCTL_SYNCOBJ_EVENTFD
-struct drm_syncobj_eventfd {
-	__u32 handle;
-	__u32 flags;
-	__u64 point;
-	__s32 fd;
-	__u32 pad;
-};
-
-#define DRM_IOCTL_SYNCOBJ_EVENTFD DRM_IOWR(0xCF, struct drm_syncobj_eventfd)
-#endif
 
 #define container_of(ptr, type, member) \
 	((type *)((char *)(ptr) - offsetof(type, member)))

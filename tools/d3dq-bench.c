@@ -36,19 +36,7 @@
 
 #include "d3dq_drm.h"
 #include <d3dq/d3dq.h>
-
-/* Linux 6.6 added DRM_IOCTL_SYNCOBJ_EVENTFD; older drm.h headers lack it. */
-#ifndef DRM_IOCTL_SYNCOBJ_EVENTFD
-struct drm_syncobj_eventfd {
-	__u32 handle;
-	__u32 flags;
-	__u64 point;
-	__s32 fd;
-	__u32 pad;
-};
-
-#define DRM_IOCTL_SYNCOBJ_EVENTFD DRM_IOWR(0xCF, struct drm_syncobj_eventfd)
-#endif
+#include "compat/drm_syncobj_eventfd.h"
 
 #define EXIT_NO_DEVICE 4
 #define MS 1000000ull
