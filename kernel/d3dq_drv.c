@@ -257,6 +257,8 @@ static int d3dq_device_create(unsigned int index)
 	ddev->pdev = pdev;
 	mutex_init(&ddev->files_lock);
 	INIT_LIST_HEAD(&ddev->files);
+	mutex_init(&ddev->sched_pool_lock);
+	INIT_LIST_HEAD(&ddev->sched_pool);
 	init_waitqueue_head(&ddev->idle_wq);
 
 	/*
@@ -313,6 +315,7 @@ static void d3dq_device_destroy(unsigned int index)
 	 */
 	wait_event(ddev->idle_wq, !atomic_read(&ddev->count.queues));
 	flush_workqueue(ddev->teardown_wq);
+	d3dq_sched_pool_fini(ddev);
 	d3dq_device_release_wqs(ddev);
 	devres_release_group(&pdev->dev, NULL);
 	platform_device_unregister(pdev);

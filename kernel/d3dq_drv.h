@@ -47,6 +47,7 @@ struct d3dq_counters {
 	atomic_t queues;
 	atomic_t jobs;
 	atomic_t bos;
+	atomic_t scheds;	/* in use or pooled */
 };
 
 /**
@@ -65,6 +66,10 @@ struct d3dq_device {
 	/* Open files, for debugfs. */
 	struct mutex files_lock;
 	struct list_head files;
+
+	/* Idle schedulers of destroyed queues (d3dq_queue.c). */
+	struct mutex sched_pool_lock;
+	struct list_head sched_pool;
 
 	struct d3dq_counters count;
 	/* Woken when the last queue of the device is freed. */
@@ -184,11 +189,25 @@ struct d3dq_engine {
 };
 
 /**
+ * struct d3dq_sched - A scheduler, lent to one queue at a time.
+ *
+ * Scheduler fences name their timeline through their scheduler, and they
+ * outlive queues, so schedulers are not freed with their queue: an idle
+ * one waits in the device's pool (@link) for the next queue and is freed
+ * with the device.
+ */
+struct d3dq_sched {
+	struct drm_gpu_scheduler base;
+	struct list_head link;
+};
+
+/**
  * struct d3dq_queue - A queue: one scheduler, one entity, one engine.
  *
  * References are held by the file (until the queue is destroyed), by
  * every job of the queue and, briefly, by ioctls. The last one queues
- * @teardown_work, which finishes the entity and the scheduler.
+ * @teardown_work, which finishes the entity and returns the scheduler to
+ * the device's pool.
  */
 struct d3dq_queue {
 	struct kref ref;
@@ -219,7 +238,7 @@ struct d3dq_queue {
 
 	struct work_struct teardown_work;
 
-	struct drm_gpu_scheduler sched;
+	struct d3dq_sched *sched;
 	struct drm_sched_entity entity;
 	struct d3dq_engine engine;
 };
@@ -250,6 +269,7 @@ struct d3dq_queue *d3dq_queue_lookup(struct d3dq_file *dfile, u32 id);
 void d3dq_queue_put(struct d3dq_queue *queue);
 void d3dq_queue_set_lost_locked(struct d3dq_queue *queue, int reason);
 bool d3dq_queue_is_usable(struct d3dq_queue *queue);
+void d3dq_sched_pool_fini(struct d3dq_device *ddev);
 void d3dq_file_destroy_queues(struct d3dq_file *dfile);
 void d3dq_file_remove_queues(struct d3dq_file *dfile);
 void d3dq_job_finished(struct d3dq_job *job);

@@ -20,6 +20,78 @@
 /* Scheduler name: static, because finished fences outlive the queue. */
 static const char d3dq_sched_name[] = "d3dq";
 
+static const struct drm_sched_backend_ops d3dq_sched_ops;
+
+/*
+ * DOC: Scheduler pool
+ *
+ * A scheduler fence answers get_timeline_name() with fence->sched->name,
+ * even once signalled (sync_file's FILE_INFO asks for it), and syncobjs,
+ * sync_files and dma-bufs keep finished fences long after their queue is
+ * gone. So the drm_gpu_scheduler must live as long as any fence of its
+ * queue might, which no callback tells. A destroyed queue's scheduler,
+ * idle once the queue's last job is freed, goes to the device's pool,
+ * the next queue takes it from there, and the pool is freed with the
+ * device (at module unload, where outstanding fences are already a
+ * known limit). Memory stays bounded by the most queues that ever
+ * existed at once.
+ *
+ * Reuse is sound for dependencies too: the scheduler reduces a wait on
+ * a fence of its own to the fence's "scheduled" half, and every job of
+ * the previous owner has finished before the scheduler is handed on.
+ */
+static struct d3dq_sched *d3dq_sched_get(struct d3dq_device *ddev)
+{
+	struct d3dq_sched *sched;
+	int ret;
+
+	mutex_lock(&ddev->sched_pool_lock);
+	sched = list_first_entry_or_null(&ddev->sched_pool, struct d3dq_sched,
+					 link);
+	if (sched)
+		list_del(&sched->link);
+	mutex_unlock(&ddev->sched_pool_lock);
+	if (sched)
+		return sched;
+
+	sched = kzalloc(sizeof(*sched), GFP_KERNEL);
+	if (!sched)
+		return ERR_PTR(-ENOMEM);
+	/*
+	 * One job on the engine at a time: the timeout then measures the
+	 * job itself, not the jobs queued behind it.
+	 */
+	ret = d3dq_sched_init(&sched->base, &d3dq_sched_ops, ddev->sched_wq,
+			      1, msecs_to_jiffies(d3dq_job_timeout_ms),
+			      d3dq_sched_name, ddev->drm.dev);
+	if (ret) {
+		kfree(sched);
+		return ERR_PTR(ret);
+	}
+	atomic_inc(&ddev->count.scheds);
+	return sched;
+}
+
+static void d3dq_sched_put(struct d3dq_device *ddev, struct d3dq_sched *sched)
+{
+	mutex_lock(&ddev->sched_pool_lock);
+	list_add(&sched->link, &ddev->sched_pool);
+	mutex_unlock(&ddev->sched_pool_lock);
+}
+
+/* Device teardown: every queue is gone, so every scheduler is pooled. */
+void d3dq_sched_pool_fini(struct d3dq_device *ddev)
+{
+	struct d3dq_sched *sched, *tmp;
+
+	list_for_each_entry_safe(sched, tmp, &ddev->sched_pool, link) {
+		list_del(&sched->link);
+		drm_sched_fini(&sched->base);
+		kfree(sched);
+		atomic_dec(&ddev->count.scheds);
+	}
+}
+
 void d3dq_queue_set_lost_locked(struct d3dq_queue *queue, int reason)
 {
 	lockdep_assert_held(&queue->lock);
@@ -57,9 +129,9 @@ static void d3dq_queue_teardown(struct work_struct *work)
 						teardown_work);
 	struct d3dq_device *ddev = queue->ddev;
 
-	/* No job is left: neither call waits. */
+	/* No job is left: this does not wait. */
 	drm_sched_entity_destroy(&queue->entity);
-	drm_sched_fini(&queue->sched);
+	d3dq_sched_put(ddev, queue->sched);
 	d3dq_engine_fini(queue);
 	mutex_destroy(&queue->submit_lock);
 	kfree(queue);
@@ -202,19 +274,15 @@ static struct d3dq_queue *d3dq_queue_create(struct d3dq_device *ddev,
 	INIT_WORK(&queue->teardown_work, d3dq_queue_teardown);
 	d3dq_engine_init(queue);
 
-	/*
-	 * One job on the engine at a time: the timeout then measures the
-	 * job itself, not the jobs queued behind it.
-	 */
-	ret = d3dq_sched_init(&queue->sched, &d3dq_sched_ops, ddev->sched_wq,
-			      1, msecs_to_jiffies(d3dq_job_timeout_ms),
-			      d3dq_sched_name, ddev->drm.dev);
-	if (ret)
+	queue->sched = d3dq_sched_get(ddev);
+	if (IS_ERR(queue->sched)) {
+		ret = PTR_ERR(queue->sched);
 		goto err_free;
+	}
 
 	prio = priority == DRM_D3DQ_QUEUE_PRIORITY_HIGH ?
 	       DRM_SCHED_PRIORITY_HIGH : DRM_SCHED_PRIORITY_NORMAL;
-	sched_list[0] = &queue->sched;
+	sched_list[0] = &queue->sched->base;
 	ret = drm_sched_entity_init(&queue->entity, prio, sched_list, 1, NULL);
 	if (ret)
 		goto err_sched;
@@ -224,7 +292,7 @@ static struct d3dq_queue *d3dq_queue_create(struct d3dq_device *ddev,
 	return queue;
 
 err_sched:
-	drm_sched_fini(&queue->sched);
+	d3dq_sched_put(ddev, queue->sched);
 err_free:
 	mutex_destroy(&queue->submit_lock);
 	kfree(queue);

@@ -11,6 +11,8 @@
 #include <fcntl.h>
 #include <signal.h>
 #include <string.h>
+#include <linux/sync_file.h>
+#include <sys/ioctl.h>
 #include <sys/mman.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -393,6 +395,61 @@ TEST_F(td, remove_other_file)
 	ASSERT_EQ(0, t_wait(self->fd, tl, 1, 5 * T_SEC));
 	EXPECT_EQ(4, self->map[0]);
 	close(fd2);
+}
+
+/*
+ * A queue's finished fences outlive it (here in a syncobj): sync_file
+ * FILE_INFO still names their timeline once the queue is freed, which
+ * reads the fence's scheduler. Schedulers are therefore kept in a pool
+ * and reused, not freed: creating and destroying queues one after the
+ * other does not add schedulers. (On the debug kernel KASAN reports the
+ * read if a scheduler was freed.)
+ */
+TEST_F(td, fence_outlives_queue)
+{
+	struct sync_fence_info fi = { 0 };
+	struct sync_file_info info = { 0 };
+	struct drm_d3dq_sync sig;
+	struct t_objects o;
+	int i, n, pooled = 0, sync_fd;
+	struct t_cs cs;
+	uint32_t s, q;
+
+	s = t_syncobj(self->fd);
+	ASSERT_NE(0, s);
+	for (i = 0; i < 20; i++) {
+		q = t_queue(self->fd, 0, 0);
+		ASSERT_NE(0, q);
+		t_cs_init(&cs);
+		t_cs_write64(&cs, self->bo, 0, i);
+		sig = t_bin(s);
+		ASSERT_EQ(0, t_submit(self->fd, q, NULL, 0, &sig, 1, &cs));
+		ASSERT_EQ(0, t_wait(self->fd, s, 0, 5 * T_SEC));
+		ASSERT_EQ(0, t_queue_destroy(self->fd, q));
+		/* Wait until the queue and its job are freed. */
+		for (n = 0; n < 500; n++) {
+			ASSERT_EQ(0, t_objects(&o));
+			if (!o.queues && !o.jobs)
+				break;
+			usleep(10000);
+		}
+		ASSERT_EQ(0, o.queues);
+		if (!i)
+			pooled = o.schedulers;
+		EXPECT_LE(1, o.schedulers);
+		EXPECT_EQ(pooled, o.schedulers);
+
+		ASSERT_EQ(0, drmSyncobjExportSyncFile(self->fd, s, &sync_fd));
+		info.num_fences = 1;
+		info.sync_fence_info = (uint64_t)(uintptr_t)&fi;
+		ASSERT_EQ(0, ioctl(sync_fd, SYNC_IOC_FILE_INFO, &info));
+		close(sync_fd);
+		EXPECT_EQ(1, info.status);
+		EXPECT_EQ(1, fi.status);
+		EXPECT_STREQ("drm_sched", fi.driver_name);
+		EXPECT_STREQ("d3dq", fi.obj_name);
+		EXPECT_EQ(i, self->map[0]);
+	}
 }
 
 TEST_HARNESS_MAIN

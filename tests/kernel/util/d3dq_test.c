@@ -121,6 +121,8 @@ int t_objects(struct t_objects *o)
 			o->bos = value;
 		else if (!strcmp(key, "hw_fences"))
 			o->hw_fences = value;
+		else if (!strcmp(key, "schedulers"))
+			o->schedulers = value;
 	}
 	fclose(f);
 	return 0;

@@ -29,9 +29,12 @@ uint64_t t_now(void);
 /* Absolute timeout @ns from now, for drmSyncobj*Wait. */
 int64_t t_deadline(uint64_t ns);
 
-/* Live object counts from debugfs "objects". */
+/*
+ * Live object counts from debugfs "objects" (schedulers: in use or
+ * pooled; the pool only empties at module unload).
+ */
 struct t_objects {
-	int files, queues, jobs, bos, hw_fences;
+	int files, queues, jobs, bos, hw_fences, schedulers;
 };
 
 /* Read the counts; 0 on success, -1 if debugfs is not available. */
