@@ -99,6 +99,29 @@ static int watch_add(struct watch_set *w, uint32_t handle, uint64_t point,
 	return 0;
 }
 
+/*
+ * Sleep in the kernel until a point of @w is reached (with @flags), a
+ * signal, or an error. An object may vanish while we wait (its handle is
+ * then refused) and the caller rebuilds the set: back off briefly on
+ * errors rather than spin.
+ */
+static void watch_wait(struct d3dq_device *dev, struct watch_set *w,
+		       uint32_t flags)
+{
+	int ret = syncobj_timeline_wait(dev->fd, w->handles, w->points, w->n,
+					INT64_MAX, flags, NULL);
+
+	if (ret && ret != -ETIME && ret != -EINTR)
+		usleep(1000);
+}
+
+static void watch_free(struct watch_set *w)
+{
+	free(w->handles);
+	free(w->points);
+	free(w->objs);
+}
+
 /* Build the wait set; dev->lock held. Entries: doorbell, queues, fences. */
 static uint32_t collect(struct d3dq_device *dev, struct watch_set *w)
 {
@@ -198,23 +221,14 @@ static void *worker_main(void *arg)
 	struct d3dq_device *dev = arg;
 	struct watch_set w = { 0 };
 	uint32_t nqueues;
-	int ret, lost;
+	int lost;
 
 	pthread_mutex_lock(&dev->lock);
 	while (!dev->worker_quit) {
 		nqueues = collect(dev, &w);
 		pthread_mutex_unlock(&dev->lock);
 
-		ret = syncobj_timeline_wait(dev->fd, w.handles, w.points, w.n,
-					    INT64_MAX,
-					    DRM_SYNCOBJ_WAIT_FLAGS_WAIT_FOR_SUBMIT,
-					    NULL);
-		/*
-		 * An object may vanish while we wait (its handle is then
-		 * refused): rebuild the set. Avoid spinning on errors.
-		 */
-		if (ret && ret != -ETIME && ret != -EINTR)
-			usleep(1000);
+		watch_wait(dev, &w, DRM_SYNCOBJ_WAIT_FLAGS_WAIT_FOR_SUBMIT);
 
 		pthread_mutex_lock(&dev->lock);
 		if (dev->worker_quit)
@@ -229,9 +243,7 @@ static void *worker_main(void *arg)
 		pthread_mutex_lock(&dev->lock);
 	}
 	pthread_mutex_unlock(&dev->lock);
-	free(w.handles);
-	free(w.points);
-	free(w.objs);
+	watch_free(&w);
 	return NULL;
 }
 
@@ -249,7 +261,6 @@ static void *avail_main(void *arg)
 	struct d3dq_device *dev = arg;
 	struct watch_set w = { 0 };
 	struct list *pos, *tmp;
-	int ret;
 
 	pthread_mutex_lock(&dev->lock);
 	while (!dev->worker_quit) {
@@ -266,13 +277,8 @@ static void *avail_main(void *arg)
 		}
 		pthread_mutex_unlock(&dev->lock);
 
-		ret = syncobj_timeline_wait(dev->fd, w.handles, w.points, w.n,
-					    INT64_MAX,
-					    DRM_SYNCOBJ_WAIT_FLAGS_WAIT_FOR_SUBMIT |
-					    DRM_SYNCOBJ_WAIT_FLAGS_WAIT_AVAILABLE,
-					    NULL);
-		if (ret && ret != -ETIME && ret != -EINTR)
-			usleep(1000);
+		watch_wait(dev, &w, DRM_SYNCOBJ_WAIT_FLAGS_WAIT_FOR_SUBMIT |
+				    DRM_SYNCOBJ_WAIT_FLAGS_WAIT_AVAILABLE);
 
 		pthread_mutex_lock(&dev->lock);
 		if (dev->worker_quit)
@@ -289,9 +295,7 @@ static void *avail_main(void *arg)
 		pthread_mutex_lock(&dev->lock);
 	}
 	pthread_mutex_unlock(&dev->lock);
-	free(w.handles);
-	free(w.points);
-	free(w.objs);
+	watch_free(&w);
 	return NULL;
 }
 
