@@ -19,11 +19,7 @@ FIXTURE(m) {
 
 FIXTURE_SETUP(m)
 {
-	int ret = util_env_open(&self->e, 65536, 0, 0);
-
-	if (ret == -ENODEV)
-		SKIP(return, "no d3dq device");
-	ASSERT_EQ(0, ret);
+	UTIL_ENV_OPEN(&self->e, 65536, 0, 0);
 	ASSERT_EQ(0, d3dq_buffer_create(self->e.dev, 65536, &self->dst));
 }
 

@@ -21,12 +21,8 @@ FIXTURE(r) {
 
 FIXTURE_SETUP(r)
 {
-	int ret = util_env_open(&self->e, 4096, 3, 0);
-
 	self->efd = -1;
-	if (ret == -ENODEV)
-		SKIP(return, "no d3dq device");
-	ASSERT_EQ(0, ret);
+	UTIL_ENV_OPEN(&self->e, 4096, 3, 0);
 	self->efd = util_eventfd();
 	ASSERT_GE(self->efd, 0);
 

@@ -37,15 +37,10 @@ FIXTURE_VARIANT_ADD(sh, worker) {
 
 FIXTURE_SETUP(sh)
 {
-	int ret;
-
 	/* Each test runs in its own process: this stays local. */
 	if (variant->force_worker)
 		setenv("D3DQ_NO_SYNCOBJ_EVENTFD", "1", 1);
-	ret = util_env_open(&self->e, 4096, 2, D3DQ_FENCE_FLAG_SHARED);
-	if (ret == -ENODEV)
-		SKIP(return, "no d3dq device");
-	ASSERT_EQ(0, ret);
+	UTIL_ENV_OPEN(&self->e, 4096, 2, D3DQ_FENCE_FLAG_SHARED);
 }
 
 FIXTURE_TEARDOWN(sh)

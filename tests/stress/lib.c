@@ -327,6 +327,11 @@ FIXTURE(lib) {
 
 FIXTURE_SETUP(lib)
 {
+	int fd = t_open(0);
+
+	if (fd < 0)
+		SKIP(return, "no d3dq device");
+	close(fd);
 }
 
 FIXTURE_TEARDOWN(lib)
@@ -341,11 +346,7 @@ TEST_F_TIMEOUT(lib, threads_and_processes, 86400)
 	pid_t pid[2];
 	char msg[256];
 	unsigned long n;
-	int fd = t_open(0);
 
-	if (fd < 0)
-		SKIP(return, "no d3dq device");
-	close(fd);
 	TH_LOG("seed 0x%llx, 2 processes x %d threads x %d executions",
 	       (unsigned long long)seed, NT, jobs);
 	for (i = 0; i < 2; i++) {
@@ -378,11 +379,7 @@ TEST_F_TIMEOUT(lib, sigkill_mid_run, 86400)
 	struct t_objects o;
 	char msg[256];
 	unsigned long n;
-	int fd = t_open(0);
 
-	if (fd < 0)
-		SKIP(return, "no d3dq device");
-	close(fd);
 	for (i = 0; i < rounds; i++) {
 		pid_t pid = fork();
 

@@ -35,19 +35,26 @@ int util_env_open(struct util_env *e, uint64_t buf_size, uint64_t f_value,
 void util_env_close(struct util_env *e);
 
 /*
- * Setup and teardown of a fixture whose data has a struct util_env e,
- * for use right after FIXTURE(name): the setup skips without a device
- * and asserts that everything was made.
+ * In a fixture setup (needs the harness's _metadata): open @e, skip the
+ * test without a device, fail it if anything else went wrong.
+ */
+#define UTIL_ENV_OPEN(e, buf_size, f_value, f_flags)			\
+	do {								\
+		int _ret = util_env_open(e, buf_size, f_value, f_flags); \
+									\
+		if (_ret == -ENODEV)					\
+			SKIP(return, "no d3dq device");			\
+		ASSERT_EQ(0, _ret);					\
+	} while (0)
+
+/*
+ * Setup and teardown of a fixture whose data has a struct util_env e and
+ * nothing else to set up, for use right after FIXTURE(name).
  */
 #define UTIL_ENV_FIXTURE(name, buf_size, f_value, f_flags)		\
 	FIXTURE_SETUP(name)						\
 	{								\
-		int ret = util_env_open(&self->e, buf_size, f_value,	\
-					f_flags);			\
-									\
-		if (ret == -ENODEV)					\
-			SKIP(return, "no d3dq device");			\
-		ASSERT_EQ(0, ret);					\
+		UTIL_ENV_OPEN(&self->e, buf_size, f_value, f_flags);	\
 	}								\
 	FIXTURE_TEARDOWN(name)						\
 	{								\
