@@ -5,7 +5,9 @@
 # Everything generated lands in build/. Kernels are named by their line
 # (6.1, 6.12); KERNELS="6.1 6.12" (the default) narrows with KERNELS=6.1.
 
-VERSION := 0.1.0
+# The version is the one include/d3dq/d3dq.h declares (d3dq_version(3)).
+VERSION := $(shell sed -n 's/^\#define D3DQ_VERSION_\(MAJOR\|MINOR\|PATCH\) *\([0-9][0-9]*\)$$/\2/p' \
+	include/d3dq/d3dq.h | paste -sd.)
 SOVERSION := 0
 PREFIX ?= /usr/local
 LIBDIR ?= $(PREFIX)/lib

@@ -263,9 +263,13 @@ D3DQ_EXPORT void d3dq_device_close(struct d3dq_device *dev)
 
 D3DQ_EXPORT int d3dq_device_removed_reason(struct d3dq_device *dev)
 {
+	int reason;
+
+	/* -EFAULT means "not a device": no removal reason may look like it. */
 	if (!dev)
-		return -EINVAL;
-	return atomic_load(&dev->removed_reason);
+		return -EFAULT;
+	reason = atomic_load(&dev->removed_reason);
+	return reason == -EFAULT ? -EIO : reason;
 }
 
 bool dev_removed(struct d3dq_device *dev)

@@ -264,6 +264,7 @@ struct d3dq_cmdlist {
 #define fence_watch_fired d3dqp_fence_watch_fired
 #define now_ns d3dqp_now_ns
 #define queue_apply_completed d3dqp_queue_apply_completed
+#define queue_desc_to_uapi d3dqp_queue_desc_to_uapi
 #define queue_drop_held_locked d3dqp_queue_drop_held_locked
 #define queue_flush_locked d3dqp_queue_flush_locked
 #define queue_ref d3dqp_queue_ref
@@ -295,6 +296,10 @@ int syncobj_timeline_wait(int fd, uint32_t *handles, uint64_t *points,
 			  uint32_t *first);
 int64_t now_ns(void);
 int64_t abs_timeout(uint64_t timeout_ns);
+
+/* abi.c: -EINVAL or -EOPNOTSUPP for a description the driver cannot have. */
+int queue_desc_to_uapi(const struct d3dq_queue_desc *desc,
+		       struct drm_d3dq_queue_create *create);
 
 /* device.c */
 bool dev_removed(struct d3dq_device *dev);
