@@ -55,6 +55,18 @@ int  d3dq_device_removed_reason(struct d3dq_device *dev);
 int  d3dq_device_remove(struct d3dq_device *dev);
 
 /*
+ * The engine clock (ID3D12CommandQueue::GetTimestampFrequency and
+ * GetClockCalibration): ticks per second of the values
+ * d3dq_cmdlist_timestamp() writes, and one reading of that clock together
+ * with CLOCK_MONOTONIC in nanoseconds. See d3dq_device_get_timestamp_frequency(3).
+ */
+int  d3dq_device_get_timestamp_frequency(struct d3dq_device *dev,
+					 uint64_t *frequency);
+int  d3dq_device_get_clock_calibration(struct d3dq_device *dev,
+				       uint64_t *gpu_timestamp,
+				       uint64_t *cpu_timestamp);
+
+/*
  * Fences (ID3D12Fence). Values may go down and jump; a shared fence is a
  * timeline syncobj other processes can import, and cannot go down.
  * d3dq_fence_set_event_on_completion(): eventfd < 0 blocks.

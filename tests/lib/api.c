@@ -66,6 +66,29 @@ TEST(version)
 	EXPECT_LT(D3DQ_MAKE_VERSION(0, 255, 255), D3DQ_MAKE_VERSION(1, 0, 0));
 }
 
+TEST_F(api, clock)
+{
+	uint64_t hz = 0, gpu = 0, cpu = 0, gpu2 = 0, cpu2 = 0;
+
+	EXPECT_EQ(-EINVAL, d3dq_device_get_timestamp_frequency(NULL, &hz));
+	EXPECT_EQ(-EINVAL, d3dq_device_get_timestamp_frequency(self->dev,
+								NULL));
+	EXPECT_EQ(-EINVAL, d3dq_device_get_clock_calibration(NULL, &gpu, &cpu));
+	EXPECT_EQ(-EINVAL, d3dq_device_get_clock_calibration(self->dev, NULL,
+							     &cpu));
+	EXPECT_EQ(-EINVAL, d3dq_device_get_clock_calibration(self->dev, &gpu,
+							     NULL));
+	/* The engine clock is CLOCK_MONOTONIC in nanoseconds (uapi). */
+	ASSERT_EQ(0, d3dq_device_get_timestamp_frequency(self->dev, &hz));
+	EXPECT_EQ(1000000000ull, hz);
+	ASSERT_EQ(0, d3dq_device_get_clock_calibration(self->dev, &gpu, &cpu));
+	ASSERT_EQ(0, d3dq_device_get_clock_calibration(self->dev, &gpu2,
+							&cpu2));
+	EXPECT_EQ(gpu, cpu);
+	EXPECT_LE(cpu, cpu2);
+	EXPECT_LE(gpu, gpu2);
+}
+
 /* A description as a later library might define it: one more member. */
 struct desc_v1 {
 	struct d3dq_queue_desc v0;
