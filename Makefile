@@ -21,6 +21,7 @@ export KERNELS
 
 B := build
 CC ?= cc
+CXX ?= c++
 PKG_CONFIG ?= pkg-config
 
 .DEFAULT_GOAL := all
@@ -44,6 +45,9 @@ endif
 ABIS := $(foreach i,$(shell seq 2 2 $(words $(KPAIRS))),$(word $(i),$(KPAIRS)))
 DRM_CFLAGS := $(shell $(PKG_CONFIG) --cflags libdrm)
 DRM_LIBS := $(shell $(PKG_CONFIG) --libs libdrm)
+# Microsoft's headers (directx-headers-dev), for the D3D12 layer and its tests.
+DX_CFLAGS := $(shell $(PKG_CONFIG) --cflags DirectX-Headers)
+DX_LIBS := $(shell $(PKG_CONFIG) --libs DirectX-Headers)
 endif
 
 WARN := -Wall -Wextra -Werror
@@ -102,11 +106,51 @@ $(LIB_PC): libd3dq/libd3dq.pc.in Makefile
 	@mkdir -p $(@D)
 	$(call pc_subst,$(PREFIX),$(LIBDIR),$(INCLUDEDIR)) $< >$@
 
+# --- D3D12 layer (libd3d12-d3dq) -------------------------------------------------
+
+# ID3D12Device and friends on top of libd3dq's public API, built against
+# Debian's directx-headers-dev. Shared only: it links libd3dq.so.0, found
+# through its own rpath ($ORIGIN) in the build tree and when installed.
+# The COM methods ignore many of their arguments: -Wno-unused-parameter.
+D3D12_SRCS := $(wildcard libd3dq/d3d12/*.c)
+D3D12_OBJS := $(D3D12_SRCS:%.c=$(B)/obj/%.o)
+D3D12_MAP := libd3dq/d3d12/libd3d12-d3dq.map
+D3D12_SO := $(B)/lib/libd3d12-d3dq.so.$(VERSION)
+D3D12_PC := $(B)/lib/pkgconfig/libd3d12-d3dq.pc
+D3D12_CFLAGS := $(LIB_CFLAGS) $(DX_CFLAGS) -Wno-unused-parameter
+
+ifneq ($(D3D12_SRCS),)
+D3D12_TARGETS := $(D3D12_SO) $(B)/lib/libd3d12-d3dq.so.$(SOVERSION) \
+	$(B)/lib/libd3d12-d3dq.so $(D3D12_PC)
+endif
+
+.PHONY: d3d12
+d3d12: $(D3D12_TARGETS)
+lib: d3d12
+
+$(B)/obj/libd3dq/d3d12/%.o: libd3dq/d3d12/%.c Makefile
+	@mkdir -p $(@D)
+	$(CC) $(D3D12_CFLAGS) $(CFLAGS) -c -o $@ $<
+
+$(D3D12_SO): $(D3D12_OBJS) $(D3D12_MAP) $(B)/lib/libd3dq.so
+	@mkdir -p $(@D)
+	$(CC) -shared -pthread -Wl,-soname,libd3d12-d3dq.so.$(SOVERSION) \
+		-Wl,--no-undefined -Wl,--version-script=$(D3D12_MAP) \
+		-Wl,-rpath,'$$ORIGIN' $(LDFLAGS) -o $@ $(D3D12_OBJS) \
+		-L$(B)/lib -ld3dq $(DX_LIBS)
+
+$(B)/lib/libd3d12-d3dq.so.$(SOVERSION) $(B)/lib/libd3d12-d3dq.so: $(D3D12_SO)
+	ln -sfn $(notdir $<) $@
+
+$(D3D12_PC): libd3dq/d3d12/libd3d12-d3dq.pc.in Makefile
+	@mkdir -p $(@D)
+	$(call pc_subst,$(PREFIX),$(LIBDIR),$(INCLUDEDIR)) $< >$@
+
 # --- tests -------------------------------------------------------------------
 
 # Every tests/<suite>/*.c is one program; tests/<suite>/util/*.c is linked
 # into each program of the suite.
-SUITES := $(patsubst tests/%/,%,$(sort $(dir $(wildcard tests/*/*.c))))
+SUITES := $(patsubst tests/%/,%,$(sort $(dir $(wildcard tests/*/*.c tests/*/*.cpp))))
 KSELFTEST := $(B)/kselftest/kselftest_harness.h
 # The kselftest harness's macros trip these warnings in correct tests:
 # unused _metadata/variant parameters, int literals compared with unsigned
@@ -128,15 +172,30 @@ suite_cflags_fuzz := -Itests/kernel
 suite_util_stress := $(wildcard tests/kernel/util/*.c)
 suite_cflags_stress := -Itests/kernel
 suite_deps_stress := $(B)/lib/libd3dq.so
+# The D3D12 suite: d3d12.h and libd3d12-d3dq only (plus the kernel tests'
+# helpers to reload the module). C++ programs (*.cpp) print their own TAP.
+# GCC 12 cannot silence -Wunknown-pragmas with a pragma in C++ (bug 53431,
+# fixed in 13), so C++ gets the command-line flag; C uses the pragma.
+suite_util_d3d12 := $(wildcard tests/kernel/util/*.c)
+suite_cflags_d3d12 := -Itests/kernel $(DX_CFLAGS)
+suite_libs_d3d12 := -L$(B)/lib -Wl,-rpath,'$$ORIGIN/../../lib' -ld3d12-d3dq \
+	$(DX_LIBS) $(DRM_LIBS) -lpthread
+suite_deps_d3d12 := $(B)/lib/libd3d12-d3dq.so
+TEST_CXXFLAGS := -std=c++17 $(WARN) -Wno-unknown-pragmas -O2 -g -pthread -MMD -MP
 
 define suite_rules
 $(1)_PROGS := $$(patsubst tests/$(1)/%.c,$(B)/tests/$(1)/%,$$(wildcard tests/$(1)/*.c))
+$(1)_CXXPROGS := $$(patsubst tests/$(1)/%.cpp,$(B)/tests/$(1)/%,$$(wildcard tests/$(1)/*.cpp))
 $(1)_UTIL := $$(wildcard tests/$(1)/util/*.c) $$(suite_util_$(1))
-TEST_PROGS += $$($(1)_PROGS)
-$(B)/tests/$(1)/%: tests/$(1)/%.c $$($(1)_UTIL) $$(suite_deps_$(1)) Makefile | $(KSELFTEST)
+TEST_PROGS += $$($(1)_PROGS) $$($(1)_CXXPROGS)
+$$($(1)_PROGS): $(B)/tests/$(1)/%: tests/$(1)/%.c $$($(1)_UTIL) $$(suite_deps_$(1)) Makefile | $(KSELFTEST)
 	@mkdir -p $$(@D); rm -f $$@
 	$$(CC) $$(TEST_CFLAGS) -Itests/$(1) $$(suite_cflags_$(1)) $$(CFLAGS) $$(LDFLAGS) -o $$@ \
 		$$< $$($(1)_UTIL) $$(or $$(suite_libs_$(1)),$$(suite_libs_lib))
+$$($(1)_CXXPROGS): $(B)/tests/$(1)/%: tests/$(1)/%.cpp $$(suite_deps_$(1)) Makefile
+	@mkdir -p $$(@D); rm -f $$@
+	$$(CXX) $$(TEST_CXXFLAGS) -Itests/$(1) $$(suite_cflags_$(1)) $$(CXXFLAGS) $$(LDFLAGS) -o $$@ \
+		$$< $$(or $$(suite_libs_$(1)),$$(suite_libs_lib))
 endef
 $(foreach s,$(SUITES),$(eval $(call suite_rules,$(s))))
 
