@@ -180,7 +180,7 @@ suite_util_d3d12 := $(wildcard tests/kernel/util/*.c)
 suite_cflags_d3d12 := -Itests/kernel $(DX_CFLAGS)
 suite_libs_d3d12 := -L$(B)/lib -Wl,-rpath,'$$ORIGIN/../../lib' -ld3d12-d3dq \
 	$(DX_LIBS) $(DRM_LIBS) -lpthread
-suite_deps_d3d12 := $(B)/lib/libd3d12-d3dq.so
+suite_deps_d3d12 := $(B)/lib/libd3d12-d3dq.so $(B)/tools/d3d12-hello
 TEST_CXXFLAGS := -std=c++17 $(WARN) -Wno-unknown-pragmas -O2 -g -pthread -MMD -MP
 
 define suite_rules
@@ -216,6 +216,17 @@ $(TOOLS_WITH_LIB): TOOL_LIBS = $(TOOL_LIBD3DQ)
 $(B)/tools/%: tools/%.c Makefile
 	@mkdir -p $(@D)
 	$(CC) -std=c11 $(COMMON_CFLAGS) $(CFLAGS) $(LDFLAGS) -o $@ $< $(TOOL_LIBS) $(DRM_LIBS) -lpthread
+
+# C++ tools are D3D12 samples: d3d12.h and libd3d12-d3dq (GCC 12 needs
+# -Wno-unknown-pragmas for d3d12.h in C++, see the D3D12 suite).
+TOOL_CXXPROGS := $(patsubst tools/%.cpp,$(B)/tools/%,$(wildcard tools/*.cpp))
+TOOL_PROGS += $(TOOL_CXXPROGS)
+
+$(TOOL_CXXPROGS): $(B)/tools/%: tools/%.cpp $(B)/lib/libd3d12-d3dq.so Makefile
+	@mkdir -p $(@D)
+	$(CXX) -std=c++17 $(WARN) -Wno-unknown-pragmas -O2 -g -MMD -MP $(DX_CFLAGS) \
+		$(CXXFLAGS) $(LDFLAGS) -o $@ $< \
+		-L$(B)/lib -Wl$(comma)-rpath$(comma)'$$ORIGIN/../lib' -ld3d12-d3dq $(DX_LIBS)
 
 .PHONY: tools
 tools: $(TOOL_PROGS)
