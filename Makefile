@@ -289,7 +289,15 @@ ifneq ($(wildcard libd3dq/libd3dq.pc.in),)
 	$(call pc_subst,$(PREFIX),$(LIBDIR),$(INCLUDEDIR)) libd3dq/libd3dq.pc.in \
 		>$(DESTDIR)$(LIBDIR)/pkgconfig/libd3dq.pc
 endif
-	$(if $(wildcard libd3dq/man/*.3),install -m 644 $(wildcard libd3dq/man/*.3) $(DESTDIR)$(MANDIR)/man3/)
+ifneq ($(D3D12_SRCS),)
+	install -m 755 $(D3D12_SO) $(DESTDIR)$(LIBDIR)/
+	ln -sfn libd3d12-d3dq.so.$(VERSION) $(DESTDIR)$(LIBDIR)/libd3d12-d3dq.so.$(SOVERSION)
+	ln -sfn libd3d12-d3dq.so.$(SOVERSION) $(DESTDIR)$(LIBDIR)/libd3d12-d3dq.so
+	$(call pc_subst,$(PREFIX),$(LIBDIR),$(INCLUDEDIR)) libd3dq/d3d12/libd3d12-d3dq.pc.in \
+		>$(DESTDIR)$(LIBDIR)/pkgconfig/libd3d12-d3dq.pc
+endif
+	$(if $(wildcard libd3dq/man/*.3 libd3dq/d3d12/man/*.3),install -m 644 \
+		$(wildcard libd3dq/man/*.3 libd3dq/d3d12/man/*.3) $(DESTDIR)$(MANDIR)/man3/)
 	$(if $(TOOL_PROGS),install -m 755 $(TOOL_PROGS) $(DESTDIR)$(BINDIR)/)
 
 .PHONY: clean
@@ -307,7 +315,7 @@ help:
 	@echo '  make run        boot the VM (6.12), load d3dq, run d3dq-demo or d3dq-info'
 	@echo '  make shell      interactive busybox shell in the VM, module loaded'
 	@echo '  make bench      d3dq-bench in the VM per kernel: build/bench/*.txt, json, png'
-	@echo '  make install    PREFIX=/usr/local DESTDIR= : headers, library, .pc, man, tools'
+	@echo '  make install    PREFIX=/usr/local DESTDIR= : headers, libraries, .pc, man, tools'
 	@echo '  make clean      remove build/'
 	@echo '  make modules | lib | tests | tools   one part only'
 	@echo 'Variables: KERNELS="6.1 6.12" (default both), PREFIX, DESTDIR, CFLAGS, LDFLAGS'
