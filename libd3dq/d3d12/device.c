@@ -450,7 +450,7 @@ device_GetCopyableFootprints(ID3D12Device1 *iface,
 			     UINT *rows, UINT64 *row_size, UINT64 *total)
 {
 	bool ok = desc && SUCCEEDED(resource_check_buffer_desc(desc)) &&
-		  first == 0 && count == 1 && desc->Width <= UINT32_MAX;
+		  first == 0 && count == 1 && desc->Width <= UINT32_MAX - 255;
 
 	if (layouts && ok) {
 		memset(layouts, 0, sizeof(*layouts));
