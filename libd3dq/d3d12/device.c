@@ -314,6 +314,9 @@ device_CreateSharedHandle(ID3D12Device1 *iface, ID3D12DeviceChild *object,
 	if (name)
 		return E_NOTIMPL;
 	f = fence_from_child(object);
+	/* Shared resources and heaps are not implemented. */
+	if (!f && resource_from((ID3D12Resource *)object))
+		return E_NOTIMPL;
 	if (!f || f->c.device != d || !(f->flags & D3D12_FENCE_FLAG_SHARED) ||
 	    access != GENERIC_ALL)
 		return E_INVALIDARG;

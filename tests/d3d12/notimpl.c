@@ -129,6 +129,10 @@ TEST_F(n, device_not_implemented)
 	EXPECT_NOTIMPL_OUT(ID3D12Device1_CreateSharedHandle(
 		self->dev, (ID3D12DeviceChild *)self->f, NULL, GENERIC_ALL,
 		L"named", &h), h);
+	/* Only fences are shared. */
+	EXPECT_NOTIMPL_OUT(ID3D12Device1_CreateSharedHandle(
+		self->dev, (ID3D12DeviceChild *)self->buf, NULL, GENERIC_ALL,
+		NULL, &h), h);
 
 	/* What this device cannot create: textures, custom heaps, video. */
 	EXPECT_EQ(HR(E_NOTIMPL), HR(ID3D12Device1_CreateFence(
