@@ -53,13 +53,17 @@ static void d3dq_debugfs_queue(struct seq_file *m, struct d3dq_queue *queue)
 		if (job->state != D3DQ_JOB_QUEUED)
 			continue;
 		for (i = 0; i < job->nwaits; i++) {
+			struct d3dq_wait *w = &job->waits[i];
+			struct dma_fence *dep = w->release ?
+						&w->release->base : w->fence;
+
 			/* Only the flag: no fence callbacks under our lock. */
-			if (test_bit(DMA_FENCE_FLAG_SIGNALED_BIT,
-				     &job->waits[i].fence->flags))
+			if (test_bit(DMA_FENCE_FLAG_SIGNALED_BIT, &dep->flags))
 				continue;
-			seq_printf(m, "    job %llu waits syncobj=%u point=%llu\n",
+			seq_printf(m, "    job %llu waits syncobj=%u point=%llu%s\n",
 				   job->base.s_fence->finished.seqno,
-				   job->waits[i].handle, job->waits[i].point);
+				   w->handle, w->point,
+				   w->release ? " releasable" : "");
 		}
 	}
 	spin_unlock(&queue->lock);

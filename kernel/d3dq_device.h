@@ -93,6 +93,9 @@ struct d3dq_file {
 	struct xarray queues;
 	u32 nqueues;
 	bool removed;
+
+	/* Last job number handed out (&drm_d3dq_submit.seqno). */
+	atomic64_t job_seqno;
 };
 
 /* d3dq_drv.c */

@@ -98,7 +98,8 @@ int d3dq_ioctl_get_param(struct drm_device *drm, void *data,
 	case DRM_D3DQ_PARAM_FEATURES:
 		args->value = DRM_D3DQ_FEATURE_TIMELINE |
 			      DRM_D3DQ_FEATURE_PRIME |
-			      DRM_D3DQ_FEATURE_TIMEOUT;
+			      DRM_D3DQ_FEATURE_TIMEOUT |
+			      DRM_D3DQ_FEATURE_WAIT_RELEASE;
 		break;
 	case DRM_D3DQ_PARAM_MAX_QUEUES:
 		args->value = d3dq_max_queues;
@@ -191,6 +192,7 @@ static const struct drm_ioctl_desc d3dq_ioctls[] = {
 	D3DQ_IOCTL(QUEUE_GET_STATE, queue_get_state),
 	D3DQ_IOCTL(SUBMIT, submit),
 	D3DQ_IOCTL(REMOVE, remove),
+	D3DQ_IOCTL(WAIT_RELEASE, wait_release),
 #undef D3DQ_IOCTL
 };
 

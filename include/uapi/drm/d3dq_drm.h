@@ -83,7 +83,7 @@ enum drm_d3dq_ioctl_id {
  * number grows with every addition.
  */
 #define DRM_D3DQ_UAPI_MAJOR	1
-#define DRM_D3DQ_UAPI_MINOR	0
+#define DRM_D3DQ_UAPI_MINOR	1
 
 /**
  * struct drm_d3dq_obj_array - A user array of structures.
