@@ -190,15 +190,20 @@ static void wake_kernel_waiters_locked(struct d3dq_fence *f)
 }
 
 /*
- * One fence of a multi-fence registration reached its value: the heap's
- * reference to @m moves to the fire list, which finishes @m if this hit
- * fired it and drops the reference either way.
+ * One fence of a multi-fence registration reached its value. If this hit
+ * fires it, the event is written (or the blocked caller woken) now, and
+ * the heap's reference to @m moves to the fire list, which removes what
+ * is left of @m on other fences; otherwise the reference is dropped.
  */
 static void multi_hit(struct multi_reg *m, struct fire *fire)
 {
 	pthread_mutex_lock(&m->lock);
 	if (!m->fired && (m->any || --m->remaining == 0)) {
 		m->fired = true;
+		if (m->ev)
+			write_event(m->ev->fd);
+		else
+			pthread_cond_broadcast(&m->cond);
 		m->fire_next = fire->multis;
 		fire->multis = m;
 		pthread_mutex_unlock(&m->lock);
@@ -213,16 +218,56 @@ static void multi_hit(struct multi_reg *m, struct fire *fire)
 	atomic_fetch_sub(&m->refs, 1);
 }
 
+static int cmp_ptr(const void *a, const void *b)
+{
+	uintptr_t x = *(const uintptr_t *)a, y = *(const uintptr_t *)b;
+
+	return (x > y) - (x < y);
+}
+
+/*
+ * Write the events of the registrations popped in one change of the
+ * value, each eventfd once however many of its registrations were
+ * reached (R10).
+ */
+static void write_events(struct ev_reg *popped)
+{
+	uintptr_t *evs;
+	struct ev_reg *r;
+	size_t n = 0, i;
+
+	for (r = popped; r; r = r->next)
+		n++;
+	if (!n)
+		return;
+	evs = malloc(n * sizeof(*evs));
+	if (!evs) {
+		for (r = popped; r; r = r->next)
+			write_event(r->ev->fd);
+		return;
+	}
+	for (i = 0, r = popped; r; r = r->next)
+		evs[i++] = (uintptr_t)r->ev;
+	qsort(evs, n, sizeof(*evs), cmp_ptr);
+	for (i = 0; i < n; i++)
+		if (!i || evs[i] != evs[i - 1])
+			write_event(((struct evref *)evs[i])->fd);
+	free(evs);
+}
+
 /*
  * The value of @f is now @value, or, with @all, @f is released (destroyed
- * or the device removed): satisfy tickets, release kernel waits, pop the
- * registrations reached onto @fire and wake blocked threads. f->lock held.
+ * or the device removed): satisfy tickets, release kernel waits, fire the
+ * events reached, then wake blocked threads, so that a thread this
+ * releases finds the events fired. What needs no fence lock (freeing the
+ * registrations, early releases, removing what is left of fired
+ * multi-fence registrations) goes to @fire. f->lock held.
  */
 void fence_signalled_locked(struct d3dq_fence *f, uint64_t value, bool all,
 			    struct fire *fire)
 {
+	struct ev_reg *r, *popped = NULL, *last = NULL;
 	struct list *pos, *tmp;
-	struct ev_reg *r;
 
 	list_for_each_safe(pos, tmp, &f->tickets) {
 		struct ticket *t = container_of(pos, struct ticket, link);
@@ -251,20 +296,20 @@ void fence_signalled_locked(struct d3dq_fence *f, uint64_t value, bool all,
 		r = heap_pop(f);
 		if (r->multi) {
 			multi_hit(r->multi, fire);
-		} else {
-			r->next = fire->events;
-			fire->events = r;
+			continue;
 		}
+		r->next = popped;
+		popped = r;
+		if (!last)
+			last = r;
+	}
+	write_events(popped);
+	if (last) {
+		last->next = fire->events;
+		fire->events = popped;
 	}
 	pthread_cond_broadcast(&f->cond);
 	wake_kernel_waiters_locked(f);
-}
-
-static int cmp_ptr(const void *a, const void *b)
-{
-	uintptr_t x = *(const uintptr_t *)a, y = *(const uintptr_t *)b;
-
-	return (x > y) - (x < y);
 }
 
 /* Remove the registrations of a fired multi-fence registration. */
@@ -290,49 +335,19 @@ static void multi_cancel(struct multi_reg *m)
 	}
 }
 
-/* @m fired: tell its waiter, then remove what is left of it. */
-static void multi_finish(struct d3dq_device *dev, struct multi_reg *m)
-{
-	if (m->ev) {
-		write_event(m->ev->fd);
-	} else {
-		pthread_mutex_lock(&m->lock);
-		pthread_cond_broadcast(&m->cond);
-		pthread_mutex_unlock(&m->lock);
-	}
-	multi_cancel(m);
-	multi_unref(dev, m);
-}
-
 /*
- * Do what @fire collected, with no fence lock held: each eventfd once
- * (however many of its registrations were reached, R10), multi-fence
- * registrations, early releases of kernel waits.
+ * Do what @fire collected, with no fence lock held: free the fired
+ * registrations (and the library's eventfd references), remove what is
+ * left of fired multi-fence registrations, release kernel waits early.
  */
 void fire_run(struct d3dq_device *dev, struct fire *fire)
 {
 	struct ev_reg *r, *next;
 	struct multi_reg *m, *mnext;
-	uintptr_t *evs = NULL;
-	size_t n = 0, i;
+	size_t i;
 
-	for (r = fire->events; r; r = r->next)
-		n++;
-	if (n)
-		evs = malloc(n * sizeof(*evs));
-	if (evs) {
-		for (i = 0, r = fire->events; r; r = r->next)
-			evs[i++] = (uintptr_t)r->ev;
-		qsort(evs, n, sizeof(*evs), cmp_ptr);
-		for (i = 0; i < n; i++)
-			if (!i || evs[i] != evs[i - 1])
-				write_event(((struct evref *)evs[i])->fd);
-		free(evs);
-	}
 	for (r = fire->events; r; r = next) {
 		next = r->next;
-		if (!evs && n)
-			write_event(r->ev->fd);
 		evref_put(dev, r->ev);
 		free(r);
 	}
@@ -340,7 +355,8 @@ void fire_run(struct d3dq_device *dev, struct fire *fire)
 
 	for (m = fire->multis; m; m = mnext) {
 		mnext = m->fire_next;
-		multi_finish(dev, m);
+		multi_cancel(m);
+		multi_unref(dev, m);
 	}
 	fire->multis = NULL;
 

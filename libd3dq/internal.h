@@ -29,17 +29,19 @@
  * device->worker_lock is only taken alone (starting, stopping the
  * worker). No thread holds two queue locks or two fence locks.
  *
- * System calls under a lock. device->lock, ready_lock, evtab_lock and
- * multi->lock are never held across one, so creating, destroying and
- * registering never wait for the kernel. The others are held across a
+ * System calls under a lock. device->lock, ready_lock and evtab_lock are
+ * never held across one, so creating objects and taking eventfd
+ * references never wait for the kernel. The others are held across a
  * call only where the order of the calls matters, and only for calls
  * that do not block: queue->lock across DRM_IOCTL_D3DQ_SUBMIT of that
  * queue (the order of the calls is the order of the work, R16);
- * fence->lock across the query and timeline signal of that shared fence
- * and the doorbell of its kernel waiters; device->apply_lock across the
- * eventfd writes and early releases of the values it applies (causal
- * order); doorbell_lock across the worker's doorbell. remove_lock is held
- * across a whole removal and only delays concurrent removals. Nobody
+ * fence->lock (and multi->lock) across the eventfd writes of the events
+ * a change of that fence's value fires (a thread that change releases
+ * finds them fired), the query and timeline signal of that shared fence
+ * and the doorbell of its kernel waiters; device->apply_lock across what
+ * the values it applies cause (causal order); doorbell_lock across the
+ * worker's doorbell. remove_lock is held across a whole removal and only
+ * delays concurrent removals. Nobody
  * waits for a queue lock while holding another lock: flushes are
  * requested through the ready list and queue->flush_req and run by
  * whoever holds or next takes the queue lock.
@@ -260,8 +262,9 @@ struct release {
 };
 
 /*
- * What a change of fence values does outside the fence locks, in order:
- * write eventfds, finish multi-fence registrations, release kernel waits.
+ * What a change of fence values leaves for after the fence lock: free
+ * the fired registrations, remove what is left of fired multi-fence
+ * registrations, release kernel waits early.
  */
 struct fire {
 	struct ev_reg *events;
