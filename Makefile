@@ -141,6 +141,38 @@ $(foreach s,$(SUITES),$(eval $(call suite_rules,$(s))))
 .PHONY: tests
 tests: $(TEST_PROGS)
 
+# --- ThreadSanitizer build ---------------------------------------------------
+
+# The library and tests/lib built with -fsanitize=thread in build/tsan/,
+# for "make check-tsan" (not part of "make check"); without the two
+# programs that test files and tools rather than threads.
+TSAN := $(B)/tsan
+TSAN_FLAGS := -fsanitize=thread -O1
+TSAN_LIB_OBJS := $(LIB_SRCS:%.c=$(TSAN)/obj/%.o)
+TSAN_LIB := $(TSAN)/lib/libd3dq.so
+TSAN_TESTS := $(filter-out %/symbols %/bench_smoke,\
+	$(patsubst tests/lib/%.c,$(TSAN)/tests/lib/%,$(wildcard tests/lib/*.c)))
+
+$(TSAN)/obj/libd3dq/%.o: libd3dq/%.c Makefile
+	@mkdir -p $(@D)
+	$(CC) $(LIB_CFLAGS) $(TSAN_FLAGS) $(CFLAGS) -c -o $@ $<
+
+$(TSAN_LIB): $(TSAN_LIB_OBJS) $(LIB_MAP)
+	@mkdir -p $(@D)
+	$(CC) -shared -pthread $(TSAN_FLAGS) -Wl,-soname,libd3dq.so.$(SOVERSION) \
+		$(LIB_MAP_FLAG) $(LDFLAGS) -o $(TSAN)/lib/libd3dq.so.$(SOVERSION) \
+		$(TSAN_LIB_OBJS) $(DRM_LIBS)
+	ln -sfn libd3dq.so.$(SOVERSION) $@
+
+$(TSAN)/tests/lib/%: tests/lib/%.c $(lib_UTIL) $(TSAN_LIB) Makefile | $(KSELFTEST)
+	@mkdir -p $(@D); rm -f $@
+	$(CC) $(TEST_CFLAGS) $(TSAN_FLAGS) -Itests/lib $(CFLAGS) $(LDFLAGS) -o $@ \
+		$< $(lib_UTIL) -L$(TSAN)/lib -Wl,-rpath,'$$ORIGIN/../../lib' -ld3dq \
+		$(DRM_LIBS) -lpthread
+
+.PHONY: tsan
+tsan: $(TSAN_TESTS)
+
 # --- tools -------------------------------------------------------------------
 
 # A tool that includes d3dq/d3dq.h links libd3dq; the others only libdrm.
@@ -172,6 +204,11 @@ check:
 .PHONY: lint
 lint:
 	scripts/check --lint-only
+
+# ThreadSanitizer lane, not part of "make check" (Documentation/library.rst).
+.PHONY: check-tsan
+check-tsan: modules tsan
+	scripts/check-tsan
 
 # Robustness lanes, not part of "make check" (Documentation/robustness.rst).
 .PHONY: check-debug fuzz-long stress-long
@@ -232,6 +269,7 @@ help:
 	@echo '  make lint       checkpatch, sparse (C=2) and W=1 module builds only'
 	@echo '  make check-debug  every suite on a debug kernel (KASAN, lockdep, kmemleak; built once, ~1 h)'
 	@echo '  make fuzz-long | stress-long   10^7 fuzzer calls / 20x stress per kernel'
+	@echo '  make check-tsan  tests/lib with a ThreadSanitizer build of the library, in the VM'
 	@echo '  make run        boot the VM (6.12), load d3dq, run d3dq-demo or d3dq-info'
 	@echo '  make shell      interactive busybox shell in the VM, module loaded'
 	@echo '  make bench      d3dq-bench in the VM per kernel: build/bench/*.txt, json, png'
