@@ -286,11 +286,14 @@ void fence_signalled_locked(struct d3dq_fence *f, uint64_t value, bool all,
 			continue;
 		e->linked = false;
 		list_del(&e->flink);
-		/* Whoever applies the waiting queue ignores this edge now. */
-		atomic_store_explicit(&e->released, true,
-				      memory_order_release);
-		/* Out of memory: the wait ends with its point instead. */
-		fire_add_release(fire, e->queue_id, e->index, e->seqno);
+		/*
+		 * Whoever applies the waiting queue ignores this edge once it
+		 * is released. Out of memory, it is not: the wait then ends
+		 * with its point and stays a dependency.
+		 */
+		if (!fire_add_release(fire, e->queue_id, e->index, e->seqno))
+			atomic_store_explicit(&e->released, true,
+					      memory_order_release);
 	}
 	while (f->heap_len && (all || f->heap[0]->target <= value)) {
 		r = heap_pop(f);
@@ -584,9 +587,9 @@ void fence_kwait_link(struct edge *e, struct fire *fire)
 
 	pthread_mutex_lock(&f->lock);
 	if (reached(f, e->value, atomic_load(&f->value))) {
-		atomic_store_explicit(&e->released, true,
-				      memory_order_release);
-		fire_add_release(fire, e->queue_id, e->index, e->seqno);
+		if (!fire_add_release(fire, e->queue_id, e->index, e->seqno))
+			atomic_store_explicit(&e->released, true,
+					      memory_order_release);
 	} else {
 		list_add_tail(&e->flink, &f->kwaits);
 		e->linked = true;

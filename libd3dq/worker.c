@@ -129,7 +129,6 @@ static void apply_locked(struct d3dq_queue *q, uint64_t upto,
 		free(stack);
 }
 
-
 /* Apply @q's completions up to @upto (completed, queue not lost). */
 void apply_upto(struct d3dq_queue *q, uint64_t upto)
 {
