@@ -198,7 +198,7 @@ TOOLS_WITH_LIB := $(patsubst tools/%.c,$(B)/tools/%,\
 TOOL_LIBD3DQ := -L$(B)/lib $(if $(TOOL_RPATH),-Wl$(comma)-rpath$(comma)'$(TOOL_RPATH)') -ld3dq
 TOOL_MAN := $(wildcard tools/man/*.1)
 
-$(TOOLS_WITH_LIB): $(B)/lib/libd3dq.so
+$(TOOLS_WITH_LIB): $(B)/lib/libd3dq.so $(B)/lib/libd3dq.so.0
 $(TOOLS_WITH_LIB): TOOL_LIBS = $(TOOL_LIBD3DQ)
 
 $(B)/tools/%: tools/%.c Makefile
