@@ -21,8 +21,10 @@
 #include "d3dq_device.h"
 #include "d3dq_engine.h"
 #include "d3dq_gem.h"
+#include "d3dq_fdinfo.h"
 #include "d3dq_job.h"
 #include "d3dq_queue.h"
+#include "d3dq_trace.h"
 
 /**
  * d3dq_job_create - Allocate a job for a queue.
@@ -144,6 +146,8 @@ void d3dq_job_signal(struct d3dq_job *job, int err)
 {
 	struct dma_fence *hw = dma_fence_get(&job->hw->base);
 
+	trace_d3dq_done(job->queue->usage->client_id, job->queue->id,
+			d3dq_job_seqno(job), err);
 	if (err) {
 		/* Older schedulers do not pass the error on: set both. */
 		dma_fence_set_error(&job->base.s_fence->finished, err);
@@ -333,6 +337,9 @@ static enum drm_gpu_sched_stat d3dq_timedout_job(struct drm_sched_job *sched_job
 	if (timed_out) {
 		drm_dbg_driver(&queue->ddev->drm, "queue %u: job timed out\n",
 			       queue->id);
+		atomic_inc(&queue->usage->timeouts);
+		trace_d3dq_timeout(queue->usage->client_id, queue->id,
+				   d3dq_job_seqno(job), -ETIMEDOUT);
 		d3dq_engine_cancel(queue, job, -ETIMEDOUT);
 	}
 

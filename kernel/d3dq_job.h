@@ -76,7 +76,7 @@ struct d3dq_job {
 	bool pending_counted;		/* still counted in queue->pending */
 
 	struct d3dq_hw_fence *hw;	/* preallocated at submit */
-	u64 seqno;			/* unique in the file, for WAIT_RELEASE */
+	u64 file_seqno;			/* &drm_d3dq_submit.seqno */
 
 	struct d3dq_wait *waits;
 	u32 nwaits;
@@ -89,11 +89,18 @@ struct d3dq_job {
 	bool delaying;
 	ktime_t delay_end;
 	int cancel;			/* error to stop with, under queue->lock */
+	u64 run_start_ns;		/* the engine took it (fdinfo busy time) */
 };
 
 static inline struct d3dq_job *to_d3dq_job(struct drm_sched_job *job)
 {
 	return container_of(job, struct d3dq_job, base);
+}
+
+/* The job's number in traces and debugfs: its finished fence's seqno. */
+static inline u64 d3dq_job_seqno(struct d3dq_job *job)
+{
+	return job->base.s_fence->finished.seqno;
 }
 
 extern const struct drm_sched_backend_ops d3dq_sched_ops;

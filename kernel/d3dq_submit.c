@@ -21,14 +21,17 @@
 
 #include "d3dq_device.h"
 #include "d3dq_gem.h"
+#include "d3dq_fdinfo.h"
 #include "d3dq_job.h"
 #include "d3dq_queue.h"
+#include "d3dq_trace.h"
 
 /* A signal point, resolved before the job is armed. */
 struct d3dq_signal {
 	struct drm_syncobj *syncobj;
 	struct dma_fence_chain *chain;	/* timeline points only */
 	u64 point;
+	u32 handle;			/* for the trace */
 };
 
 /*
@@ -372,6 +375,7 @@ static int d3dq_get_signals(struct drm_file *file,
 			goto err;
 		}
 		signals[i].point = syncs[i].point;
+		signals[i].handle = syncs[i].handle;
 		if (syncs[i].flags & DRM_D3DQ_SYNC_TIMELINE) {
 			signals[i].chain = dma_fence_chain_alloc();
 			if (!signals[i].chain) {
@@ -388,6 +392,28 @@ err:
 out:
 	kvfree(syncs);
 	return ret;
+}
+
+/* The submit, wait and signal events of an armed job, before it can run. */
+static void d3dq_trace_submit(struct d3dq_queue *queue, struct d3dq_job *job,
+			      const struct d3dq_signal *signals, u32 nsignals)
+{
+	u64 client = queue->usage->client_id, seqno = d3dq_job_seqno(job);
+	u32 i;
+
+	trace_d3dq_submit(client, queue->id, seqno, job->nwaits, nsignals,
+			  job->ncmds);
+	if (trace_d3dq_wait_enabled()) {
+		for (i = 0; i < job->nwaits; i++)
+			trace_d3dq_wait(client, queue->id, seqno,
+					job->waits[i].handle,
+					job->waits[i].point);
+	}
+	if (trace_d3dq_signal_enabled()) {
+		for (i = 0; i < nsignals; i++)
+			trace_d3dq_signal(client, queue->id, seqno,
+					  signals[i].handle, signals[i].point);
+	}
 }
 
 /*
@@ -467,8 +493,9 @@ int d3dq_ioctl_submit(struct drm_device *drm, void *data,
 
 	/* Nothing fails from here on. */
 	finished = d3dq_job_arm(job);
-	job->seqno = atomic64_inc_return(&dfile->job_seqno);
-	args->seqno = job->seqno;
+	job->file_seqno = atomic64_inc_return(&dfile->job_seqno);
+	args->seqno = job->file_seqno;
+	d3dq_trace_submit(queue, job, signals, args->signals.count);
 
 	for (i = 0; i < args->signals.count; i++) {
 		struct d3dq_signal *s = &signals[i];
@@ -521,7 +548,7 @@ int d3dq_ioctl_wait_release(struct drm_device *drm, void *data,
 
 	spin_lock(&queue->lock);
 	list_for_each_entry(job, &queue->jobs, link) {
-		if (job->seqno != args->seqno)
+		if (job->file_seqno != args->seqno)
 			continue;
 		if (args->index >= job->nwaits ||
 		    !job->waits[args->index].release) {
