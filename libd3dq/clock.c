@@ -22,7 +22,7 @@ static int timestamp_frequency(struct d3dq_device *dev, uint64_t *frequency)
 	};
 	int ret;
 
-	ret = d3dq_device_removed_reason(dev);
+	ret = dev_removal_error(dev);
 	if (ret)
 		return ret;
 	ret = d3dq_ioctl(dev->fd, DRM_IOCTL_D3DQ_GET_PARAM, &args);
