@@ -243,7 +243,7 @@ tests: $(TEST_PROGS)
 # programs that test files and tools rather than threads.
 TSAN := $(B)/tsan
 TSAN_FLAGS := -fsanitize=thread -O1
-TSAN_LIB_OBJS := $(LIB_SRCS:%.c=$(TSAN)/obj/%.o)
+TSAN_LIB_OBJS := $(lib_d3dq_srcs:%.c=$(TSAN)/obj/%.o)
 TSAN_LIB := $(TSAN)/lib/libd3dq.so
 TSAN_TESTS := $(filter-out %/symbols %/bench_smoke,\
 	$(patsubst tests/lib/%.c,$(TSAN)/tests/lib/%,$(wildcard tests/lib/*.c)))
@@ -252,12 +252,12 @@ $(TSAN)/obj/libd3dq/%.o: libd3dq/%.c Makefile
 	@mkdir -p $(@D)
 	$(CC) $(LIB_CFLAGS) $(TSAN_FLAGS) $(CFLAGS) -c -o $@ $<
 
-$(TSAN_LIB): $(TSAN_LIB_OBJS) $(LIB_MAP)
+$(TSAN_LIB): $(TSAN_LIB_OBJS) $(lib_d3dq_map)
 	@mkdir -p $(@D)
-	$(CC) -shared -pthread $(TSAN_FLAGS) -Wl,-soname,libd3dq.so.$(SOVERSION) \
-		$(LIB_MAP_FLAG) $(LDFLAGS) -o $(TSAN)/lib/libd3dq.so.$(SOVERSION) \
-		$(TSAN_LIB_OBJS) $(DRM_LIBS)
-	ln -sfn libd3dq.so.$(SOVERSION) $@
+	$(CC) -shared -pthread $(TSAN_FLAGS) -Wl,-soname,libd3dq.so.$(lib_d3dq_soversion) \
+		-Wl,--version-script=$(lib_d3dq_map) $(LDFLAGS) \
+		-o $(TSAN)/lib/libd3dq.so.$(lib_d3dq_soversion) $(TSAN_LIB_OBJS) $(DRM_LIBS)
+	ln -sfn libd3dq.so.$(lib_d3dq_soversion) $@
 
 $(TSAN)/tests/lib/%: tests/lib/%.c $(lib_UTIL) $(TSAN_LIB) Makefile | $(KSELFTEST)
 	@mkdir -p $(@D); rm -f $@
