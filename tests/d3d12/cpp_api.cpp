@@ -116,7 +116,7 @@ void wait_before_signal(ID3D12Device1 *dev)
 	ID3D12CommandQueue *direct = nullptr, *copy = nullptr;
 	ID3D12CommandAllocator *alloc = nullptr;
 	ID3D12GraphicsCommandList2 *list = nullptr;
-	ID3D12Fence1 *fence = nullptr;
+	ID3D12Fence1 *fence = nullptr, *done = nullptr;
 	D3D12_COMMAND_QUEUE_DESC qd = {};
 
 	qd.Type = D3D12_COMMAND_LIST_TYPE_DIRECT;
@@ -125,6 +125,8 @@ void wait_before_signal(ID3D12Device1 *dev)
 	CHECK(SUCCEEDED(dev->CreateCommandQueue(&qd, IID_PPV_ARGS(&copy))));
 	CHECK(SUCCEEDED(dev->CreateFence(0, D3D12_FENCE_FLAG_NONE,
 					 IID_PPV_ARGS(&fence))));
+	CHECK(SUCCEEDED(dev->CreateFence(0, D3D12_FENCE_FLAG_NONE,
+					 IID_PPV_ARGS(&done))));
 	CHECK(SUCCEEDED(dev->CreateCommandAllocator(
 		D3D12_COMMAND_LIST_TYPE_DIRECT, IID_PPV_ARGS(&alloc))));
 	CHECK(SUCCEEDED(dev->CreateCommandList(0,
@@ -151,10 +153,16 @@ void wait_before_signal(ID3D12Device1 *dev)
 	CHECK(direct->Wait(fence, 1) == S_OK);
 	ID3D12CommandList *lists[] = { list };
 	direct->ExecuteCommandLists(1, lists);
-	CHECK(direct->Signal(fence, 2) == S_OK);
-	CHECK(fence->GetCompletedValue() == 0 && dst[0] == 0);
+	/*
+	 * Another fence: a Signal(fence, 2) here would be called before
+	 * copy's Signal(fence, 1) and so be discarded (R4 by call order,
+	 * Documentation/d3d12.rst "One fence, several queues").
+	 */
+	CHECK(direct->Signal(done, 1) == S_OK);
+	CHECK(done->GetCompletedValue() == 0 && dst[0] == 0);
 	CHECK(copy->Signal(fence, 1) == S_OK);
-	CHECK(fence->SetEventOnCompletion(2, nullptr) == S_OK);
+	CHECK(done->SetEventOnCompletion(1, nullptr) == S_OK);
+	CHECK(fence->GetCompletedValue() == 1);
 	for (UINT32 i = 0; i < 1023; i++)
 		CHECK(dst[i] == i * 7 + 1);
 	CHECK(dst[1023] == 0xc0ffee);
@@ -164,6 +172,7 @@ void wait_before_signal(ID3D12Device1 *dev)
 	CHECK(up->Release() == 0);
 	CHECK(list->Release() == 0);
 	CHECK(alloc->Release() == 0);
+	CHECK(done->Release() == 0);
 	CHECK(fence->Release() == 0);
 	CHECK(copy->Release() == 0);
 	CHECK(direct->Release() == 0);

@@ -1,9 +1,15 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * copy -> compute -> direct across three queues, synchronised by one
- * fence, submitted last stage first: the copy queue uploads, the compute
- * queue transforms (copies and patches), the direct queue reads back; the
- * CPU checks every word at the end. d3d12.h only.
+ * copy -> compute -> direct across three queues, each stage's fence
+ * waited for by the next, submitted last stage first: the copy queue
+ * uploads, the compute queue transforms (copies and patches), the direct
+ * queue reads back; the CPU checks every word at the end. d3d12.h only.
+ *
+ * One fence per stage: with one fence for all three, a stage's Signal,
+ * held behind its Wait, is called before the Signal of the stage it
+ * waits for, and libd3dq orders a fence's signals by call (R4), so it
+ * would be discarded (Documentation/d3d12.rst, "One fence, several
+ * queues").
  *
  * Copyright (C) 2026 The d3dq authors
  */
@@ -44,10 +50,10 @@ TEST(copy_compute_direct)
 	struct stage s[3] = { 0 };
 	ID3D12Resource *upload, *a, *b, *rb;
 	ID3D12Device1 *dev;
-	ID3D12Fence *f;
+	ID3D12Fence *f[3];	/* f[i]: stage i is done */
 	volatile UINT32 *out;
 	UINT32 *in;
-	UINT64 base;
+	UINT64 n;
 	int i, r;
 
 	dev = u_device();
@@ -59,18 +65,21 @@ TEST(copy_compute_direct)
 		ASSERT_TRUE(u_list(dev, types[i], &s[i].alloc, &s[i].list));
 		ASSERT_EQ(S_OK, ID3D12GraphicsCommandList2_Close(s[i].list));
 	}
-	f = u_fence(dev, 0);
+	for (i = 0; i < 3; i++) {
+		f[i] = u_fence(dev, 0);
+		ASSERT_NE(NULL, f[i]);
+	}
 	upload = u_buffer(dev, D3D12_HEAP_TYPE_UPLOAD, SIZE);
 	a = u_buffer(dev, D3D12_HEAP_TYPE_DEFAULT, SIZE);
 	b = u_buffer(dev, D3D12_HEAP_TYPE_DEFAULT, SIZE);
 	rb = u_buffer(dev, D3D12_HEAP_TYPE_READBACK, SIZE);
-	ASSERT_TRUE(f && upload && a && b && rb);
+	ASSERT_TRUE(upload && a && b && rb);
 	in = u_map(upload);
 	out = u_map(rb);
 	ASSERT_TRUE(in && out);
 
 	for (r = 0; r < ROUNDS; r++) {
-		base = 3 * (UINT64)r;
+		n = (UINT64)r + 1;
 		for (i = 0; i < 3; i++) {
 			ASSERT_EQ(S_OK, ID3D12CommandAllocator_Reset(s[i].alloc));
 			ASSERT_EQ(S_OK, ID3D12GraphicsCommandList2_Reset(
@@ -78,9 +87,9 @@ TEST(copy_compute_direct)
 		}
 		/* Stage 3, direct: b -> readback, once b is complete. */
 		ID3D12GraphicsCommandList2_CopyResource(s[2].list, rb, b);
-		ASSERT_EQ(S_OK, ID3D12CommandQueue_Wait(s[2].q, f, base + 2));
+		ASSERT_EQ(S_OK, ID3D12CommandQueue_Wait(s[2].q, f[1], n));
 		ASSERT_EQ(S_OK, u_execute(s[2].q, s[2].list));
-		ASSERT_EQ(S_OK, ID3D12CommandQueue_Signal(s[2].q, f, base + 3));
+		ASSERT_EQ(S_OK, ID3D12CommandQueue_Signal(s[2].q, f[2], n));
 
 		/* Stage 2, compute: swap the halves of a into b, patch. */
 		ID3D12GraphicsCommandList2_CopyBufferRegion(s[1].list, b, 0, a,
@@ -91,12 +100,13 @@ TEST(copy_compute_direct)
 		for (i = 0; i < WORDS; i += 64)
 			u_write32(s[1].list, b, i * 4,
 				  0xc0000000u | (r << 16) | i);
-		ASSERT_EQ(S_OK, ID3D12CommandQueue_Wait(s[1].q, f, base + 1));
+		ASSERT_EQ(S_OK, ID3D12CommandQueue_Wait(s[1].q, f[0], n));
 		ASSERT_EQ(S_OK, u_execute(s[1].q, s[1].list));
-		ASSERT_EQ(S_OK, ID3D12CommandQueue_Signal(s[1].q, f, base + 2));
+		ASSERT_EQ(S_OK, ID3D12CommandQueue_Signal(s[1].q, f[1], n));
 
 		/* Nothing can have run: the data does not exist yet. */
-		EXPECT_EQ(base, ID3D12Fence_GetCompletedValue(f));
+		EXPECT_EQ(n - 1, ID3D12Fence_GetCompletedValue(f[1]));
+		EXPECT_EQ(n - 1, ID3D12Fence_GetCompletedValue(f[2]));
 
 		/* Stage 1, copy: upload -> a. */
 		for (i = 0; i < WORDS; i++)
@@ -104,9 +114,12 @@ TEST(copy_compute_direct)
 		ID3D12GraphicsCommandList2_CopyBufferRegion(s[0].list, a, 0,
 							   upload, 0, SIZE);
 		ASSERT_EQ(S_OK, u_execute(s[0].q, s[0].list));
-		ASSERT_EQ(S_OK, ID3D12CommandQueue_Signal(s[0].q, f, base + 1));
+		ASSERT_EQ(S_OK, ID3D12CommandQueue_Signal(s[0].q, f[0], n));
 
-		ASSERT_EQ(S_OK, u_wait(f, base + 3));
+		ASSERT_EQ(S_OK, u_wait(f[2], n));
+		/* The stages the last one waited for are seen done (R17). */
+		EXPECT_EQ(n, ID3D12Fence_GetCompletedValue(f[0]));
+		EXPECT_EQ(n, ID3D12Fence_GetCompletedValue(f[1]));
 		for (i = 0; i < WORDS; i++)
 			ASSERT_EQ(expected(r, i), out[i])
 				TH_LOG("round %d word %d", r, i);
@@ -121,7 +134,8 @@ TEST(copy_compute_direct)
 	U_RELEASE(b);
 	U_RELEASE(a);
 	U_RELEASE(upload);
-	U_RELEASE(f);
+	for (i = 0; i < 3; i++)
+		U_RELEASE(f[i]);
 	EXPECT_EQ(0, ID3D12Device1_Release(dev));
 }
 
