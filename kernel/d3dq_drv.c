@@ -5,6 +5,8 @@
  * Copyright (C) 2026 The d3dq authors
  */
 
+#define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
+
 #include <linux/dma-mapping.h>
 #include <linux/module.h>
 #include <linux/platform_device.h>
@@ -332,7 +334,7 @@ static int __init d3dq_init(void)
 
 	ret = d3dq_params_check();
 	if (ret) {
-		pr_err("d3dq: invalid module parameters\n");
+		pr_err("invalid module parameters\n");
 		return ret;
 	}
 

@@ -288,7 +288,7 @@ bool d3dq_engine_cancel(struct d3dq_queue *queue, struct d3dq_job *job,
 	running = engine->job;
 	if (running && (!job || running == job)) {
 		if (!running->cancel)
-			running->cancel = err;
+			WRITE_ONCE(running->cancel, err);
 		hit = true;
 	}
 	spin_unlock(&queue->lock);

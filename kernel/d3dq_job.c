@@ -97,7 +97,7 @@ void d3dq_job_push(struct d3dq_job *job)
 	spin_lock(&queue->lock);
 	list_add_tail(&job->link, &queue->jobs);
 	spin_unlock(&queue->lock);
-	job->pending_counted = true;
+	set_bit(D3DQ_JOB_F_PENDING, &job->flags);
 	atomic_inc(&queue->pending);
 
 	drm_sched_entity_push_job(&job->base);
@@ -122,7 +122,7 @@ void d3dq_job_finished(struct d3dq_job *job)
 {
 	struct d3dq_queue *queue = job->queue;
 
-	if (!xchg(&job->pending_counted, false))
+	if (!test_and_clear_bit(D3DQ_JOB_F_PENDING, &job->flags))
 		return;
 	atomic_dec(&queue->pending);
 	wake_up_all(&queue->pending_wq);
@@ -211,7 +211,7 @@ static enum drm_gpu_sched_stat d3dq_timedout_job(struct drm_sched_job *sched_job
 		if (state == D3DQ_JOB_RUNNING && queue->engine.job == job) {
 			d3dq_queue_set_lost_locked(queue, -ETIMEDOUT);
 			if (!job->cancel)
-				job->cancel = -ETIMEDOUT;
+				WRITE_ONCE(job->cancel, -ETIMEDOUT);
 			timed_out = true;
 		}
 		spin_unlock(&queue->lock);

@@ -41,6 +41,11 @@ struct d3dq_wait {
 	struct dma_fence *fence;
 };
 
+/* Bits of d3dq_job.flags. */
+enum {
+	D3DQ_JOB_F_PENDING,	/* counted in d3dq_queue.pending */
+};
+
 enum d3dq_job_state {
 	D3DQ_JOB_QUEUED,	/* waiting for dependencies or its turn */
 	D3DQ_JOB_RUNNING,	/* owned by the engine */
@@ -55,7 +60,7 @@ struct d3dq_job {
 	struct d3dq_queue *queue;	/* holds a reference */
 	struct list_head link;		/* in d3dq_queue.jobs */
 	enum d3dq_job_state state;	/* under queue->lock */
-	bool pending_counted;		/* still counted in queue->pending */
+	unsigned long flags;		/* D3DQ_JOB_F_* bits, atomic */
 
 	struct d3dq_hw_fence *hw;	/* preallocated at submit */
 
@@ -69,7 +74,11 @@ struct d3dq_job {
 	u32 pc;
 	bool delaying;
 	ktime_t delay_end;
-	int cancel;			/* error to stop with, under queue->lock */
+	/*
+	 * Error to stop with: written under queue->lock, read by the
+	 * engine between chunks without it.
+	 */
+	int cancel;
 };
 
 static inline struct d3dq_job *to_d3dq_job(struct drm_sched_job *job)

@@ -24,6 +24,12 @@
 #include "d3dq_job.h"
 #include "d3dq_queue.h"
 
+/*
+ * Largest element stride of a sync array: a fixed number, not PAGE_SIZE,
+ * so that the uapi is the same on every architecture.
+ */
+#define D3DQ_MAX_SYNC_STRIDE	4096
+
 /* A signal point, resolved before the job is armed. */
 struct d3dq_signal {
 	struct drm_syncobj *syncobj;
@@ -48,7 +54,7 @@ static int d3dq_copy_syncs(const struct drm_d3dq_obj_array *arr,
 		return 0;
 	if (arr->count > d3dq_max_syncs)
 		return -EINVAL;
-	if (arr->stride < sizeof(*syncs) || arr->stride > PAGE_SIZE)
+	if (arr->stride < sizeof(*syncs) || arr->stride > D3DQ_MAX_SYNC_STRIDE)
 		return -EINVAL;
 
 	syncs = kvmalloc_array(arr->count, sizeof(*syncs), GFP_KERNEL);
@@ -258,6 +264,36 @@ out:
 	return ret;
 }
 
+/*
+ * The fence a wait names. Without WAIT_FOR_SUBMIT,
+ * drm_syncobj_find_fence() never sleeps and fails with -EINVAL both when
+ * the point has no fence yet (-ENODATA here: it may get one) and when a
+ * timeline point is asked of a syncobj whose fence is not a timeline
+ * (-EINVAL here: a binary fence has no points).
+ */
+static int d3dq_find_fence(struct drm_file *file,
+			   const struct drm_d3dq_sync *sync,
+			   struct dma_fence **out)
+{
+	struct drm_syncobj *syncobj;
+	struct dma_fence *fence;
+	int ret;
+
+	ret = drm_syncobj_find_fence(file, sync->handle, sync->point, 0, out);
+	if (ret != -EINVAL)
+		return ret;
+
+	syncobj = drm_syncobj_find(file, sync->handle);
+	if (!syncobj)
+		return -ENOENT;
+	fence = drm_syncobj_fence_get(syncobj);
+	ret = fence && sync->point && !to_dma_fence_chain(fence) ?
+	      -EINVAL : -ENODATA;
+	dma_fence_put(fence);
+	drm_syncobj_put(syncobj);
+	return ret;
+}
+
 static int d3dq_add_waits(struct drm_file *file, struct d3dq_job *job,
 			  const struct drm_d3dq_obj_array *arr)
 {
@@ -286,13 +322,9 @@ static int d3dq_add_waits(struct drm_file *file, struct d3dq_job *job,
 		 * has no fence yet fails (-EINVAL), and d3dq never makes a
 		 * fence that waits for userspace.
 		 */
-		ret = drm_syncobj_find_fence(file, syncs[i].handle,
-					     syncs[i].point, 0, &fence);
-		if (ret) {
-			if (ret != -ENOENT)
-				ret = -ENODATA;
+		ret = d3dq_find_fence(file, &syncs[i], &fence);
+		if (ret)
 			goto out;
-		}
 
 		job->waits[i].handle = syncs[i].handle;
 		job->waits[i].flags = syncs[i].flags;
@@ -386,9 +418,9 @@ static int d3dq_queue_reserve(struct d3dq_queue *queue)
 	int ret;
 
 	for (;;) {
-		ret = mutex_lock_interruptible(&queue->submit_lock);
-		if (ret)
-			return ret;
+		/* Restarted like the wait below, never a bare -EINTR. */
+		if (mutex_lock_interruptible(&queue->submit_lock))
+			return -ERESTARTSYS;
 		if (!d3dq_queue_is_usable(queue)) {
 			mutex_unlock(&queue->submit_lock);
 			return -ECANCELED;
