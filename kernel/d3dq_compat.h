@@ -117,6 +117,18 @@ static inline pid_t d3dq_file_pid(struct drm_file *file)
 	return nr;
 }
 
+/*
+ * platform_driver.remove returns void since v6.11 ("platform: Make
+ * platform_driver::remove() return void"); before, the void variant was
+ * .remove_new (v6.3, "platform: Provide a remove callback that returns
+ * no value", also in Debian's 6.1).
+ */
+#ifdef D3DQ_HAVE_PLATFORM_REMOVE_VOID
+#define D3DQ_PLATFORM_REMOVE(fn)	.remove = (fn)
+#else
+#define D3DQ_PLATFORM_REMOVE(fn)	.remove_new = (fn)
+#endif
+
 /* Older kernels route mmap() of an exported dma-buf through the driver. */
 #ifdef D3DQ_HAVE_DRIVER_GEM_PRIME_MMAP
 #define D3DQ_DRM_DRIVER_PRIME_MMAP	.gem_prime_mmap = drm_gem_prime_mmap,

@@ -39,6 +39,27 @@ extern unsigned long long d3dq_max_delay_ns;
 extern unsigned long long d3dq_max_bo_size;
 
 /**
+ * struct d3dq_workqueues - The module's workqueues, shared by devices.
+ *
+ * They live from module load to unload, so that nothing queued on them
+ * depends on a device that an unbind may release.
+ */
+struct d3dq_workqueues {
+	/* Scheduler work, on kernels whose scheduler takes one (6.12). */
+	struct workqueue_struct *sched;
+	/* The engines. */
+	struct workqueue_struct *engine;
+	/* Final queue teardown (scheduler and entity fini). */
+	struct workqueue_struct *teardown;
+};
+
+extern struct d3dq_workqueues d3dq_wq;
+
+/* Objects of the whole module that fences keep alive (debugfs). */
+extern atomic_t d3dq_live_hw_fences;
+extern atomic_t d3dq_live_scheds;
+
+/**
  * struct d3dq_counters - Live objects of one device, shown in debugfs.
  */
 struct d3dq_counters {
@@ -46,33 +67,25 @@ struct d3dq_counters {
 	atomic_t queues;
 	atomic_t jobs;
 	atomic_t bos;
-	atomic_t scheds;	/* in use or pooled */
 };
 
 /**
- * struct d3dq_device - One virtual device.
+ * struct d3dq_device - One virtual device, bound to platform device d3dq.N.
+ *
+ * The structure lives as long as its drm_device: open files and queues
+ * hold references, so it outlives an unbind of its platform device.
  */
 struct d3dq_device {
 	struct drm_device drm;
 	struct platform_device *pdev;
 
-	/* Scheduler work (6.12: submit_wq) and the engine, shared by queues. */
-	struct workqueue_struct *sched_wq;
-	struct workqueue_struct *engine_wq;
-	/* Final queue teardown (scheduler and entity fini). */
-	struct workqueue_struct *teardown_wq;
-
-	/* Open files, for debugfs. */
+	/* Open files, for debugfs and unplug. */
 	struct mutex files_lock;
 	struct list_head files;
-
-	/* Idle schedulers of destroyed queues (d3dq_queue.c). */
-	struct mutex sched_pool_lock;
-	struct list_head sched_pool;
+	/* The platform device was unbound: no new files (files_lock). */
+	bool unplugged;
 
 	struct d3dq_counters count;
-	/* Woken when the last queue of the device is freed. */
-	wait_queue_head_t idle_wq;
 };
 
 static inline struct d3dq_device *to_d3dq_dev(struct drm_device *drm)

@@ -13,10 +13,13 @@
 
 #include <linux/hrtimer.h>
 #include <linux/ktime.h>
+#include <linux/module.h>
+#include <linux/rcupdate.h>
 #include <linux/sched.h>
 #include <linux/slab.h>
 #include <linux/string.h>
 
+#include <drm/drm_drv.h>
 #include <drm/d3dq_drm.h>
 
 #include "d3dq_device.h"
@@ -41,10 +44,34 @@ static const char *d3dq_hw_fence_get_timeline_name(struct dma_fence *fence)
 	return "d3dq-engine";
 }
 
+/*
+ * Frees a hardware fence; the module reference it held goes last. The
+ * module's exit waits for these callbacks (rcu_barrier()), so the few
+ * instructions after module_put() never run on freed text.
+ */
+static void d3dq_hw_fence_free(struct d3dq_hw_fence *hw)
+{
+	d3dq_sched_put(hw->sched);
+	kfree(hw);
+	atomic_dec(&d3dq_live_hw_fences);
+	module_put(THIS_MODULE);
+}
+
+static void d3dq_hw_fence_free_rcu(struct rcu_head *rcu)
+{
+	struct dma_fence *fence = container_of(rcu, struct dma_fence, rcu);
+
+	d3dq_hw_fence_free(container_of(fence, struct d3dq_hw_fence, base));
+}
+
+/*
+ * The last scheduler fence of the job dropped its parent. RCU readers of
+ * the scheduler fences (which may still ask for the timeline name) are
+ * done after a grace period, as for dma_fence_free().
+ */
 static void d3dq_hw_fence_release(struct dma_fence *fence)
 {
-	atomic_dec(&d3dq_live_hw_fences);
-	dma_fence_free(fence);
+	call_rcu(&fence->rcu, d3dq_hw_fence_free_rcu);
 }
 
 static const struct dma_fence_ops d3dq_hw_fence_ops = {
@@ -53,7 +80,11 @@ static const struct dma_fence_ops d3dq_hw_fence_ops = {
 	.release = d3dq_hw_fence_release,
 };
 
-struct d3dq_hw_fence *d3dq_hw_fence_alloc(void)
+/*
+ * Called from an ioctl, so the module is held by the open file and can
+ * be taken with __module_get().
+ */
+struct d3dq_hw_fence *d3dq_hw_fence_alloc(struct d3dq_sched *sched)
 {
 	struct d3dq_hw_fence *hw;
 
@@ -61,6 +92,9 @@ struct d3dq_hw_fence *d3dq_hw_fence_alloc(void)
 	if (!hw)
 		return NULL;
 	spin_lock_init(&hw->lock);
+	hw->sched = sched;
+	d3dq_sched_get(sched);
+	__module_get(THIS_MODULE);
 	atomic_inc(&d3dq_live_hw_fences);
 	return hw;
 }
@@ -69,12 +103,10 @@ void d3dq_hw_fence_put(struct d3dq_hw_fence *hw)
 {
 	if (!hw)
 		return;
-	if (hw->initialized) {
+	if (hw->initialized)
 		dma_fence_put(&hw->base);
-	} else {
-		atomic_dec(&d3dq_live_hw_fences);
-		kfree(hw);
-	}
+	else
+		d3dq_hw_fence_free(hw);
 }
 
 static inline void *d3dq_ptr(struct d3dq_bo *bo, u64 offset)
@@ -160,15 +192,24 @@ static void d3dq_engine_work(struct work_struct *work)
 						engine);
 	struct d3dq_job *job;
 	const struct d3dq_cmd *cmd;
+	bool entered;
 	ktime_t now;
-	int err;
+	int err, idx;
+
+	/*
+	 * An unplug cancels every running job before it waits for the
+	 * device's users; this only makes sure no command runs after it.
+	 */
+	entered = drm_dev_enter(&queue->ddev->drm, &idx);
 
 	spin_lock(&queue->lock);
 	job = engine->job;
 	if (!job) {
 		spin_unlock(&queue->lock);
-		return;
+		goto out;
 	}
+	if (!entered && !job->cancel)
+		WRITE_ONCE(job->cancel, -ENODEV);
 
 	for (;;) {
 		err = job->cancel;
@@ -181,7 +222,7 @@ static void d3dq_engine_work(struct work_struct *work)
 				hrtimer_start(&engine->timer, job->delay_end,
 					      HRTIMER_MODE_ABS);
 				spin_unlock(&queue->lock);
-				return;
+				goto out;
 			}
 			job->delaying = false;
 			job->pc++;
@@ -209,16 +250,17 @@ static void d3dq_engine_work(struct work_struct *work)
 	spin_unlock(&queue->lock);
 
 	d3dq_job_signal(job, err);
+out:
+	if (entered)
+		drm_dev_exit(idx);
 }
 
 static enum hrtimer_restart d3dq_engine_timer(struct hrtimer *timer)
 {
 	struct d3dq_engine *engine = container_of(timer, struct d3dq_engine,
 						  timer);
-	struct d3dq_queue *queue = container_of(engine, struct d3dq_queue,
-						engine);
 
-	queue_work(queue->ddev->engine_wq, &engine->work);
+	queue_work(d3dq_wq.engine, &engine->work);
 	return HRTIMER_NORESTART;
 }
 
@@ -263,7 +305,7 @@ struct dma_fence *d3dq_engine_run(struct d3dq_queue *queue,
 	if (err)
 		d3dq_job_signal(job, err);
 	else
-		queue_work(queue->ddev->engine_wq, &engine->work);
+		queue_work(d3dq_wq.engine, &engine->work);
 	return &hw->base;
 }
 
@@ -301,7 +343,7 @@ bool d3dq_engine_cancel(struct d3dq_queue *queue, struct d3dq_job *job,
 	 * after this the timer stays off and the work sees the error.
 	 */
 	hrtimer_cancel(&engine->timer);
-	queue_work(queue->ddev->engine_wq, &engine->work);
+	queue_work(d3dq_wq.engine, &engine->work);
 	flush_work(&engine->work);
 	return true;
 }

@@ -58,7 +58,7 @@ struct d3dq_job *d3dq_job_create(struct d3dq_queue *queue,
 		goto err;
 	}
 
-	job->hw = d3dq_hw_fence_alloc();
+	job->hw = d3dq_hw_fence_alloc(queue->sched);
 	if (!job->hw) {
 		ret = -ENOMEM;
 		goto err;

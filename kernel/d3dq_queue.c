@@ -2,7 +2,7 @@
 /*
  * d3dq queues: one drm_gpu_scheduler with one entity per queue, so jobs of
  * a queue run in order and queues run concurrently; creation, destruction,
- * state and the scheduler pool.
+ * state and the lifetime of schedulers.
  *
  * Copyright (C) 2026 The d3dq authors
  */
@@ -22,74 +22,69 @@
 /* Scheduler name: static, because finished fences outlive the queue. */
 static const char d3dq_sched_name[] = "d3dq";
 
+atomic_t d3dq_live_scheds = ATOMIC_INIT(0);
+
 /*
- * DOC: Scheduler pool
+ * DOC: Scheduler lifetime
  *
  * A scheduler fence answers get_timeline_name() with fence->sched->name,
  * even once signalled (sync_file's FILE_INFO asks for it), and syncobjs,
  * sync_files and dma-bufs keep finished fences long after their queue is
- * gone. So the drm_gpu_scheduler must live as long as any fence of its
- * queue might, which no callback tells. A destroyed queue's scheduler,
- * idle once the queue's last job is freed, goes to the device's pool,
- * the next queue takes it from there, and the pool is freed with the
- * device (at module unload, where outstanding fences are already a
- * known limit). Memory stays bounded by the most queues that ever
- * existed at once.
+ * gone. So a &struct d3dq_sched is reference counted: the queue holds a
+ * reference, and so does every hardware fence of a job armed on it. The
+ * hardware fence is the parent of the job's scheduler fences, which hold
+ * it until they are released themselves, and it drops its reference an
+ * RCU grace period after that (see d3dq_hw_fence_release()). The queue's
+ * teardown finishes the scheduler (its 6.1 kernel thread, its run queues,
+ * its work items), and only the structure, which fences may read, waits
+ * for the last fence.
  *
- * Reuse is sound for dependencies too: the scheduler reduces a wait on
- * a fence of its own to the fence's "scheduled" half, and every job of
- * the previous owner has finished before the scheduler is handed on.
+ * No scheduler is reused, so none reduces a wait on an older queue's
+ * fence to its "scheduled" half: a structure is only freed, and its
+ * address only reused, once no fence names it.
  */
-static struct d3dq_sched *d3dq_sched_get(struct d3dq_device *ddev)
+static struct d3dq_sched *d3dq_sched_create(struct d3dq_device *ddev)
 {
 	struct d3dq_sched *sched;
 	int ret;
 
-	mutex_lock(&ddev->sched_pool_lock);
-	sched = list_first_entry_or_null(&ddev->sched_pool, struct d3dq_sched,
-					 link);
-	if (sched)
-		list_del(&sched->link);
-	mutex_unlock(&ddev->sched_pool_lock);
-	if (sched)
-		return sched;
-
 	sched = kzalloc(sizeof(*sched), GFP_KERNEL);
 	if (!sched)
 		return ERR_PTR(-ENOMEM);
+	kref_init(&sched->ref);
 	/*
 	 * One job on the engine at a time: the timeout then measures the
 	 * job itself, not the jobs queued behind it.
 	 */
-	ret = d3dq_sched_init(&sched->base, &d3dq_sched_ops, ddev->sched_wq,
+	ret = d3dq_sched_init(&sched->base, &d3dq_sched_ops, d3dq_wq.sched,
 			      1, msecs_to_jiffies(d3dq_job_timeout_ms),
 			      d3dq_sched_name, ddev->drm.dev);
 	if (ret) {
 		kfree(sched);
 		return ERR_PTR(ret);
 	}
-	atomic_inc(&ddev->count.scheds);
+	atomic_inc(&d3dq_live_scheds);
 	return sched;
 }
 
-static void d3dq_sched_put(struct d3dq_device *ddev, struct d3dq_sched *sched)
+void d3dq_sched_get(struct d3dq_sched *sched)
 {
-	mutex_lock(&ddev->sched_pool_lock);
-	list_add(&sched->link, &ddev->sched_pool);
-	mutex_unlock(&ddev->sched_pool_lock);
+	kref_get(&sched->ref);
 }
 
-/* Device teardown: every queue is gone, so every scheduler is pooled. */
-void d3dq_sched_pool_fini(struct d3dq_device *ddev)
+static void d3dq_sched_release(struct kref *ref)
 {
-	struct d3dq_sched *sched, *tmp;
+	struct d3dq_sched *sched = container_of(ref, struct d3dq_sched, ref);
 
-	list_for_each_entry_safe(sched, tmp, &ddev->sched_pool, link) {
-		list_del(&sched->link);
-		drm_sched_fini(&sched->base);
-		kfree(sched);
-		atomic_dec(&ddev->count.scheds);
-	}
+	/* Finished by the queue's teardown; only the memory is left. */
+	kfree(sched);
+	atomic_dec(&d3dq_live_scheds);
+}
+
+/* May be called from an RCU callback. */
+void d3dq_sched_put(struct d3dq_sched *sched)
+{
+	kref_put(&sched->ref, d3dq_sched_release);
 }
 
 void d3dq_queue_set_lost_locked(struct d3dq_queue *queue, int reason)
@@ -120,13 +115,13 @@ static void d3dq_queue_teardown(struct work_struct *work)
 
 	/* No job is left: this does not wait. */
 	drm_sched_entity_destroy(&queue->entity);
-	d3dq_sched_put(ddev, queue->sched);
+	drm_sched_fini(&queue->sched->base);
+	d3dq_sched_put(queue->sched);
 	d3dq_engine_fini(queue);
 	mutex_destroy(&queue->submit_lock);
 	kfree(queue);
 
-	if (atomic_dec_and_test(&ddev->count.queues))
-		wake_up_all(&ddev->idle_wq);
+	atomic_dec(&ddev->count.queues);
 	drm_dev_put(&ddev->drm);
 }
 
@@ -138,7 +133,7 @@ static void d3dq_queue_release(struct kref *ref)
 	 * The last reference may go from the scheduler's own context (the
 	 * last job being freed), where the scheduler cannot be finished.
 	 */
-	queue_work(queue->ddev->teardown_wq, &queue->teardown_work);
+	queue_work(d3dq_wq.teardown, &queue->teardown_work);
 }
 
 void d3dq_queue_put(struct d3dq_queue *queue)
@@ -199,7 +194,7 @@ static struct d3dq_queue *d3dq_queue_create(struct d3dq_device *ddev,
 	INIT_WORK(&queue->teardown_work, d3dq_queue_teardown);
 	d3dq_engine_init(queue);
 
-	queue->sched = d3dq_sched_get(ddev);
+	queue->sched = d3dq_sched_create(ddev);
 	if (IS_ERR(queue->sched)) {
 		ret = PTR_ERR(queue->sched);
 		goto err_free;
@@ -217,7 +212,8 @@ static struct d3dq_queue *d3dq_queue_create(struct d3dq_device *ddev,
 	return queue;
 
 err_sched:
-	d3dq_sched_put(ddev, queue->sched);
+	drm_sched_fini(&queue->sched->base);
+	d3dq_sched_put(queue->sched);
 err_free:
 	mutex_destroy(&queue->submit_lock);
 	kfree(queue);

@@ -27,16 +27,15 @@ struct drm_device;
 struct drm_file;
 
 /**
- * struct d3dq_sched - A scheduler, lent to one queue at a time.
+ * struct d3dq_sched - The scheduler of one queue.
  *
  * Scheduler fences name their timeline through their scheduler, and they
- * outlive queues, so schedulers are not freed with their queue: an idle
- * one waits in the device's pool (@link) for the next queue and is freed
- * with the device.
+ * outlive queues: the queue and every hardware fence of its jobs hold a
+ * reference (see "Scheduler lifetime" in d3dq_queue.c).
  */
 struct d3dq_sched {
 	struct drm_gpu_scheduler base;
-	struct list_head link;
+	struct kref ref;
 };
 
 /**
@@ -91,7 +90,8 @@ struct d3dq_queue *d3dq_queue_lookup(struct d3dq_file *dfile, u32 id);
 void d3dq_queue_put(struct d3dq_queue *queue);
 void d3dq_queue_set_lost_locked(struct d3dq_queue *queue, int reason);
 bool d3dq_queue_is_usable(struct d3dq_queue *queue);
-void d3dq_sched_pool_fini(struct d3dq_device *ddev);
+void d3dq_sched_get(struct d3dq_sched *sched);
+void d3dq_sched_put(struct d3dq_sched *sched);
 void d3dq_file_destroy_queues(struct d3dq_file *dfile);
 void d3dq_file_remove_queues(struct d3dq_file *dfile);
 
