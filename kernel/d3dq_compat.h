@@ -28,6 +28,7 @@
 static inline int d3dq_sched_init(struct drm_gpu_scheduler *sched,
 				  const struct drm_sched_backend_ops *ops,
 				  struct workqueue_struct *submit_wq,
+				  struct workqueue_struct *timeout_wq,
 				  u32 credit_limit, long timeout,
 				  const char *name, struct device *dev)
 {
@@ -36,6 +37,7 @@ static inline int d3dq_sched_init(struct drm_gpu_scheduler *sched,
 #ifdef D3DQ_HAVE_SCHED_SUBMIT_WQ
 		.submit_wq = submit_wq,
 #endif
+		.timeout_wq = timeout_wq,
 #ifdef D3DQ_HAVE_SCHED_NUM_RQS
 		.num_rqs = DRM_SCHED_PRIORITY_COUNT,
 #endif

@@ -49,6 +49,10 @@ struct d3dq_workqueues {
 	struct workqueue_struct *sched;
 	/* The engines. */
 	struct workqueue_struct *engine;
+	/* Scheduler timeouts and d3dq's own job watchdogs. */
+	struct workqueue_struct *timeout;
+	/* Freeing jobs, away from the fence signalling path. */
+	struct workqueue_struct *cleanup;
 	/* Final queue teardown (scheduler and entity fini). */
 	struct workqueue_struct *teardown;
 };

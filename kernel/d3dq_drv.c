@@ -331,20 +331,23 @@ static void d3dq_wq_destroy(struct workqueue_struct **wq)
 
 /*
  * In the order work flows: a freed job drops its queue, whose teardown
- * stops the queue's scheduler and engine.
+ * stops the queue's scheduler, timeout and engine work.
  */
 static void d3dq_wqs_destroy(void)
 {
+	d3dq_wq_destroy(&d3dq_wq.cleanup);
 	d3dq_wq_destroy(&d3dq_wq.teardown);
 	d3dq_wq_destroy(&d3dq_wq.sched);
 	d3dq_wq_destroy(&d3dq_wq.engine);
+	d3dq_wq_destroy(&d3dq_wq.timeout);
 }
 
 static int d3dq_wqs_create(void)
 {
 	/*
-	 * The scheduler and engine workqueues sit in the fence signalling
-	 * path, so they must make progress under memory pressure.
+	 * The scheduler, engine and timeout workqueues sit in the fence
+	 * signalling path, so they must make progress under memory
+	 * pressure.
 	 */
 	if (d3dq_sched_has_submit_wq()) {
 		d3dq_wq.sched = alloc_workqueue("d3dq-sched",
@@ -354,8 +357,12 @@ static int d3dq_wqs_create(void)
 	}
 	d3dq_wq.engine = alloc_workqueue("d3dq-engine", WQ_MEM_RECLAIM |
 					 WQ_UNBOUND | WQ_HIGHPRI, 0);
+	d3dq_wq.timeout = alloc_workqueue("d3dq-timeout",
+					  WQ_MEM_RECLAIM | WQ_UNBOUND, 0);
+	d3dq_wq.cleanup = alloc_workqueue("d3dq-cleanup", WQ_UNBOUND, 0);
 	d3dq_wq.teardown = alloc_workqueue("d3dq-teardown", WQ_UNBOUND, 0);
-	if (!d3dq_wq.engine || !d3dq_wq.teardown)
+	if (!d3dq_wq.engine || !d3dq_wq.timeout || !d3dq_wq.cleanup ||
+	    !d3dq_wq.teardown)
 		goto err;
 	return 0;
 err:

@@ -190,6 +190,7 @@ static void d3dq_engine_work(struct work_struct *work)
 						  work);
 	struct d3dq_queue *queue = container_of(engine, struct d3dq_queue,
 						engine);
+	bool cookie = dma_fence_begin_signalling();
 	struct d3dq_job *job;
 	const struct d3dq_cmd *cmd;
 	bool entered;
@@ -253,6 +254,7 @@ static void d3dq_engine_work(struct work_struct *work)
 out:
 	if (entered)
 		drm_dev_exit(idx);
+	dma_fence_end_signalling(cookie);
 }
 
 static enum hrtimer_restart d3dq_engine_timer(struct hrtimer *timer)
@@ -297,6 +299,10 @@ struct dma_fence *d3dq_engine_run(struct d3dq_queue *queue,
 	} else {
 		engine->job = job;
 		job->state = D3DQ_JOB_RUNNING;
+		job->start = ktime_get();
+		if (job->orphan)
+			mod_delayed_work(d3dq_wq.timeout, &engine->watchdog,
+					 msecs_to_jiffies(d3dq_job_timeout_ms));
 	}
 	spin_unlock(&queue->lock);
 
@@ -338,14 +344,59 @@ bool d3dq_engine_cancel(struct d3dq_queue *queue, struct d3dq_job *job,
 	if (!hit)
 		return false;
 
-	/*
-	 * The work arms the timer only while the job is not cancelled, so
-	 * after this the timer stays off and the work sees the error.
-	 */
-	hrtimer_cancel(&engine->timer);
-	queue_work(d3dq_wq.engine, &engine->work);
+	d3dq_engine_kick(queue);
 	flush_work(&engine->work);
 	return true;
+}
+
+/**
+ * d3dq_engine_kick - Make the engine look at its job's cancel error now.
+ * @queue: the queue, whose running job's cancel error was set
+ *
+ * The work arms the DELAY timer only while the job is not cancelled (both
+ * under the queue's lock), so after this the timer stays off and the
+ * work runs again and sees the error. Does not wait: the timeout path
+ * may call it.
+ */
+void d3dq_engine_kick(struct d3dq_queue *queue)
+{
+	struct d3dq_engine *engine = &queue->engine;
+
+	hrtimer_cancel(&engine->timer);
+	queue_work(d3dq_wq.engine, &engine->work);
+}
+
+/*
+ * Times the running job when the scheduler's timeout no longer does (see
+ * d3dq_timedout_job()).
+ */
+static void d3dq_engine_watchdog(struct work_struct *work)
+{
+	struct d3dq_engine *engine = container_of(to_delayed_work(work),
+						  struct d3dq_engine,
+						  watchdog);
+	struct d3dq_queue *queue = container_of(engine, struct d3dq_queue,
+						engine);
+	bool cookie = dma_fence_begin_signalling();
+	bool timed_out = false;
+	struct d3dq_job *job;
+	unsigned long left;
+
+	spin_lock(&queue->lock);
+	job = engine->job;
+	if (job && job->orphan) {
+		timed_out = d3dq_job_check_timeout_locked(job, &left);
+		if (timed_out)
+			d3dq_job_warn_timeout(job);
+		else
+			mod_delayed_work(d3dq_wq.timeout, &engine->watchdog,
+					 left);
+	}
+	spin_unlock(&queue->lock);
+
+	if (timed_out)
+		d3dq_engine_kick(queue);
+	dma_fence_end_signalling(cookie);
 }
 
 void d3dq_engine_init(struct d3dq_queue *queue)
@@ -353,6 +404,7 @@ void d3dq_engine_init(struct d3dq_queue *queue)
 	struct d3dq_engine *engine = &queue->engine;
 
 	INIT_WORK(&engine->work, d3dq_engine_work);
+	INIT_DELAYED_WORK(&engine->watchdog, d3dq_engine_watchdog);
 	hrtimer_init(&engine->timer, CLOCK_MONOTONIC, HRTIMER_MODE_ABS);
 	engine->timer.function = d3dq_engine_timer;
 	engine->fence_context = dma_fence_context_alloc(1);
@@ -363,6 +415,7 @@ void d3dq_engine_fini(struct d3dq_queue *queue)
 {
 	struct d3dq_engine *engine = &queue->engine;
 
+	cancel_delayed_work_sync(&engine->watchdog);
 	hrtimer_cancel(&engine->timer);
 	cancel_work_sync(&engine->work);
 	WARN_ON(engine->job);

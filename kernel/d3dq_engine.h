@@ -43,6 +43,8 @@ struct d3dq_engine {
 	struct d3dq_job *job;		/* running job, or NULL */
 	struct work_struct work;	/* runs @job's commands */
 	struct hrtimer timer;		/* end of a DELAY command */
+	/* Times a job the scheduler no longer watches (d3dq_job.c). */
+	struct delayed_work watchdog;
 	u64 fence_context;
 	u64 seqno;
 };
@@ -53,6 +55,7 @@ struct dma_fence *d3dq_engine_run(struct d3dq_queue *queue,
 				  struct d3dq_job *job);
 bool d3dq_engine_cancel(struct d3dq_queue *queue, struct d3dq_job *job,
 			int err);
+void d3dq_engine_kick(struct d3dq_queue *queue);
 struct d3dq_hw_fence *d3dq_hw_fence_alloc(struct d3dq_sched *sched);
 void d3dq_hw_fence_put(struct d3dq_hw_fence *hw);
 

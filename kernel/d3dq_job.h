@@ -11,6 +11,7 @@
 #include <linux/dma-fence.h>
 #include <linux/ktime.h>
 #include <linux/list.h>
+#include <linux/llist.h>
 #include <linux/types.h>
 
 #include <drm/gpu_scheduler.h>
@@ -74,11 +75,23 @@ struct d3dq_job {
 	u32 pc;
 	bool delaying;
 	ktime_t delay_end;
+	/* When the engine took the job (under queue->lock). */
+	ktime_t start;
+	/*
+	 * A timeout fired before the job had run its time: the scheduler
+	 * dropped it from its list, and the engine's watchdog times it
+	 * (under queue->lock).
+	 */
+	bool orphan;
 	/*
 	 * Error to stop with: written under queue->lock, read by the
 	 * engine between chunks without it.
 	 */
 	int cancel;
+
+	/* Freeing, in the cleanup worker. */
+	struct dma_fence_cb finished_cb;
+	struct llist_node free_node;
 };
 
 static inline struct d3dq_job *to_d3dq_job(struct drm_sched_job *job)
@@ -93,6 +106,9 @@ struct d3dq_job *d3dq_job_create(struct d3dq_queue *queue,
 struct dma_fence *d3dq_job_arm(struct d3dq_job *job);
 void d3dq_job_push(struct d3dq_job *job);
 bool d3dq_job_dependency_failed(struct d3dq_job *job);
+bool d3dq_job_check_timeout_locked(struct d3dq_job *job,
+				   unsigned long *left);
+void d3dq_job_warn_timeout(struct d3dq_job *job);
 void d3dq_job_signal(struct d3dq_job *job, int err);
 void d3dq_job_finished(struct d3dq_job *job);
 void d3dq_job_free(struct d3dq_job *job);

@@ -7,6 +7,7 @@
  * Copyright (C) 2026 The d3dq authors
  */
 
+#include <linux/sched.h>
 #include <linux/slab.h>
 
 #include <drm/drm_drv.h>
@@ -57,7 +58,8 @@ static struct d3dq_sched *d3dq_sched_create(struct d3dq_device *ddev)
 	 * job itself, not the jobs queued behind it.
 	 */
 	ret = d3dq_sched_init(&sched->base, &d3dq_sched_ops, d3dq_wq.sched,
-			      1, msecs_to_jiffies(d3dq_job_timeout_ms),
+			      d3dq_wq.timeout, 1,
+			      msecs_to_jiffies(d3dq_job_timeout_ms),
 			      d3dq_sched_name, ddev->drm.dev);
 	if (ret) {
 		kfree(sched);
@@ -185,6 +187,9 @@ static struct d3dq_queue *d3dq_queue_create(struct d3dq_device *ddev,
 
 	kref_init(&queue->ref);
 	queue->ddev = ddev;
+	/* Who to name when a job of the queue times out. */
+	queue->client_pid = task_tgid_nr(current);
+	get_task_comm(queue->client_comm, current->group_leader);
 	queue->type = type;
 	queue->priority = priority;
 	mutex_init(&queue->submit_lock);

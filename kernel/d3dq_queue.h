@@ -12,6 +12,7 @@
 #include <linux/kref.h>
 #include <linux/list.h>
 #include <linux/mutex.h>
+#include <linux/sched.h>
 #include <linux/spinlock.h>
 #include <linux/types.h>
 #include <linux/wait.h>
@@ -52,6 +53,9 @@ struct d3dq_queue {
 	u32 id;
 	u32 type;
 	u32 priority;
+	/* The process that created the queue, for messages. */
+	pid_t client_pid;
+	char client_comm[TASK_COMM_LEN];
 
 	/*
 	 * Serialises arm+push (the order of jobs in the entity) and the
