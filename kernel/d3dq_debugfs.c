@@ -72,12 +72,22 @@ static int d3dq_debugfs_queues(struct seq_file *m, void *unused)
 	struct d3dq_file *dfile;
 	struct d3dq_queue *queue;
 	unsigned long id;
+	u64 job_bytes;
+	u32 jobs;
 
 	mutex_lock(&ddev->files_lock);
 	list_for_each_entry(dfile, &ddev->files, link) {
 		mutex_lock(&dfile->lock);
-		seq_printf(m, "client pid=%d queues=%u%s\n",
+		spin_lock(&dfile->job_bytes_lock);
+		jobs = dfile->jobs;
+		job_bytes = dfile->job_bytes;
+		spin_unlock(&dfile->job_bytes_lock);
+		seq_printf(m, "client pid=%d queues=%u alive=%d finishing=%d jobs=%u job_bytes=%llu bos=%d bo_bytes=%lld%s\n",
 			   d3dq_file_pid(dfile->drm_file), dfile->nqueues,
+			   atomic_read(&dfile->queues_alive),
+			   atomic_read(&dfile->queues_finishing), jobs,
+			   job_bytes, atomic_read(&dfile->bos),
+			   (long long)atomic64_read(&dfile->bo_bytes),
 			   dfile->removed ? " removed" : "");
 		xa_for_each(&dfile->queues, id, queue)
 			d3dq_debugfs_queue(m, queue);

@@ -62,6 +62,11 @@ unsigned long long d3dq_max_bo_size = 64ULL << 20;
 module_param_named(max_bo_size, d3dq_max_bo_size, ullong, 0444);
 MODULE_PARM_DESC(max_bo_size, "Largest buffer in bytes (default 64 MiB)");
 
+unsigned long long d3dq_max_file_job_bytes = 64ULL << 20;
+module_param_named(max_file_job_bytes, d3dq_max_file_job_bytes, ullong, 0444);
+MODULE_PARM_DESC(max_file_job_bytes,
+		 "Memory the unfreed jobs of one file may hold before SUBMIT sleeps (default 64 MiB)");
+
 /* The module's platform devices, d3dq.0 to d3dq.N-1. */
 static struct platform_device *d3dq_pdevs[D3DQ_MAX_DEVICES];
 
@@ -85,6 +90,9 @@ static int d3dq_params_check(void)
 	if (d3dq_max_delay_ns > 3600ULL * NSEC_PER_SEC)
 		return -EINVAL;
 	if (d3dq_max_bo_size < PAGE_SIZE || d3dq_max_bo_size > SZ_1G)
+		return -EINVAL;
+	if (d3dq_max_file_job_bytes < SZ_64K ||
+	    d3dq_max_file_job_bytes > (64ULL << 30))
 		return -EINVAL;
 	return 0;
 }
@@ -130,6 +138,9 @@ int d3dq_ioctl_get_param(struct drm_device *drm, void *data,
 	case DRM_D3DQ_PARAM_MAX_BO_SIZE:
 		args->value = d3dq_max_bo_size;
 		break;
+	case DRM_D3DQ_PARAM_MAX_FILE_JOB_BYTES:
+		args->value = d3dq_max_file_job_bytes;
+		break;
 	default:
 		return -EINVAL;
 	}
@@ -148,20 +159,88 @@ int d3dq_ioctl_remove(struct drm_device *drm, void *data,
 	return 0;
 }
 
+static void d3dq_file_release(struct kref *ref)
+{
+	struct d3dq_file *dfile = container_of(ref, struct d3dq_file, ref);
+
+	xa_destroy(&dfile->queues);
+	mutex_destroy(&dfile->lock);
+	kfree(dfile);
+}
+
+void d3dq_file_get(struct d3dq_file *dfile)
+{
+	kref_get(&dfile->ref);
+}
+
+void d3dq_file_put(struct d3dq_file *dfile)
+{
+	kref_put(&dfile->ref, d3dq_file_release);
+}
+
+/*
+ * Whether a job of @bytes fits in the file's budget. A job alone is
+ * always admitted, so that any job the other limits allow can run.
+ */
+static bool d3dq_file_job_fits_locked(struct d3dq_file *dfile, u64 bytes)
+{
+	lockdep_assert_held(&dfile->job_bytes_lock);
+
+	return !dfile->job_bytes ||
+	       dfile->job_bytes + bytes <= d3dq_max_file_job_bytes;
+}
+
+bool d3dq_file_job_fits(struct d3dq_file *dfile, u64 bytes)
+{
+	bool fits;
+
+	spin_lock(&dfile->job_bytes_lock);
+	fits = d3dq_file_job_fits_locked(dfile, bytes);
+	spin_unlock(&dfile->job_bytes_lock);
+	return fits;
+}
+
+/* Count a job against its file; false if it does not fit (yet). */
+bool d3dq_file_charge_job(struct d3dq_file *dfile, u64 bytes)
+{
+	bool fits;
+
+	spin_lock(&dfile->job_bytes_lock);
+	fits = d3dq_file_job_fits_locked(dfile, bytes);
+	if (fits) {
+		dfile->job_bytes += bytes;
+		dfile->jobs++;
+	}
+	spin_unlock(&dfile->job_bytes_lock);
+	return fits;
+}
+
+void d3dq_file_uncharge_job(struct d3dq_file *dfile, u64 bytes)
+{
+	spin_lock(&dfile->job_bytes_lock);
+	dfile->job_bytes -= bytes;
+	dfile->jobs--;
+	spin_unlock(&dfile->job_bytes_lock);
+	wake_up_all(&dfile->wq);
+}
+
 static int d3dq_open(struct drm_device *drm, struct drm_file *file)
 {
 	struct d3dq_device *ddev = to_d3dq_dev(drm);
 	struct d3dq_file *dfile;
 	int ret = 0;
 
-	dfile = kzalloc(sizeof(*dfile), GFP_KERNEL);
+	dfile = kzalloc(sizeof(*dfile), D3DQ_GFP);
 	if (!dfile)
 		return -ENOMEM;
 
+	kref_init(&dfile->ref);
 	dfile->ddev = ddev;
 	dfile->drm_file = file;
 	mutex_init(&dfile->lock);
 	xa_init_flags(&dfile->queues, XA_FLAGS_ALLOC1);
+	spin_lock_init(&dfile->job_bytes_lock);
+	init_waitqueue_head(&dfile->wq);
 	file->driver_priv = dfile;
 
 	mutex_lock(&ddev->files_lock);
@@ -172,8 +251,7 @@ static int d3dq_open(struct drm_device *drm, struct drm_file *file)
 		list_add_tail(&dfile->link, &ddev->files);
 	mutex_unlock(&ddev->files_lock);
 	if (ret) {
-		mutex_destroy(&dfile->lock);
-		kfree(dfile);
+		d3dq_file_put(dfile);
 		return ret;
 	}
 	atomic_inc(&ddev->count.files);
@@ -188,11 +266,11 @@ static void d3dq_postclose(struct drm_device *drm, struct drm_file *file)
 	mutex_lock(&ddev->files_lock);
 	list_del(&dfile->link);
 	mutex_unlock(&ddev->files_lock);
+	dfile->drm_file = NULL;
 
 	d3dq_file_destroy_queues(dfile);
-	xa_destroy(&dfile->queues);
-	mutex_destroy(&dfile->lock);
-	kfree(dfile);
+	/* Queues and buffers still alive keep the rest. */
+	d3dq_file_put(dfile);
 	atomic_dec(&ddev->count.files);
 }
 

@@ -88,7 +88,7 @@ struct d3dq_hw_fence *d3dq_hw_fence_alloc(struct d3dq_sched *sched)
 {
 	struct d3dq_hw_fence *hw;
 
-	hw = kzalloc(sizeof(*hw), GFP_KERNEL);
+	hw = kzalloc(sizeof(*hw), D3DQ_GFP);
 	if (!hw)
 		return NULL;
 	spin_lock_init(&hw->lock);

@@ -43,7 +43,7 @@ struct d3dq_job *d3dq_job_create(struct d3dq_queue *queue,
 	struct d3dq_job *job;
 	int ret;
 
-	job = kzalloc(sizeof(*job), GFP_KERNEL);
+	job = kzalloc(sizeof(*job), D3DQ_GFP);
 	if (!job) {
 		d3dq_queue_put(queue);
 		return ERR_PTR(-ENOMEM);
@@ -69,6 +69,31 @@ struct d3dq_job *d3dq_job_create(struct d3dq_queue *queue,
 err:
 	d3dq_job_free(job);
 	return ERR_PTR(ret);
+}
+
+/*
+ * What one entry of the scheduler's dependency array costs (an xarray
+ * slot and its share of a node).
+ */
+#define D3DQ_DEPENDENCY_BYTES	16
+
+/**
+ * d3dq_job_set_bytes - Count the memory a parsed job holds until freed.
+ * @job: the job, its commands and waits parsed
+ * @cmd_bytes: the size of its command stream
+ *
+ * This is what MAX_FILE_JOB_BYTES bounds (uapi.rst): the job, its two
+ * fences, the parsed commands (one &struct d3dq_cmd per 16 bytes of
+ * stream, the size of the smallest command) and the waits with their
+ * scheduler dependencies.
+ */
+void d3dq_job_set_bytes(struct d3dq_job *job, u32 cmd_bytes)
+{
+	job->bytes = sizeof(*job) + sizeof(struct d3dq_hw_fence) +
+		     sizeof(struct drm_sched_fence) +
+		     (u64)(cmd_bytes / 16) * sizeof(struct d3dq_cmd) +
+		     (u64)job->nwaits * (sizeof(struct d3dq_wait) +
+					 D3DQ_DEPENDENCY_BYTES);
 }
 
 /**
@@ -125,7 +150,8 @@ void d3dq_job_finished(struct d3dq_job *job)
 
 	if (!test_and_clear_bit(D3DQ_JOB_F_PENDING, &job->flags))
 		return;
-	atomic_dec(&queue->pending);
+	if (atomic_dec_and_test(&queue->pending))
+		d3dq_queue_idle(queue);
 	wake_up_all(&queue->pending_wq);
 }
 
@@ -175,6 +201,8 @@ void d3dq_job_free(struct d3dq_job *job)
 	kvfree(job->cmds);
 
 	d3dq_hw_fence_put(job->hw);
+	if (job->charged)
+		d3dq_file_uncharge_job(queue->dfile, job->bytes);
 	kfree(job);
 	atomic_dec(&ddev->count.jobs);
 	d3dq_queue_put(queue);

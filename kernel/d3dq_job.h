@@ -65,6 +65,10 @@ struct d3dq_job {
 
 	struct d3dq_hw_fence *hw;	/* preallocated at submit */
 
+	/* Memory counted against the file (d3dq_job_set_bytes()). */
+	u64 bytes;
+	bool charged;			/* counted in the file's job_bytes */
+
 	struct d3dq_wait *waits;
 	u32 nwaits;
 
@@ -103,6 +107,7 @@ extern const struct drm_sched_backend_ops d3dq_sched_ops;
 
 struct d3dq_job *d3dq_job_create(struct d3dq_queue *queue,
 				 struct drm_file *file);
+void d3dq_job_set_bytes(struct d3dq_job *job, u32 cmd_bytes);
 struct dma_fence *d3dq_job_arm(struct d3dq_job *job);
 void d3dq_job_push(struct d3dq_job *job);
 bool d3dq_job_dependency_failed(struct d3dq_job *job);

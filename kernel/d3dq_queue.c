@@ -49,7 +49,7 @@ static struct d3dq_sched *d3dq_sched_create(struct d3dq_device *ddev)
 	struct d3dq_sched *sched;
 	int ret;
 
-	sched = kzalloc(sizeof(*sched), GFP_KERNEL);
+	sched = kzalloc(sizeof(*sched), D3DQ_GFP);
 	if (!sched)
 		return ERR_PTR(-ENOMEM);
 	kref_init(&sched->ref);
@@ -109,11 +109,36 @@ bool d3dq_queue_is_usable(struct d3dq_queue *queue)
 	return usable;
 }
 
+/*
+ * A destroyed queue whose jobs have all finished will be freed without
+ * outside help: QUEUE_CREATE at the limit may wait for it. Called with
+ * the queue's lock held when it becomes dead or its last job finishes.
+ */
+static void d3dq_queue_mark_finishing_locked(struct d3dq_queue *queue)
+{
+	lockdep_assert_held(&queue->lock);
+
+	if (!queue->dead || queue->finishing || atomic_read(&queue->pending))
+		return;
+	queue->finishing = true;
+	atomic_inc(&queue->dfile->queues_finishing);
+}
+
+/* The queue's last unfinished job finished. */
+void d3dq_queue_idle(struct d3dq_queue *queue)
+{
+	spin_lock(&queue->lock);
+	d3dq_queue_mark_finishing_locked(queue);
+	spin_unlock(&queue->lock);
+}
+
 static void d3dq_queue_teardown(struct work_struct *work)
 {
 	struct d3dq_queue *queue = container_of(work, struct d3dq_queue,
 						teardown_work);
 	struct d3dq_device *ddev = queue->ddev;
+	struct d3dq_file *dfile = queue->dfile;
+	bool counted = queue->counted;
 
 	/* No job is left: this does not wait. */
 	drm_sched_entity_destroy(&queue->entity);
@@ -121,8 +146,21 @@ static void d3dq_queue_teardown(struct work_struct *work)
 	d3dq_sched_put(queue->sched);
 	d3dq_engine_fini(queue);
 	mutex_destroy(&queue->submit_lock);
+	WARN_ON(counted && !queue->finishing);
 	kfree(queue);
 
+	/*
+	 * Only now is the queue's slot in max_queues free. It leaves
+	 * queues_alive first: see d3dq_file_slot_known().
+	 */
+	if (counted) {
+		atomic_dec(&dfile->queues_alive);
+		/* Pairs with smp_rmb() in d3dq_file_slot_known(). */
+		smp_mb__after_atomic();
+		atomic_dec(&dfile->queues_finishing);
+		wake_up_all(&dfile->wq);
+	}
+	d3dq_file_put(dfile);
 	atomic_dec(&ddev->count.queues);
 	drm_dev_put(&ddev->drm);
 }
@@ -164,16 +202,21 @@ static void d3dq_queue_stop(struct d3dq_queue *queue, int reason, bool dead)
 	mutex_lock(&queue->submit_lock);
 	spin_lock(&queue->lock);
 	d3dq_queue_set_lost_locked(queue, reason);
-	if (dead)
+	if (dead) {
 		queue->dead = true;
+		d3dq_queue_mark_finishing_locked(queue);
+	}
 	spin_unlock(&queue->lock);
 	mutex_unlock(&queue->submit_lock);
 
 	d3dq_engine_cancel(queue, NULL, -ECANCELED);
+	/* Submits sleeping on this queue or on the file's job memory. */
 	wake_up_all(&queue->pending_wq);
+	wake_up_all(&queue->dfile->wq);
 }
 
 static struct d3dq_queue *d3dq_queue_create(struct d3dq_device *ddev,
+					    struct d3dq_file *dfile,
 					    u32 type, u32 priority)
 {
 	struct drm_gpu_scheduler *sched_list[1];
@@ -181,12 +224,13 @@ static struct d3dq_queue *d3dq_queue_create(struct d3dq_device *ddev,
 	enum drm_sched_priority prio;
 	int ret;
 
-	queue = kzalloc(sizeof(*queue), GFP_KERNEL);
+	queue = kzalloc(sizeof(*queue), D3DQ_GFP);
 	if (!queue)
 		return ERR_PTR(-ENOMEM);
 
 	kref_init(&queue->ref);
 	queue->ddev = ddev;
+	queue->dfile = dfile;
 	/* Who to name when a job of the queue times out. */
 	queue->client_pid = task_tgid_nr(current);
 	get_task_comm(queue->client_comm, current->group_leader);
@@ -212,6 +256,7 @@ static struct d3dq_queue *d3dq_queue_create(struct d3dq_device *ddev,
 	if (ret)
 		goto err_sched;
 
+	d3dq_file_get(dfile);
 	drm_dev_get(&ddev->drm);
 	atomic_inc(&ddev->count.queues);
 	return queue;
@@ -225,6 +270,23 @@ err_free:
 	return ERR_PTR(ret);
 }
 
+/*
+ * Whether QUEUE_CREATE knows its answer: a slot is free (@free), or none
+ * will free up without outside help (no destroyed queue is finishing).
+ * A freed queue leaves queues_alive before queues_finishing, and this
+ * reads them in the other order, so "none finishing" is never seen with
+ * a stale count of queues alive.
+ */
+static bool d3dq_file_slot_known(struct d3dq_file *dfile, bool *free)
+{
+	int finishing = atomic_read(&dfile->queues_finishing);
+
+	/* Pairs with smp_mb__after_atomic() in d3dq_queue_teardown(). */
+	smp_rmb();
+	*free = atomic_read(&dfile->queues_alive) < d3dq_max_queues;
+	return *free || !finishing;
+}
+
 int d3dq_ioctl_queue_create(struct drm_device *drm, void *data,
 			    struct drm_file *file)
 {
@@ -232,6 +294,7 @@ int d3dq_ioctl_queue_create(struct drm_device *drm, void *data,
 	struct d3dq_file *dfile = file->driver_priv;
 	struct drm_d3dq_queue_create *args = data;
 	struct d3dq_queue *queue;
+	bool free;
 	u32 id;
 	int ret;
 
@@ -240,16 +303,30 @@ int d3dq_ioctl_queue_create(struct drm_device *drm, void *data,
 		return -EINVAL;
 
 	mutex_lock(&dfile->lock);
-	if (dfile->removed) {
-		ret = -ENODEV;
-		goto out_unlock;
-	}
-	if (dfile->nqueues >= d3dq_max_queues) {
-		ret = -EMFILE;
-		goto out_unlock;
+	for (;;) {
+		if (dfile->removed) {
+			ret = -ENODEV;
+			goto out_unlock;
+		}
+		/*
+		 * Every slot is taken until its queue is freed. Destroyed
+		 * queues whose jobs all finished are being freed: wait for
+		 * them. The others wait for dependencies: -EMFILE.
+		 */
+		if (d3dq_file_slot_known(dfile, &free)) {
+			if (free)
+				break;
+			ret = -EMFILE;
+			goto out_unlock;
+		}
+		mutex_unlock(&dfile->lock);
+		if (wait_event_interruptible(dfile->wq,
+					     d3dq_file_slot_known(dfile, &free)))
+			return -ERESTARTSYS;
+		mutex_lock(&dfile->lock);
 	}
 
-	queue = d3dq_queue_create(ddev, args->type, args->priority);
+	queue = d3dq_queue_create(ddev, dfile, args->type, args->priority);
 	if (IS_ERR(queue)) {
 		ret = PTR_ERR(queue);
 		goto out_unlock;
@@ -257,12 +334,14 @@ int d3dq_ioctl_queue_create(struct drm_device *drm, void *data,
 
 	/* Not visible to other threads until xa_alloc() publishes it. */
 	ret = xa_alloc(&dfile->queues, &id, queue, XA_LIMIT(1, INT_MAX),
-		       GFP_KERNEL);
+		       D3DQ_GFP);
 	if (ret) {
 		d3dq_queue_put(queue);
 		goto out_unlock;
 	}
 	queue->id = id;
+	queue->counted = true;
+	atomic_inc(&dfile->queues_alive);
 	dfile->nqueues++;
 	args->id = id;
 

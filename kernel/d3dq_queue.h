@@ -50,6 +50,9 @@ struct d3dq_sched {
 struct d3dq_queue {
 	struct kref ref;
 	struct d3dq_device *ddev;
+	struct d3dq_file *dfile;	/* holds a reference */
+	/* Counted in dfile's queues_alive (published with an id). */
+	bool counted;
 	u32 id;
 	u32 type;
 	u32 priority;
@@ -64,13 +67,15 @@ struct d3dq_queue {
 	struct mutex submit_lock;
 
 	/*
-	 * Protects @state, @reason, @dead, @jobs, the states of the jobs
-	 * and the engine's running job.
+	 * Protects @state, @reason, @dead, @finishing, @jobs, the states of
+	 * the jobs and the engine's running job.
 	 */
 	spinlock_t lock;
 	u32 state;
 	int reason;
 	bool dead;			/* destroyed: refuse new jobs */
+	/* Dead with every job finished: counted in queues_finishing. */
+	bool finishing;
 	struct list_head jobs;		/* not freed yet, in order */
 
 	/* Jobs submitted and not finished; submits wait on @pending_wq. */
@@ -92,6 +97,7 @@ int d3dq_ioctl_queue_get_state(struct drm_device *drm, void *data,
 			       struct drm_file *file);
 struct d3dq_queue *d3dq_queue_lookup(struct d3dq_file *dfile, u32 id);
 void d3dq_queue_put(struct d3dq_queue *queue);
+void d3dq_queue_idle(struct d3dq_queue *queue);
 void d3dq_queue_set_lost_locked(struct d3dq_queue *queue, int reason);
 bool d3dq_queue_is_usable(struct d3dq_queue *queue);
 void d3dq_sched_get(struct d3dq_sched *sched);

@@ -57,7 +57,7 @@ static int d3dq_copy_syncs(const struct drm_d3dq_obj_array *arr,
 	if (arr->stride < sizeof(*syncs) || arr->stride > D3DQ_MAX_SYNC_STRIDE)
 		return -EINVAL;
 
-	syncs = kvmalloc_array(arr->count, sizeof(*syncs), GFP_KERNEL);
+	syncs = kvmalloc_array(arr->count, sizeof(*syncs), D3DQ_GFP);
 	if (!syncs)
 		return -ENOMEM;
 
@@ -235,7 +235,8 @@ static int d3dq_parse_cmds(struct drm_file *file, struct d3dq_job *job,
 		return PTR_ERR(buf);
 
 	/* The smallest command is 16 bytes. */
-	job->cmds = kvcalloc(bytes / 16, sizeof(*job->cmds), GFP_KERNEL);
+	job->cmds = kvcalloc(bytes / 16, sizeof(*job->cmds),
+			     D3DQ_GFP);
 	if (!job->cmds) {
 		ret = -ENOMEM;
 		goto out;
@@ -306,7 +307,8 @@ static int d3dq_add_waits(struct drm_file *file, struct d3dq_job *job,
 	if (ret || !syncs)
 		return ret;
 
-	job->waits = kvcalloc(arr->count, sizeof(*job->waits), GFP_KERNEL);
+	job->waits = kvcalloc(arr->count, sizeof(*job->waits),
+			      D3DQ_GFP);
 	if (!job->waits) {
 		ret = -ENOMEM;
 		goto out;
@@ -369,7 +371,7 @@ static int d3dq_get_signals(struct drm_file *file,
 	if (ret || !syncs)
 		return ret;
 
-	signals = kvcalloc(arr->count, sizeof(*signals), GFP_KERNEL);
+	signals = kvcalloc(arr->count, sizeof(*signals), D3DQ_GFP);
 	if (!signals) {
 		ret = -ENOMEM;
 		goto out;
@@ -392,7 +394,12 @@ static int d3dq_get_signals(struct drm_file *file,
 		}
 		signals[i].point = syncs[i].point;
 		if (syncs[i].flags & DRM_D3DQ_SYNC_TIMELINE) {
-			signals[i].chain = dma_fence_chain_alloc();
+			/*
+			 * dma_fence_chain_alloc(), charged to the caller:
+			 * the point stays in the syncobj.
+			 */
+			signals[i].chain = kmalloc(sizeof(*signals[i].chain),
+						   D3DQ_GFP);
 			if (!signals[i].chain) {
 				ret = -ENOMEM;
 				goto err;
@@ -410,15 +417,20 @@ out:
 }
 
 /*
- * Take the queue's submit lock once it holds fewer than max_pending_jobs
- * unfinished jobs. Fails with -ECANCELED if the queue is lost.
+ * Take the queue's submit lock once the queue holds fewer than
+ * max_pending_jobs unfinished jobs and the file's jobs leave room for
+ * this one (max_file_job_bytes), and count the job against the file.
+ * Both sleeps end in bounded time: jobs finish and are freed whatever
+ * userspace does. Fails with -ECANCELED if the queue is lost.
  */
-static int d3dq_queue_reserve(struct d3dq_queue *queue)
+static int d3dq_queue_reserve(struct d3dq_queue *queue, struct d3dq_job *job)
 {
+	struct d3dq_file *dfile = queue->dfile;
+	bool full;
 	int ret;
 
 	for (;;) {
-		/* Restarted like the wait below, never a bare -EINTR. */
+		/* Restarted like the waits below, never a bare -EINTR. */
 		if (mutex_lock_interruptible(&queue->submit_lock))
 			return -ERESTARTSYS;
 		if (!d3dq_queue_is_usable(queue)) {
@@ -426,14 +438,22 @@ static int d3dq_queue_reserve(struct d3dq_queue *queue)
 			return -ECANCELED;
 		}
 		/* Only submitters, under the lock, increase @pending. */
-		if (atomic_read(&queue->pending) < d3dq_max_pending_jobs)
+		full = atomic_read(&queue->pending) >= d3dq_max_pending_jobs;
+		if (!full && d3dq_file_charge_job(dfile, job->bytes)) {
+			job->charged = true;
 			return 0;
+		}
 		mutex_unlock(&queue->submit_lock);
 
-		ret = wait_event_interruptible(queue->pending_wq,
-					       atomic_read(&queue->pending) <
-					       d3dq_max_pending_jobs ||
-					       !d3dq_queue_is_usable(queue));
+		if (full)
+			ret = wait_event_interruptible(queue->pending_wq,
+						       atomic_read(&queue->pending) <
+						       d3dq_max_pending_jobs ||
+						       !d3dq_queue_is_usable(queue));
+		else
+			ret = wait_event_interruptible(dfile->wq,
+						       d3dq_file_job_fits(dfile, job->bytes) ||
+						       !d3dq_queue_is_usable(queue));
 		if (ret)
 			return ret;
 	}
@@ -479,7 +499,8 @@ int d3dq_ioctl_submit(struct drm_device *drm, void *data,
 	if (ret)
 		goto err_job;
 
-	ret = d3dq_queue_reserve(queue);
+	d3dq_job_set_bytes(job, args->cmd_bytes);
+	ret = d3dq_queue_reserve(queue, job);
 	if (ret)
 		goto err_signals;
 
