@@ -104,6 +104,11 @@ static int watch_add(struct watch_set *w, uint32_t handle, uint64_t point,
  * signal, or an error. An object may vanish while we wait (its handle is
  * then refused) and the caller rebuilds the set: back off briefly on
  * errors rather than spin.
+ *
+ * -ENODEV means the device was unplugged (its platform device unbound):
+ * every ioctl fails that way from then on, so nothing will ever signal.
+ * That removes the device as d3dq_device_remove() does; afterwards the
+ * thread only waits to be stopped.
  */
 static void watch_wait(struct d3dq_device *dev, struct watch_set *w,
 		       uint32_t flags)
@@ -111,8 +116,13 @@ static void watch_wait(struct d3dq_device *dev, struct watch_set *w,
 	int ret = syncobj_timeline_wait(dev->fd, w->handles, w->points, w->n,
 					INT64_MAX, flags, NULL);
 
-	if (ret && ret != -ETIME && ret != -EINTR)
+	if (ret == -ENODEV) {
+		dev_remove(dev, -ENODEV);
+		dev_run_flushes(dev);
+		usleep(20 * 1000);
+	} else if (ret && ret != -ETIME && ret != -EINTR) {
 		usleep(1000);
+	}
 }
 
 static void watch_free(struct watch_set *w)
