@@ -320,8 +320,10 @@ int d3dq_ioctl_queue_create(struct drm_device *drm, void *data,
 			goto out_unlock;
 		}
 		mutex_unlock(&dfile->lock);
+		/* REMOVE and unplug stop the queues, which wakes us. */
 		if (wait_event_interruptible(dfile->wq,
-					     d3dq_file_slot_known(dfile, &free)))
+					     d3dq_file_slot_known(dfile, &free) ||
+					     READ_ONCE(dfile->removed)))
 			return -ERESTARTSYS;
 		mutex_lock(&dfile->lock);
 	}
@@ -409,10 +411,12 @@ void d3dq_file_remove_queues(struct d3dq_file *dfile)
 	unsigned long id;
 
 	mutex_lock(&dfile->lock);
-	dfile->removed = true;
+	WRITE_ONCE(dfile->removed, true);
 	xa_for_each(&dfile->queues, id, queue)
 		d3dq_queue_stop(queue, -ENODEV, false);
 	mutex_unlock(&dfile->lock);
+	/* A QUEUE_CREATE waiting at the limit. */
+	wake_up_all(&dfile->wq);
 }
 
 /* File close: destroy every queue. Teardown finishes asynchronously. */
