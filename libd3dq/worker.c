@@ -108,13 +108,20 @@ static int watch_add(struct watch_set *w, uint32_t handle, uint64_t point,
  * -ENODEV means the device was unplugged (its platform device unbound):
  * every ioctl fails that way from then on, so nothing will ever signal.
  * That removes the device as d3dq_device_remove() does; afterwards the
- * thread only waits to be stopped.
+ * thread only waits to be stopped. A wait already sleeping in the kernel
+ * when the device is unplugged is not woken if it only waits for points
+ * nobody will submit (an idle queue's next job, the doorbell), so waits
+ * last at most WATCH_SLICE_NS: an idle device's threads wake that often,
+ * and notice an unplug within that time.
  */
+#define WATCH_SLICE_NS	(2 * 1000000000ll)
+
 static void watch_wait(struct d3dq_device *dev, struct watch_set *w,
 		       uint32_t flags)
 {
 	int ret = syncobj_timeline_wait(dev->fd, w->handles, w->points, w->n,
-					INT64_MAX, flags, NULL);
+					now_ns() + WATCH_SLICE_NS, flags,
+					NULL);
 
 	if (ret == -ENODEV) {
 		dev_remove(dev, -ENODEV);

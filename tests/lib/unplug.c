@@ -3,7 +3,8 @@
  * The library over an unplugged device: unbinding d3dq.0 while a device
  * is open through libd3dq removes it as d3dq_device_remove() would
  * (R15): waits are released, fences read UINT64_MAX, events fire, and
- * calls fail with -ENODEV; nothing hangs. Binding again gives a new,
+ * calls fail with -ENODEV; nothing hangs, also when the device was idle.
+ * Binding again gives a new,
  * working device. Skipped without root or without the d3dq driver's
  * sysfs directory.
  *
@@ -93,6 +94,29 @@ TEST_F_TIMEOUT(up, unbind, 60)
 	ASSERT_NE(NULL, dev);
 	EXPECT_EQ(0, d3dq_device_removed_reason(dev));
 	d3dq_device_close(dev);
+}
+
+/*
+ * Nothing runs when the device goes: the library's threads sleep in the
+ * kernel on points nobody will submit, which an unplug does not signal.
+ * The removal must still come (the threads' waits are time-sliced).
+ */
+TEST_F_TIMEOUT(up, unbind_idle, 60)
+{
+	ASSERT_EQ(0, d3dq_queue_wait(self->e.b, self->e.g, 10));
+	ASSERT_EQ(0, util_exec_write64(self->e.dev, self->e.b, self->e.buf,
+				       8, 1));
+	ASSERT_EQ(0, d3dq_fence_set_event_on_completion(self->e.g, 10,
+							self->efd));
+	/* Let the worker go to sleep on the idle queues. */
+	util_sleep_ms(300);
+
+	ASSERT_EQ(0, sysfs_write(DRV "/unbind", "d3dq.0"));
+	self->unbound = true;
+	ASSERT_EQ(0, d3dq_fence_wait(self->e.g, 10, D3DQ_TIMEOUT_INFINITE));
+	EXPECT_EQ(-ENODEV, d3dq_device_removed_reason(self->e.dev));
+	EXPECT_EQ(1, util_event_take(self->efd));
+	EXPECT_EQ(0, util_read64(self->e.buf, 8));
 }
 
 TEST_HARNESS_MAIN
