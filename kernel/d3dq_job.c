@@ -12,6 +12,7 @@
 #include <linux/jiffies.h>
 #include <linux/llist.h>
 #include <linux/mm.h>
+#include <linux/ratelimit.h>
 #include <linux/slab.h>
 
 #include <drm/drm_file.h>
@@ -301,10 +302,18 @@ bool d3dq_job_check_timeout_locked(struct d3dq_job *job, unsigned long *left)
 	return true;
 }
 
+/*
+ * Any process can make its jobs time out, so the warnings are rate
+ * limited (for the whole module): at most 10 every 5 s.
+ */
+static DEFINE_RATELIMIT_STATE(d3dq_timeout_rs, 5 * HZ, 10);
+
 void d3dq_job_warn_timeout(struct d3dq_job *job)
 {
 	struct d3dq_queue *queue = job->queue;
 
+	if (!__ratelimit(&d3dq_timeout_rs))
+		return;
 	drm_warn(&queue->ddev->drm,
 		 "job %llu of queue %u (%s[%d]) timed out after %u ms: queue lost\n",
 		 job->base.s_fence->finished.seqno, queue->id,
