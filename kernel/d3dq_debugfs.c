@@ -16,6 +16,7 @@
 
 #include "d3dq_device.h"
 #include "d3dq_engine.h"
+#include "d3dq_fdinfo.h"
 #include "d3dq_job.h"
 #include "d3dq_queue.h"
 
@@ -53,13 +54,16 @@ static void d3dq_debugfs_queue(struct seq_file *m, struct d3dq_queue *queue)
 		if (job->state != D3DQ_JOB_QUEUED)
 			continue;
 		for (i = 0; i < job->nwaits; i++) {
+			struct d3dq_wait *w = &job->waits[i];
+			struct dma_fence *dep = w->release ?
+						&w->release->base : w->fence;
+
 			/* Only the flag: no fence callbacks under our lock. */
-			if (test_bit(DMA_FENCE_FLAG_SIGNALED_BIT,
-				     &job->waits[i].fence->flags))
+			if (test_bit(DMA_FENCE_FLAG_SIGNALED_BIT, &dep->flags))
 				continue;
-			seq_printf(m, "    job %llu waits syncobj=%u point=%llu\n",
-				   job->base.s_fence->finished.seqno,
-				   job->waits[i].handle, job->waits[i].point);
+			seq_printf(m, "    job %llu waits syncobj=%u point=%llu%s\n",
+				   d3dq_job_seqno(job), w->handle, w->point,
+				   w->release ? " releasable" : "");
 		}
 	}
 	spin_unlock(&queue->lock);
@@ -82,7 +86,8 @@ static int d3dq_debugfs_queues(struct seq_file *m, void *unused)
 		jobs = dfile->jobs;
 		job_bytes = dfile->job_bytes;
 		spin_unlock(&dfile->job_bytes_lock);
-		seq_printf(m, "client pid=%d queues=%u alive=%d finishing=%d jobs=%u job_bytes=%llu bos=%d bo_bytes=%lld%s\n",
+		seq_printf(m, "client id=%llu pid=%d queues=%u alive=%d finishing=%d jobs=%u job_bytes=%llu bos=%d bo_bytes=%lld%s\n",
+			   dfile->usage->client_id,
 			   d3dq_file_pid(dfile->drm_file), dfile->nqueues,
 			   atomic_read(&dfile->queues_alive),
 			   atomic_read(&dfile->queues_finishing), jobs,

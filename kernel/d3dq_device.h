@@ -23,6 +23,7 @@
 
 #include "d3dq_compat.h"
 
+struct d3dq_usage;
 struct drm_file;
 struct drm_minor;
 struct platform_device;
@@ -101,6 +102,8 @@ struct d3dq_device {
 	struct list_head files;
 	/* The platform device was unbound: no new files (files_lock). */
 	bool unplugged;
+	/* Schedulers ever created, for their names. */
+	atomic_t sched_serial;
 
 	struct d3dq_counters count;
 };
@@ -150,6 +153,12 @@ struct d3dq_file {
 
 	/* Woken when a queue or a job of the file is freed, or stopped. */
 	wait_queue_head_t wq;
+
+	/* fdinfo counters and client id; queues hold references too. */
+	struct d3dq_usage *usage;
+
+	/* Last job number handed out (&drm_d3dq_submit.seqno). */
+	atomic64_t job_seqno;
 };
 
 /* d3dq_drv.c */

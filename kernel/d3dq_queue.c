@@ -7,6 +7,7 @@
  * Copyright (C) 2026 The d3dq authors
  */
 
+#include <linux/platform_device.h>
 #include <linux/sched.h>
 #include <linux/slab.h>
 
@@ -17,11 +18,10 @@
 
 #include "d3dq_device.h"
 #include "d3dq_engine.h"
+#include "d3dq_fdinfo.h"
 #include "d3dq_job.h"
 #include "d3dq_queue.h"
-
-/* Scheduler name: static, because finished fences outlive the queue. */
-static const char d3dq_sched_name[] = "d3dq";
+#include "d3dq_trace.h"
 
 atomic_t d3dq_live_scheds = ATOMIC_INIT(0);
 
@@ -54,13 +54,21 @@ static struct d3dq_sched *d3dq_sched_create(struct d3dq_device *ddev)
 		return ERR_PTR(-ENOMEM);
 	kref_init(&sched->ref);
 	/*
+	 * The name lives in the scheduler, which its fences keep: they read
+	 * it for as long as they live. It names one track in trace viewers;
+	 * d3dq_queue_create in the trace says which queue it serves.
+	 */
+	snprintf(sched->name, sizeof(sched->name), "d3dq%d-s%u",
+		 ddev->pdev->id,
+		 (unsigned int)atomic_inc_return(&ddev->sched_serial) - 1);
+	/*
 	 * One job on the engine at a time: the timeout then measures the
 	 * job itself, not the jobs queued behind it.
 	 */
 	ret = d3dq_sched_init(&sched->base, &d3dq_sched_ops, d3dq_wq.sched,
 			      d3dq_wq.timeout, 1,
 			      msecs_to_jiffies(d3dq_job_timeout_ms),
-			      d3dq_sched_name, ddev->drm.dev);
+			      sched->name, ddev->drm.dev);
 	if (ret) {
 		kfree(sched);
 		return ERR_PTR(ret);
@@ -145,6 +153,7 @@ static void d3dq_queue_teardown(struct work_struct *work)
 	drm_sched_fini(&queue->sched->base);
 	d3dq_sched_put(queue->sched);
 	d3dq_engine_fini(queue);
+	d3dq_usage_put(queue->usage);
 	mutex_destroy(&queue->submit_lock);
 	WARN_ON(counted && !queue->finishing);
 	kfree(queue);
@@ -208,6 +217,7 @@ static void d3dq_queue_stop(struct d3dq_queue *queue, int reason, bool dead)
 	}
 	spin_unlock(&queue->lock);
 	mutex_unlock(&queue->submit_lock);
+	trace_d3dq_queue_stop(queue->usage->client_id, queue->id, reason);
 
 	d3dq_engine_cancel(queue, NULL, -ECANCELED);
 	/* Submits sleeping on this queue or on the file's job memory. */
@@ -257,6 +267,7 @@ static struct d3dq_queue *d3dq_queue_create(struct d3dq_device *ddev,
 		goto err_sched;
 
 	d3dq_file_get(dfile);
+	queue->usage = d3dq_usage_get(dfile->usage);
 	drm_dev_get(&ddev->drm);
 	atomic_inc(&ddev->count.queues);
 	return queue;
@@ -346,6 +357,8 @@ int d3dq_ioctl_queue_create(struct drm_device *drm, void *data,
 	atomic_inc(&dfile->queues_alive);
 	dfile->nqueues++;
 	args->id = id;
+	trace_d3dq_queue_create(dfile->usage->client_id, id, queue->type,
+				queue->priority, queue->sched->name);
 
 out_unlock:
 	mutex_unlock(&dfile->lock);
@@ -411,6 +424,7 @@ void d3dq_file_remove_queues(struct d3dq_file *dfile)
 	unsigned long id;
 
 	mutex_lock(&dfile->lock);
+	trace_d3dq_removal(dfile->usage->client_id, dfile->nqueues);
 	WRITE_ONCE(dfile->removed, true);
 	xa_for_each(&dfile->queues, id, queue)
 		d3dq_queue_stop(queue, -ENODEV, false);

@@ -93,7 +93,8 @@ static long long client_field(const char *key)
 
 	if (!text)
 		return -1;
-	snprintf(want, sizeof(want), "client pid=%d ", getpid());
+	/* "client id=I pid=P ...": only client lines carry a pid. */
+	snprintf(want, sizeof(want), " pid=%d ", getpid());
 	line = strstr(text, want);
 	if (!line)
 		return -1;
