@@ -246,6 +246,7 @@ TEST_F_TIMEOUT(lim, job_memory_bounded, 300)
 	sub.cmds = (uintptr_t)cs.buf;
 	sub.cmd_bytes = cs.len;
 	for (n = 0; n < 400; n++) {
+		sub.seqno = 0;	/* out: must be 0 on input */
 		ualarm(500 * 1000, 0);
 		ret = ioctl(self->fd, DRM_IOCTL_D3DQ_SUBMIT, &sub) ? -errno : 0;
 		ualarm(0, 0);
