@@ -89,15 +89,20 @@ err:
  * This is what MAX_FILE_JOB_BYTES bounds (uapi.rst): the job, its two
  * fences, the parsed commands (one &struct d3dq_cmd per 16 bytes of
  * stream, the size of the smallest command) and the waits with their
- * scheduler dependencies.
+ * scheduler dependencies and, for releasable ones, their release fences.
  */
 void d3dq_job_set_bytes(struct d3dq_job *job, u32 cmd_bytes)
 {
+	u32 i;
+
 	job->bytes = sizeof(*job) + sizeof(struct d3dq_hw_fence) +
 		     sizeof(struct drm_sched_fence) +
 		     (u64)(cmd_bytes / 16) * sizeof(struct d3dq_cmd) +
 		     (u64)job->nwaits * (sizeof(struct d3dq_wait) +
 					 D3DQ_DEPENDENCY_BYTES);
+	for (i = 0; i < job->nwaits; i++)
+		if (job->waits[i].release)
+			job->bytes += sizeof(struct d3dq_release_fence);
 }
 
 /**

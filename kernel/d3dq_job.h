@@ -44,7 +44,7 @@ struct d3dq_cmd {
  * than @waited and never because of anything else userspace must do.
  */
 struct d3dq_release_fence {
-	struct dma_fence base;		/* first: freed with dma_fence_free() */
+	struct dma_fence base;		/* freed after an RCU grace period */
 	spinlock_t lock;
 	struct dma_fence_cb cb;		/* on @waited, holds a reference */
 	struct dma_fence *waited;	/* reference */

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
  * d3dq queues: one scheduler, one entity and one engine each; the
- * device's pool of schedulers.
+ * reference-counted schedulers.
  *
  * Copyright (C) 2026 The d3dq authors
  */
@@ -49,8 +49,8 @@ struct d3dq_sched {
  *
  * References are held by the file (until the queue is destroyed), by
  * every job of the queue and, briefly, by ioctls. The last one queues
- * @teardown_work, which finishes the entity and returns the scheduler to
- * the device's pool.
+ * @teardown_work, which finishes the entity and the scheduler and drops
+ * the queue's scheduler reference.
  */
 struct d3dq_queue {
 	struct kref ref;
