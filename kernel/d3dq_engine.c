@@ -13,10 +13,13 @@
 
 #include <linux/hrtimer.h>
 #include <linux/ktime.h>
+#include <linux/module.h>
+#include <linux/rcupdate.h>
 #include <linux/sched.h>
 #include <linux/slab.h>
 #include <linux/string.h>
 
+#include <drm/drm_drv.h>
 #include <drm/d3dq_drm.h>
 
 #include "d3dq_device.h"
@@ -43,10 +46,34 @@ static const char *d3dq_hw_fence_get_timeline_name(struct dma_fence *fence)
 	return "d3dq-engine";
 }
 
+/*
+ * Frees a hardware fence; the module reference it held goes last. The
+ * module's exit waits for these callbacks (rcu_barrier()), so the few
+ * instructions after module_put() never run on freed text.
+ */
+static void d3dq_hw_fence_free(struct d3dq_hw_fence *hw)
+{
+	d3dq_sched_put(hw->sched);
+	kfree(hw);
+	atomic_dec(&d3dq_live_hw_fences);
+	module_put(THIS_MODULE);
+}
+
+static void d3dq_hw_fence_free_rcu(struct rcu_head *rcu)
+{
+	struct dma_fence *fence = container_of(rcu, struct dma_fence, rcu);
+
+	d3dq_hw_fence_free(container_of(fence, struct d3dq_hw_fence, base));
+}
+
+/*
+ * The last scheduler fence of the job dropped its parent. RCU readers of
+ * the scheduler fences (which may still ask for the timeline name) are
+ * done after a grace period, as for dma_fence_free().
+ */
 static void d3dq_hw_fence_release(struct dma_fence *fence)
 {
-	atomic_dec(&d3dq_live_hw_fences);
-	dma_fence_free(fence);
+	call_rcu(&fence->rcu, d3dq_hw_fence_free_rcu);
 }
 
 static const struct dma_fence_ops d3dq_hw_fence_ops = {
@@ -55,14 +82,21 @@ static const struct dma_fence_ops d3dq_hw_fence_ops = {
 	.release = d3dq_hw_fence_release,
 };
 
-struct d3dq_hw_fence *d3dq_hw_fence_alloc(void)
+/*
+ * Called from an ioctl, so the module is held by the open file and can
+ * be taken with __module_get().
+ */
+struct d3dq_hw_fence *d3dq_hw_fence_alloc(struct d3dq_sched *sched)
 {
 	struct d3dq_hw_fence *hw;
 
-	hw = kzalloc(sizeof(*hw), GFP_KERNEL);
+	hw = kzalloc(sizeof(*hw), D3DQ_GFP);
 	if (!hw)
 		return NULL;
 	spin_lock_init(&hw->lock);
+	hw->sched = sched;
+	d3dq_sched_get(sched);
+	__module_get(THIS_MODULE);
 	atomic_inc(&d3dq_live_hw_fences);
 	return hw;
 }
@@ -71,12 +105,10 @@ void d3dq_hw_fence_put(struct d3dq_hw_fence *hw)
 {
 	if (!hw)
 		return;
-	if (hw->initialized) {
+	if (hw->initialized)
 		dma_fence_put(&hw->base);
-	} else {
-		atomic_dec(&d3dq_live_hw_fences);
-		kfree(hw);
-	}
+	else
+		d3dq_hw_fence_free(hw);
 }
 
 static inline void *d3dq_ptr(struct d3dq_bo *bo, u64 offset)
@@ -160,17 +192,27 @@ static void d3dq_engine_work(struct work_struct *work)
 						  work);
 	struct d3dq_queue *queue = container_of(engine, struct d3dq_queue,
 						engine);
+	bool cookie = dma_fence_begin_signalling();
 	struct d3dq_job *job;
 	const struct d3dq_cmd *cmd;
+	bool entered;
 	ktime_t now;
-	int err;
+	int err, idx;
+
+	/*
+	 * An unplug cancels every running job before it waits for the
+	 * device's users; this only makes sure no command runs after it.
+	 */
+	entered = drm_dev_enter(&queue->ddev->drm, &idx);
 
 	spin_lock(&queue->lock);
 	job = engine->job;
 	if (!job) {
 		spin_unlock(&queue->lock);
-		return;
+		goto out;
 	}
+	if (!entered && !job->cancel)
+		WRITE_ONCE(job->cancel, -ENODEV);
 
 	for (;;) {
 		err = job->cancel;
@@ -183,7 +225,7 @@ static void d3dq_engine_work(struct work_struct *work)
 				hrtimer_start(&engine->timer, job->delay_end,
 					      HRTIMER_MODE_ABS);
 				spin_unlock(&queue->lock);
-				return;
+				goto out;
 			}
 			job->delaying = false;
 			job->pc++;
@@ -208,21 +250,23 @@ static void d3dq_engine_work(struct work_struct *work)
 
 	engine->job = NULL;
 	job->state = D3DQ_JOB_DONE;
-	atomic64_add(ktime_get_ns() - job->run_start_ns,
+	atomic64_add(ktime_to_ns(ktime_sub(ktime_get(), job->start)),
 		     &queue->usage->busy_ns[queue->type]);
 	spin_unlock(&queue->lock);
 
 	d3dq_job_signal(job, err);
+out:
+	if (entered)
+		drm_dev_exit(idx);
+	dma_fence_end_signalling(cookie);
 }
 
 static enum hrtimer_restart d3dq_engine_timer(struct hrtimer *timer)
 {
 	struct d3dq_engine *engine = container_of(timer, struct d3dq_engine,
 						  timer);
-	struct d3dq_queue *queue = container_of(engine, struct d3dq_queue,
-						engine);
 
-	queue_work(queue->ddev->engine_wq, &engine->work);
+	queue_work(d3dq_wq.engine, &engine->work);
 	return HRTIMER_NORESTART;
 }
 
@@ -261,7 +305,10 @@ struct dma_fence *d3dq_engine_run(struct d3dq_queue *queue,
 	} else {
 		engine->job = job;
 		job->state = D3DQ_JOB_RUNNING;
-		job->run_start_ns = ktime_get_ns();
+		job->start = ktime_get();
+		if (job->orphan)
+			mod_delayed_work(d3dq_wq.timeout, &engine->watchdog,
+					 msecs_to_jiffies(d3dq_job_timeout_ms));
 		trace_d3dq_run(queue->usage->client_id, queue->id,
 			       d3dq_job_seqno(job), 0);
 	}
@@ -272,7 +319,7 @@ struct dma_fence *d3dq_engine_run(struct d3dq_queue *queue,
 	if (err)
 		d3dq_job_signal(job, err);
 	else
-		queue_work(queue->ddev->engine_wq, &engine->work);
+		queue_work(d3dq_wq.engine, &engine->work);
 	return &hw->base;
 }
 
@@ -297,7 +344,7 @@ bool d3dq_engine_cancel(struct d3dq_queue *queue, struct d3dq_job *job,
 	running = engine->job;
 	if (running && (!job || running == job)) {
 		if (!running->cancel) {
-			running->cancel = err;
+			WRITE_ONCE(running->cancel, err);
 			trace_d3dq_cancel(queue->usage->client_id, queue->id,
 					  d3dq_job_seqno(running), err);
 		}
@@ -308,14 +355,59 @@ bool d3dq_engine_cancel(struct d3dq_queue *queue, struct d3dq_job *job,
 	if (!hit)
 		return false;
 
-	/*
-	 * The work arms the timer only while the job is not cancelled, so
-	 * after this the timer stays off and the work sees the error.
-	 */
-	hrtimer_cancel(&engine->timer);
-	queue_work(queue->ddev->engine_wq, &engine->work);
+	d3dq_engine_kick(queue);
 	flush_work(&engine->work);
 	return true;
+}
+
+/**
+ * d3dq_engine_kick - Make the engine look at its job's cancel error now.
+ * @queue: the queue, whose running job's cancel error was set
+ *
+ * The work arms the DELAY timer only while the job is not cancelled (both
+ * under the queue's lock), so after this the timer stays off and the
+ * work runs again and sees the error. Does not wait: the timeout path
+ * may call it.
+ */
+void d3dq_engine_kick(struct d3dq_queue *queue)
+{
+	struct d3dq_engine *engine = &queue->engine;
+
+	hrtimer_cancel(&engine->timer);
+	queue_work(d3dq_wq.engine, &engine->work);
+}
+
+/*
+ * Times the running job when the scheduler's timeout no longer does (see
+ * d3dq_timedout_job()).
+ */
+static void d3dq_engine_watchdog(struct work_struct *work)
+{
+	struct d3dq_engine *engine = container_of(to_delayed_work(work),
+						  struct d3dq_engine,
+						  watchdog);
+	struct d3dq_queue *queue = container_of(engine, struct d3dq_queue,
+						engine);
+	bool cookie = dma_fence_begin_signalling();
+	bool timed_out = false;
+	struct d3dq_job *job;
+	unsigned long left;
+
+	spin_lock(&queue->lock);
+	job = engine->job;
+	if (job && job->orphan) {
+		timed_out = d3dq_job_check_timeout_locked(job, &left);
+		if (timed_out)
+			d3dq_job_warn_timeout(job);
+		else
+			mod_delayed_work(d3dq_wq.timeout, &engine->watchdog,
+					 left);
+	}
+	spin_unlock(&queue->lock);
+
+	if (timed_out)
+		d3dq_engine_kick(queue);
+	dma_fence_end_signalling(cookie);
 }
 
 void d3dq_engine_init(struct d3dq_queue *queue)
@@ -323,6 +415,7 @@ void d3dq_engine_init(struct d3dq_queue *queue)
 	struct d3dq_engine *engine = &queue->engine;
 
 	INIT_WORK(&engine->work, d3dq_engine_work);
+	INIT_DELAYED_WORK(&engine->watchdog, d3dq_engine_watchdog);
 	hrtimer_init(&engine->timer, CLOCK_MONOTONIC, HRTIMER_MODE_ABS);
 	engine->timer.function = d3dq_engine_timer;
 	engine->fence_context = dma_fence_context_alloc(1);
@@ -333,6 +426,7 @@ void d3dq_engine_fini(struct d3dq_queue *queue)
 {
 	struct d3dq_engine *engine = &queue->engine;
 
+	cancel_delayed_work_sync(&engine->watchdog);
 	hrtimer_cancel(&engine->timer);
 	cancel_work_sync(&engine->work);
 	WARN_ON(engine->job);

@@ -37,6 +37,7 @@ static const char *const param_names[] = {
 	[DRM_D3DQ_PARAM_TIMESTAMP_FREQUENCY] = "timestamp_frequency",
 	[DRM_D3DQ_PARAM_MAX_DELAY_NS] = "max_delay_ns",
 	[DRM_D3DQ_PARAM_MAX_BO_SIZE] = "max_bo_size",
+	[DRM_D3DQ_PARAM_MAX_FILE_JOB_BYTES] = "max_file_job_bytes",
 };
 
 static const char *const feature_names[] = {
