@@ -14,7 +14,10 @@
 #include <drm/drm_file.h>
 #include <drm/d3dq_drm.h>
 
-#include "d3dq_drv.h"
+#include "d3dq_device.h"
+#include "d3dq_engine.h"
+#include "d3dq_job.h"
+#include "d3dq_queue.h"
 
 static const char *const d3dq_type_names[] = {
 	[DRM_D3DQ_QUEUE_TYPE_DIRECT] = "direct",

@@ -18,7 +18,10 @@
 #include <drm/drm_prime.h>
 #include <drm/d3dq_drm.h>
 
-#include "d3dq_drv.h"
+#include "d3dq_device.h"
+#include "d3dq_gem.h"
+#include "d3dq_job.h"
+#include "d3dq_queue.h"
 
 #define D3DQ_MAX_DEVICES	16
 

@@ -13,7 +13,8 @@
 #include <drm/drm_gem_shmem_helper.h>
 #include <drm/d3dq_drm.h>
 
-#include "d3dq_drv.h"
+#include "d3dq_device.h"
+#include "d3dq_gem.h"
 
 static void d3dq_gem_free(struct drm_gem_object *obj)
 {

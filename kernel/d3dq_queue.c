@@ -2,12 +2,11 @@
 /*
  * d3dq queues: one drm_gpu_scheduler with one entity per queue, so jobs of
  * a queue run in order and queues run concurrently; creation, destruction,
- * state, the scheduler callbacks and job timeouts.
+ * state and the scheduler pool.
  *
  * Copyright (C) 2026 The d3dq authors
  */
 
-#include <linux/delay.h>
 #include <linux/slab.h>
 
 #include <drm/drm_drv.h>
@@ -15,12 +14,13 @@
 #include <drm/drm_print.h>
 #include <drm/d3dq_drm.h>
 
-#include "d3dq_drv.h"
+#include "d3dq_device.h"
+#include "d3dq_engine.h"
+#include "d3dq_job.h"
+#include "d3dq_queue.h"
 
 /* Scheduler name: static, because finished fences outlive the queue. */
 static const char d3dq_sched_name[] = "d3dq";
-
-static const struct drm_sched_backend_ops d3dq_sched_ops;
 
 /*
  * DOC: Scheduler pool
@@ -112,17 +112,6 @@ bool d3dq_queue_is_usable(struct d3dq_queue *queue)
 	return usable;
 }
 
-/* Account for a job that will not run (any more). */
-void d3dq_job_finished(struct d3dq_job *job)
-{
-	struct d3dq_queue *queue = job->queue;
-
-	if (!xchg(&job->pending_counted, false))
-		return;
-	atomic_dec(&queue->pending);
-	wake_up_all(&queue->pending_wq);
-}
-
 static void d3dq_queue_teardown(struct work_struct *work)
 {
 	struct d3dq_queue *queue = container_of(work, struct d3dq_queue,
@@ -186,70 +175,6 @@ static void d3dq_queue_stop(struct d3dq_queue *queue, int reason, bool dead)
 	d3dq_engine_cancel(queue, NULL, -ECANCELED);
 	wake_up_all(&queue->pending_wq);
 }
-
-static struct dma_fence *d3dq_run_job(struct drm_sched_job *sched_job)
-{
-	struct d3dq_job *job = to_d3dq_job(sched_job);
-
-	return d3dq_engine_run(job->queue, job);
-}
-
-/*
- * The scheduler took @sched_job off its pending list before calling this,
- * and frees it afterwards only if drm_sched_stop() was called. d3dq never
- * stops the scheduler: a job that really timed out is cancelled on the
- * engine, which signals its fences (-ETIMEDOUT) and marks the queue lost
- * so that later jobs complete with -ECANCELED; then the job is freed here.
- * A job that completed just before its timeout fired is only freed.
- */
-static enum drm_gpu_sched_stat d3dq_timedout_job(struct drm_sched_job *sched_job)
-{
-	struct d3dq_job *job = to_d3dq_job(sched_job);
-	struct d3dq_queue *queue = job->queue;
-	enum d3dq_job_state state;
-	bool timed_out = false;
-
-	/*
-	 * The scheduler lists a job just before calling run_job; in that
-	 * window the job cannot have run for a whole timeout yet.
-	 */
-	for (;;) {
-		spin_lock(&queue->lock);
-		state = job->state;
-		if (state == D3DQ_JOB_RUNNING && queue->engine.job == job) {
-			d3dq_queue_set_lost_locked(queue, -ETIMEDOUT);
-			if (!job->cancel)
-				job->cancel = -ETIMEDOUT;
-			timed_out = true;
-		}
-		spin_unlock(&queue->lock);
-		if (state != D3DQ_JOB_QUEUED)
-			break;
-		usleep_range(100, 200);
-	}
-
-	if (timed_out) {
-		drm_dbg_driver(&queue->ddev->drm, "queue %u: job timed out\n",
-			       queue->id);
-		d3dq_engine_cancel(queue, job, -ETIMEDOUT);
-	}
-
-	/* The fence callbacks of the scheduler are done with the job. */
-	dma_fence_wait(&job->base.s_fence->finished, false);
-	d3dq_job_free(job);
-	return DRM_GPU_SCHED_STAT_NOMINAL;
-}
-
-static void d3dq_free_job(struct drm_sched_job *sched_job)
-{
-	d3dq_job_free(to_d3dq_job(sched_job));
-}
-
-static const struct drm_sched_backend_ops d3dq_sched_ops = {
-	.run_job = d3dq_run_job,
-	.timedout_job = d3dq_timedout_job,
-	.free_job = d3dq_free_job,
-};
 
 static struct d3dq_queue *d3dq_queue_create(struct d3dq_device *ddev,
 					    u32 type, u32 priority)

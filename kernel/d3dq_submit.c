@@ -19,7 +19,10 @@
 #include <drm/drm_syncobj.h>
 #include <drm/d3dq_drm.h>
 
-#include "d3dq_drv.h"
+#include "d3dq_device.h"
+#include "d3dq_gem.h"
+#include "d3dq_job.h"
+#include "d3dq_queue.h"
 
 /* A signal point, resolved before the job is armed. */
 struct d3dq_signal {
@@ -27,38 +30,6 @@ struct d3dq_signal {
 	struct dma_fence_chain *chain;	/* timeline points only */
 	u64 point;
 };
-
-void d3dq_job_free(struct d3dq_job *job)
-{
-	struct d3dq_queue *queue = job->queue;
-	struct d3dq_device *ddev = queue->ddev;
-	u32 i;
-
-	spin_lock(&queue->lock);
-	list_del_init(&job->link);
-	spin_unlock(&queue->lock);
-
-	d3dq_job_finished(job);
-	if (job->base.s_fence)
-		drm_sched_job_cleanup(&job->base);
-
-	for (i = 0; i < job->nwaits; i++)
-		dma_fence_put(job->waits[i].fence);
-	kvfree(job->waits);
-
-	for (i = 0; i < job->ncmds; i++) {
-		if (job->cmds[i].dst)
-			drm_gem_object_put(&job->cmds[i].dst->base.base);
-		if (job->cmds[i].src)
-			drm_gem_object_put(&job->cmds[i].src->base.base);
-	}
-	kvfree(job->cmds);
-
-	d3dq_hw_fence_put(job->hw);
-	kfree(job);
-	atomic_dec(&ddev->count.jobs);
-	d3dq_queue_put(queue);
-}
 
 /*
  * Copy a user array of struct drm_d3dq_sync. Elements may be larger than
@@ -439,7 +410,6 @@ static int d3dq_queue_reserve(struct d3dq_queue *queue)
 int d3dq_ioctl_submit(struct drm_device *drm, void *data,
 		      struct drm_file *file)
 {
-	struct d3dq_device *ddev = to_d3dq_dev(drm);
 	struct drm_d3dq_submit *args = data;
 	struct d3dq_signal *signals = NULL;
 	struct d3dq_queue *queue;
@@ -460,21 +430,10 @@ int d3dq_ioctl_submit(struct drm_device *drm, void *data,
 	if (!queue)
 		return -ENOENT;
 
-	job = kzalloc(sizeof(*job), GFP_KERNEL);
-	if (!job) {
-		d3dq_queue_put(queue);
-		return -ENOMEM;
-	}
-	job->queue = queue;		/* takes over the lookup reference */
-	INIT_LIST_HEAD(&job->link);
-	job->state = D3DQ_JOB_QUEUED;
-	atomic_inc(&ddev->count.jobs);
-
-	ret = d3dq_sched_job_init(&job->base, &queue->entity, file, file);
-	if (ret) {
-		job->base.s_fence = NULL;
-		goto err_job;
-	}
+	/* The job takes over the lookup reference. */
+	job = d3dq_job_create(queue, file);
+	if (IS_ERR(job))
+		return PTR_ERR(job);
 
 	ret = d3dq_parse_cmds(file, job, args->cmds, args->cmd_bytes);
 	if (ret)
@@ -488,19 +447,12 @@ int d3dq_ioctl_submit(struct drm_device *drm, void *data,
 	if (ret)
 		goto err_job;
 
-	job->hw = d3dq_hw_fence_alloc();
-	if (!job->hw) {
-		ret = -ENOMEM;
-		goto err_signals;
-	}
-
 	ret = d3dq_queue_reserve(queue);
 	if (ret)
 		goto err_signals;
 
 	/* Nothing fails from here on. */
-	drm_sched_job_arm(&job->base);
-	finished = &job->base.s_fence->finished;
+	finished = d3dq_job_arm(job);
 
 	for (i = 0; i < args->signals.count; i++) {
 		struct d3dq_signal *s = &signals[i];
@@ -514,13 +466,7 @@ int d3dq_ioctl_submit(struct drm_device *drm, void *data,
 		}
 	}
 
-	spin_lock(&queue->lock);
-	list_add_tail(&job->link, &queue->jobs);
-	spin_unlock(&queue->lock);
-	job->pending_counted = true;
-	atomic_inc(&queue->pending);
-
-	drm_sched_entity_push_job(&job->base);
+	d3dq_job_push(job);
 	mutex_unlock(&queue->submit_lock);
 
 	d3dq_put_signals(signals, args->signals.count);
