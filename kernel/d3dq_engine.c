@@ -311,8 +311,8 @@ void d3dq_engine_init(struct d3dq_queue *queue)
 	struct d3dq_engine *engine = &queue->engine;
 
 	INIT_WORK(&engine->work, d3dq_engine_work);
-	hrtimer_init(&engine->timer, CLOCK_MONOTONIC, HRTIMER_MODE_ABS);
-	engine->timer.function = d3dq_engine_timer;
+	d3dq_hrtimer_setup(&engine->timer, d3dq_engine_timer, CLOCK_MONOTONIC,
+			   HRTIMER_MODE_ABS);
 	engine->fence_context = dma_fence_context_alloc(1);
 	engine->seqno = 0;
 }

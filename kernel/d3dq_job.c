@@ -229,7 +229,7 @@ static enum drm_gpu_sched_stat d3dq_timedout_job(struct drm_sched_job *sched_job
 	/* The fence callbacks of the scheduler are done with the job. */
 	dma_fence_wait(&job->base.s_fence->finished, false);
 	d3dq_job_free(job);
-	return DRM_GPU_SCHED_STAT_NOMINAL;
+	return D3DQ_SCHED_STAT_RESET;
 }
 
 static void d3dq_free_job(struct drm_sched_job *sched_job)
