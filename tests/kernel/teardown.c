@@ -397,21 +397,42 @@ TEST_F(td, remove_other_file)
 	close(fd2);
 }
 
+/* SYNC_IOC_FILE_INFO of the fence in binary syncobj @s. */
+static int fence_info(int fd, uint32_t s, struct sync_file_info *info,
+		      struct sync_fence_info *fi)
+{
+	int sync_fd, ret;
+
+	memset(info, 0, sizeof(*info));
+	memset(fi, 0, sizeof(*fi));
+	if (drmSyncobjExportSyncFile(fd, s, &sync_fd))
+		return -errno;
+	info->num_fences = 1;
+	info->sync_fence_info = (uint64_t)(uintptr_t)fi;
+	ret = ioctl(sync_fd, SYNC_IOC_FILE_INFO, info) ? -errno : 0;
+	close(sync_fd);
+	return ret;
+}
+
 /*
  * A queue's finished fences outlive it (here in a syncobj): sync_file
  * FILE_INFO still names their timeline once the queue is freed, which
  * reads the fence's scheduler. Schedulers are therefore kept in a pool
  * and reused, not freed: creating and destroying queues one after the
  * other does not add schedulers. (On the debug kernel KASAN reports the
- * read if a scheduler was freed.)
+ * read if a scheduler was freed.) The names must be those FILE_INFO gave
+ * while the queue lived: the scheduler's ("drm_sched", "d3dq") where the
+ * kernel asks the driver for a signalled fence's names, placeholders
+ * where it does not (since dma_fence_driver_name() and
+ * dma_fence_timeline_name(), 7.x).
  */
 TEST_F(td, fence_outlives_queue)
 {
-	struct sync_fence_info fi = { 0 };
-	struct sync_file_info info = { 0 };
+	struct sync_fence_info fi, ref;
+	struct sync_file_info info;
 	struct drm_d3dq_sync sig;
 	struct t_objects o;
-	int i, n, pooled = 0, sync_fd;
+	int i, n, pooled = 0;
 	struct t_cs cs;
 	uint32_t s, q;
 
@@ -425,6 +446,10 @@ TEST_F(td, fence_outlives_queue)
 		sig = t_bin(s);
 		ASSERT_EQ(0, t_submit(self->fd, q, NULL, 0, &sig, 1, &cs));
 		ASSERT_EQ(0, t_wait(self->fd, s, 0, 5 * T_SEC));
+		ASSERT_EQ(0, fence_info(self->fd, s, &info, &ref));
+		EXPECT_EQ(1, ref.status);
+		EXPECT_NE(0, ref.driver_name[0]);
+		EXPECT_NE(0, ref.obj_name[0]);
 		ASSERT_EQ(0, t_queue_destroy(self->fd, q));
 		/* Wait until the queue and its job are freed. */
 		for (n = 0; n < 500; n++) {
@@ -439,15 +464,11 @@ TEST_F(td, fence_outlives_queue)
 		EXPECT_LE(1, o.schedulers);
 		EXPECT_EQ(pooled, o.schedulers);
 
-		ASSERT_EQ(0, drmSyncobjExportSyncFile(self->fd, s, &sync_fd));
-		info.num_fences = 1;
-		info.sync_fence_info = (uint64_t)(uintptr_t)&fi;
-		ASSERT_EQ(0, ioctl(sync_fd, SYNC_IOC_FILE_INFO, &info));
-		close(sync_fd);
+		ASSERT_EQ(0, fence_info(self->fd, s, &info, &fi));
 		EXPECT_EQ(1, info.status);
 		EXPECT_EQ(1, fi.status);
-		EXPECT_STREQ("drm_sched", fi.driver_name);
-		EXPECT_STREQ("d3dq", fi.obj_name);
+		EXPECT_STREQ(ref.driver_name, fi.driver_name);
+		EXPECT_STREQ(ref.obj_name, fi.obj_name);
 		EXPECT_EQ(i, self->map[0]);
 	}
 }
