@@ -20,6 +20,7 @@
 
 #include "d3dq_compat.h"
 
+struct d3dq_usage;
 struct drm_file;
 struct drm_minor;
 struct platform_device;
@@ -69,6 +70,8 @@ struct d3dq_device {
 	/* Idle schedulers of destroyed queues (d3dq_queue.c). */
 	struct mutex sched_pool_lock;
 	struct list_head sched_pool;
+	/* Schedulers ever created, for their names; under sched_pool_lock. */
+	unsigned int sched_serial;
 
 	struct d3dq_counters count;
 	/* Woken when the last queue of the device is freed. */
@@ -93,6 +96,12 @@ struct d3dq_file {
 	struct xarray queues;
 	u32 nqueues;
 	bool removed;
+
+	/* fdinfo counters and client id; queues hold references too. */
+	struct d3dq_usage *usage;
+
+	/* Last job number handed out (&drm_d3dq_submit.seqno). */
+	atomic64_t job_seqno;
 };
 
 /* d3dq_drv.c */

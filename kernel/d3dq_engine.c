@@ -21,9 +21,11 @@
 
 #include "d3dq_device.h"
 #include "d3dq_engine.h"
+#include "d3dq_fdinfo.h"
 #include "d3dq_gem.h"
 #include "d3dq_job.h"
 #include "d3dq_queue.h"
+#include "d3dq_trace.h"
 
 /* Work done between two checks for cancellation. */
 #define D3DQ_ENGINE_CHUNK	SZ_1M
@@ -206,6 +208,8 @@ static void d3dq_engine_work(struct work_struct *work)
 
 	engine->job = NULL;
 	job->state = D3DQ_JOB_DONE;
+	atomic64_add(ktime_get_ns() - job->run_start_ns,
+		     &queue->usage->busy_ns[queue->type]);
 	spin_unlock(&queue->lock);
 
 	d3dq_job_signal(job, err);
@@ -252,9 +256,14 @@ struct dma_fence *d3dq_engine_run(struct d3dq_queue *queue,
 	if (queue->state != DRM_D3DQ_QUEUE_STATE_OK || queue->dead) {
 		err = -ECANCELED;
 		job->state = D3DQ_JOB_DONE;
+		trace_d3dq_cancel(queue->usage->client_id, queue->id,
+				  d3dq_job_seqno(job), err);
 	} else {
 		engine->job = job;
 		job->state = D3DQ_JOB_RUNNING;
+		job->run_start_ns = ktime_get_ns();
+		trace_d3dq_run(queue->usage->client_id, queue->id,
+			       d3dq_job_seqno(job), 0);
 	}
 	spin_unlock(&queue->lock);
 
@@ -287,8 +296,11 @@ bool d3dq_engine_cancel(struct d3dq_queue *queue, struct d3dq_job *job,
 	spin_lock(&queue->lock);
 	running = engine->job;
 	if (running && (!job || running == job)) {
-		if (!running->cancel)
+		if (!running->cancel) {
 			running->cancel = err;
+			trace_d3dq_cancel(queue->usage->client_id, queue->id,
+					  d3dq_job_seqno(running), err);
+		}
 		hit = true;
 	}
 	spin_unlock(&queue->lock);

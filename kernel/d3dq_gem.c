@@ -37,6 +37,7 @@ static const struct drm_gem_object_funcs d3dq_gem_funcs = {
 	.vunmap = drm_gem_shmem_object_vunmap,
 	.mmap = drm_gem_shmem_object_mmap,
 	.vm_ops = &drm_gem_shmem_vm_ops,
+	D3DQ_GEM_FUNCS_STATUS
 };
 
 bool d3dq_is_bo(struct drm_gem_object *obj)

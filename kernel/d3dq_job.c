@@ -21,8 +21,10 @@
 #include "d3dq_device.h"
 #include "d3dq_engine.h"
 #include "d3dq_gem.h"
+#include "d3dq_fdinfo.h"
 #include "d3dq_job.h"
 #include "d3dq_queue.h"
+#include "d3dq_trace.h"
 
 /**
  * d3dq_job_create - Allocate a job for a queue.
@@ -103,13 +105,20 @@ void d3dq_job_push(struct d3dq_job *job)
 	drm_sched_entity_push_job(&job->base);
 }
 
-/* Did a dependency of @job complete with an error? */
+/*
+ * Did a dependency of @job complete with an error? A wait that
+ * %DRM_D3DQ_WAIT_RELEASE ended no longer stands for its fence.
+ */
 bool d3dq_job_dependency_failed(struct d3dq_job *job)
 {
+	struct d3dq_release_fence *rf;
 	struct dma_fence *fence;
 	u32 i;
 
 	for (i = 0; i < job->nwaits; i++) {
+		rf = job->waits[i].release;
+		if (rf && READ_ONCE(rf->released))
+			continue;
 		fence = dma_fence_chain_contained(job->waits[i].fence);
 		if (dma_fence_get_status(fence) < 0)
 			return true;
@@ -137,6 +146,8 @@ void d3dq_job_signal(struct d3dq_job *job, int err)
 {
 	struct dma_fence *hw = dma_fence_get(&job->hw->base);
 
+	trace_d3dq_done(job->queue->usage->client_id, job->queue->id,
+			d3dq_job_seqno(job), err);
 	if (err) {
 		/* Older schedulers do not pass the error on: set both. */
 		dma_fence_set_error(&job->base.s_fence->finished, err);
@@ -161,8 +172,11 @@ void d3dq_job_free(struct d3dq_job *job)
 	if (job->base.s_fence)
 		drm_sched_job_cleanup(&job->base);
 
-	for (i = 0; i < job->nwaits; i++)
+	for (i = 0; i < job->nwaits; i++) {
+		if (job->waits[i].release)
+			d3dq_release_fence_put(job->waits[i].release);
 		dma_fence_put(job->waits[i].fence);
+	}
 	kvfree(job->waits);
 
 	for (i = 0; i < job->ncmds; i++) {
@@ -177,6 +191,106 @@ void d3dq_job_free(struct d3dq_job *job)
 	kfree(job);
 	atomic_dec(&ddev->count.jobs);
 	d3dq_queue_put(queue);
+}
+
+static const char *d3dq_release_get_driver_name(struct dma_fence *fence)
+{
+	return D3DQ_DRIVER_NAME;
+}
+
+static const char *d3dq_release_get_timeline_name(struct dma_fence *fence)
+{
+	return "d3dq-release";
+}
+
+static void d3dq_release_fence_free(struct dma_fence *fence)
+{
+	struct d3dq_release_fence *rf =
+		container_of(fence, struct d3dq_release_fence, base);
+
+	dma_fence_put(rf->waited);
+	dma_fence_free(fence);
+}
+
+static const struct dma_fence_ops d3dq_release_fence_ops = {
+	.get_driver_name = d3dq_release_get_driver_name,
+	.get_timeline_name = d3dq_release_get_timeline_name,
+	.release = d3dq_release_fence_free,
+};
+
+/* Signal @rf unless it is signalled; @by_ioctl: WAIT_RELEASE did it. */
+static void d3dq_release_fence_signal(struct d3dq_release_fence *rf,
+				      bool by_ioctl)
+{
+	unsigned long flags;
+
+	spin_lock_irqsave(&rf->lock, flags);
+	if (!test_bit(DMA_FENCE_FLAG_SIGNALED_BIT, &rf->base.flags)) {
+		WRITE_ONCE(rf->released, by_ioctl);
+		dma_fence_signal_locked(&rf->base);
+	}
+	spin_unlock_irqrestore(&rf->lock, flags);
+}
+
+static void d3dq_release_fence_cb(struct dma_fence *waited,
+				  struct dma_fence_cb *cb)
+{
+	struct d3dq_release_fence *rf =
+		container_of(cb, struct d3dq_release_fence, cb);
+
+	d3dq_release_fence_signal(rf, false);
+	dma_fence_put(&rf->base);
+}
+
+/**
+ * d3dq_release_fence_create - The dependency of a releasable wait.
+ * @waited: the fence the wait names
+ *
+ * Each release fence has a context of its own: they signal in no
+ * particular order, and the scheduler keeps only the latest fence of a
+ * context among a job's dependencies.
+ *
+ * Return: the fence (one reference, the caller's), or NULL.
+ */
+struct d3dq_release_fence *d3dq_release_fence_create(struct dma_fence *waited)
+{
+	struct d3dq_release_fence *rf;
+
+	rf = kzalloc(sizeof(*rf), GFP_KERNEL);
+	if (!rf)
+		return NULL;
+	spin_lock_init(&rf->lock);
+	dma_fence_init(&rf->base, &d3dq_release_fence_ops, &rf->lock,
+		       dma_fence_context_alloc(1), 1);
+	rf->waited = dma_fence_get(waited);
+	/* A reference for the callback. */
+	dma_fence_get(&rf->base);
+	if (dma_fence_add_callback(waited, &rf->cb, d3dq_release_fence_cb)) {
+		/* @waited has signalled already. */
+		d3dq_release_fence_signal(rf, false);
+		dma_fence_put(&rf->base);
+	}
+	return rf;
+}
+
+/**
+ * d3dq_release_fence_release - End a releasable wait now (WAIT_RELEASE).
+ * @rf: the wait's fence; nothing happens if it signalled already
+ */
+void d3dq_release_fence_release(struct d3dq_release_fence *rf)
+{
+	d3dq_release_fence_signal(rf, true);
+	/* The callback on @waited has nothing left to do. */
+	if (dma_fence_remove_callback(rf->waited, &rf->cb))
+		dma_fence_put(&rf->base);
+}
+
+/* Drop the job's reference (and a callback that can no longer matter). */
+void d3dq_release_fence_put(struct d3dq_release_fence *rf)
+{
+	if (dma_fence_remove_callback(rf->waited, &rf->cb))
+		dma_fence_put(&rf->base);
+	dma_fence_put(&rf->base);
 }
 
 static struct dma_fence *d3dq_run_job(struct drm_sched_job *sched_job)
@@ -223,6 +337,9 @@ static enum drm_gpu_sched_stat d3dq_timedout_job(struct drm_sched_job *sched_job
 	if (timed_out) {
 		drm_dbg_driver(&queue->ddev->drm, "queue %u: job timed out\n",
 			       queue->id);
+		atomic_inc(&queue->usage->timeouts);
+		trace_d3dq_timeout(queue->usage->client_id, queue->id,
+				   d3dq_job_seqno(job), -ETIMEDOUT);
 		d3dq_engine_cancel(queue, job, -ETIMEDOUT);
 	}
 

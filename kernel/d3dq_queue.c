@@ -7,6 +7,7 @@
  * Copyright (C) 2026 The d3dq authors
  */
 
+#include <linux/platform_device.h>
 #include <linux/slab.h>
 
 #include <drm/drm_drv.h>
@@ -16,11 +17,10 @@
 
 #include "d3dq_device.h"
 #include "d3dq_engine.h"
+#include "d3dq_fdinfo.h"
 #include "d3dq_job.h"
 #include "d3dq_queue.h"
-
-/* Scheduler name: static, because finished fences outlive the queue. */
-static const char d3dq_sched_name[] = "d3dq";
+#include "d3dq_trace.h"
 
 /*
  * DOC: Scheduler pool
@@ -58,12 +58,22 @@ static struct d3dq_sched *d3dq_sched_get(struct d3dq_device *ddev)
 	if (!sched)
 		return ERR_PTR(-ENOMEM);
 	/*
+	 * The name is the scheduler's, not a queue's: its fences read it
+	 * for as long as they live, and it names one track in trace
+	 * viewers, which one queue at a time owns (d3dq_queue_create in the
+	 * trace says which).
+	 */
+	mutex_lock(&ddev->sched_pool_lock);
+	snprintf(sched->name, sizeof(sched->name), "d3dq%d-s%u",
+		 ddev->pdev->id, ddev->sched_serial++);
+	mutex_unlock(&ddev->sched_pool_lock);
+	/*
 	 * One job on the engine at a time: the timeout then measures the
 	 * job itself, not the jobs queued behind it.
 	 */
 	ret = d3dq_sched_init(&sched->base, &d3dq_sched_ops, ddev->sched_wq,
 			      1, msecs_to_jiffies(d3dq_job_timeout_ms),
-			      d3dq_sched_name, ddev->drm.dev);
+			      sched->name, ddev->drm.dev);
 	if (ret) {
 		kfree(sched);
 		return ERR_PTR(ret);
@@ -122,6 +132,7 @@ static void d3dq_queue_teardown(struct work_struct *work)
 	drm_sched_entity_destroy(&queue->entity);
 	d3dq_sched_put(ddev, queue->sched);
 	d3dq_engine_fini(queue);
+	d3dq_usage_put(queue->usage);
 	mutex_destroy(&queue->submit_lock);
 	kfree(queue);
 
@@ -171,12 +182,14 @@ static void d3dq_queue_stop(struct d3dq_queue *queue, int reason, bool dead)
 		queue->dead = true;
 	spin_unlock(&queue->lock);
 	mutex_unlock(&queue->submit_lock);
+	trace_d3dq_queue_stop(queue->usage->client_id, queue->id, reason);
 
 	d3dq_engine_cancel(queue, NULL, -ECANCELED);
 	wake_up_all(&queue->pending_wq);
 }
 
 static struct d3dq_queue *d3dq_queue_create(struct d3dq_device *ddev,
+					    struct d3dq_usage *usage,
 					    u32 type, u32 priority)
 {
 	struct drm_gpu_scheduler *sched_list[1];
@@ -212,6 +225,7 @@ static struct d3dq_queue *d3dq_queue_create(struct d3dq_device *ddev,
 	if (ret)
 		goto err_sched;
 
+	queue->usage = d3dq_usage_get(usage);
 	drm_dev_get(&ddev->drm);
 	atomic_inc(&ddev->count.queues);
 	return queue;
@@ -248,7 +262,8 @@ int d3dq_ioctl_queue_create(struct drm_device *drm, void *data,
 		goto out_unlock;
 	}
 
-	queue = d3dq_queue_create(ddev, args->type, args->priority);
+	queue = d3dq_queue_create(ddev, dfile->usage, args->type,
+				  args->priority);
 	if (IS_ERR(queue)) {
 		ret = PTR_ERR(queue);
 		goto out_unlock;
@@ -264,6 +279,8 @@ int d3dq_ioctl_queue_create(struct drm_device *drm, void *data,
 	queue->id = id;
 	dfile->nqueues++;
 	args->id = id;
+	trace_d3dq_queue_create(dfile->usage->client_id, id, queue->type,
+				queue->priority, queue->sched->name);
 
 out_unlock:
 	mutex_unlock(&dfile->lock);
@@ -329,6 +346,7 @@ void d3dq_file_remove_queues(struct d3dq_file *dfile)
 	unsigned long id;
 
 	mutex_lock(&dfile->lock);
+	trace_d3dq_removal(dfile->usage->client_id, dfile->nqueues);
 	dfile->removed = true;
 	xa_for_each(&dfile->queues, id, queue)
 		d3dq_queue_stop(queue, -ENODEV, false);

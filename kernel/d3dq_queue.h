@@ -26,6 +26,9 @@ struct d3dq_file;
 struct drm_device;
 struct drm_file;
 
+/* Room for a scheduler name, "d3dq15-s4294967295" at most. */
+#define D3DQ_SCHED_NAME_LEN	24
+
 /**
  * struct d3dq_sched - A scheduler, lent to one queue at a time.
  *
@@ -37,6 +40,8 @@ struct drm_file;
 struct d3dq_sched {
 	struct drm_gpu_scheduler base;
 	struct list_head link;
+	/* "d3dq<device>-s<n>": base.name, as long as the scheduler lives. */
+	char name[D3DQ_SCHED_NAME_LEN];
 };
 
 /**
@@ -79,6 +84,9 @@ struct d3dq_queue {
 	struct d3dq_sched *sched;
 	struct drm_sched_entity entity;
 	struct d3dq_engine engine;
+
+	/* The creating file's usage counters (a reference). */
+	struct d3dq_usage *usage;
 };
 
 int d3dq_ioctl_queue_create(struct drm_device *drm, void *data,

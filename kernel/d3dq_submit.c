@@ -21,14 +21,17 @@
 
 #include "d3dq_device.h"
 #include "d3dq_gem.h"
+#include "d3dq_fdinfo.h"
 #include "d3dq_job.h"
 #include "d3dq_queue.h"
+#include "d3dq_trace.h"
 
 /* A signal point, resolved before the job is armed. */
 struct d3dq_signal {
 	struct drm_syncobj *syncobj;
 	struct dma_fence_chain *chain;	/* timeline points only */
 	u64 point;
+	u32 handle;			/* for the trace */
 };
 
 /*
@@ -71,9 +74,10 @@ static int d3dq_copy_syncs(const struct drm_d3dq_obj_array *arr,
 	return 0;
 }
 
-static int d3dq_check_sync(const struct drm_d3dq_sync *sync)
+/* @flags: the flags this kind of element may carry. */
+static int d3dq_check_sync(const struct drm_d3dq_sync *sync, u32 flags)
 {
-	if (sync->flags & ~DRM_D3DQ_SYNC_TIMELINE)
+	if (sync->flags & ~flags)
 		return -EINVAL;
 	if (!(sync->flags & DRM_D3DQ_SYNC_TIMELINE) && sync->point)
 		return -EINVAL;
@@ -277,7 +281,10 @@ static int d3dq_add_waits(struct drm_file *file, struct d3dq_job *job,
 	}
 
 	for (i = 0; i < arr->count; i++) {
-		ret = d3dq_check_sync(&syncs[i]);
+		struct dma_fence *dep;
+
+		ret = d3dq_check_sync(&syncs[i], DRM_D3DQ_SYNC_TIMELINE |
+					       DRM_D3DQ_SYNC_RELEASABLE);
 		if (ret)
 			goto out;
 
@@ -300,8 +307,17 @@ static int d3dq_add_waits(struct drm_file *file, struct d3dq_job *job,
 		job->waits[i].fence = fence;
 		job->nwaits = i + 1;
 
+		dep = fence;
+		if (syncs[i].flags & DRM_D3DQ_SYNC_RELEASABLE) {
+			job->waits[i].release = d3dq_release_fence_create(fence);
+			if (!job->waits[i].release) {
+				ret = -ENOMEM;
+				goto out;
+			}
+			dep = &job->waits[i].release->base;
+		}
 		ret = drm_sched_job_add_dependency(&job->base,
-						   dma_fence_get(fence));
+						   dma_fence_get(dep));
 		if (ret)
 			goto out;
 	}
@@ -344,7 +360,7 @@ static int d3dq_get_signals(struct drm_file *file,
 	}
 
 	for (i = 0; i < arr->count; i++) {
-		ret = d3dq_check_sync(&syncs[i]);
+		ret = d3dq_check_sync(&syncs[i], DRM_D3DQ_SYNC_TIMELINE);
 		if (ret)
 			goto err;
 		if ((syncs[i].flags & DRM_D3DQ_SYNC_TIMELINE) &&
@@ -359,6 +375,7 @@ static int d3dq_get_signals(struct drm_file *file,
 			goto err;
 		}
 		signals[i].point = syncs[i].point;
+		signals[i].handle = syncs[i].handle;
 		if (syncs[i].flags & DRM_D3DQ_SYNC_TIMELINE) {
 			signals[i].chain = dma_fence_chain_alloc();
 			if (!signals[i].chain) {
@@ -375,6 +392,28 @@ err:
 out:
 	kvfree(syncs);
 	return ret;
+}
+
+/* The submit, wait and signal events of an armed job, before it can run. */
+static void d3dq_trace_submit(struct d3dq_queue *queue, struct d3dq_job *job,
+			      const struct d3dq_signal *signals, u32 nsignals)
+{
+	u64 client = queue->usage->client_id, seqno = d3dq_job_seqno(job);
+	u32 i;
+
+	trace_d3dq_submit(client, queue->id, seqno, job->nwaits, nsignals,
+			  job->ncmds);
+	if (trace_d3dq_wait_enabled()) {
+		for (i = 0; i < job->nwaits; i++)
+			trace_d3dq_wait(client, queue->id, seqno,
+					job->waits[i].handle,
+					job->waits[i].point);
+	}
+	if (trace_d3dq_signal_enabled()) {
+		for (i = 0; i < nsignals; i++)
+			trace_d3dq_signal(client, queue->id, seqno,
+					  signals[i].handle, signals[i].point);
+	}
 }
 
 /*
@@ -411,6 +450,7 @@ int d3dq_ioctl_submit(struct drm_device *drm, void *data,
 		      struct drm_file *file)
 {
 	struct drm_d3dq_submit *args = data;
+	struct d3dq_file *dfile = file->driver_priv;
 	struct d3dq_signal *signals = NULL;
 	struct d3dq_queue *queue;
 	struct dma_fence *finished;
@@ -418,7 +458,7 @@ int d3dq_ioctl_submit(struct drm_device *drm, void *data,
 	u32 i;
 	int ret;
 
-	if (args->flags || args->pad)
+	if (args->flags || args->pad || args->seqno)
 		return -EINVAL;
 	if (args->cmd_bytes % 8 || args->cmd_bytes > d3dq_max_cmd_bytes)
 		return -EINVAL;
@@ -426,7 +466,7 @@ int d3dq_ioctl_submit(struct drm_device *drm, void *data,
 	    (args->signals.count && !args->signals.stride))
 		return -EINVAL;
 
-	queue = d3dq_queue_lookup(file->driver_priv, args->queue_id);
+	queue = d3dq_queue_lookup(dfile, args->queue_id);
 	if (!queue)
 		return -ENOENT;
 
@@ -453,6 +493,9 @@ int d3dq_ioctl_submit(struct drm_device *drm, void *data,
 
 	/* Nothing fails from here on. */
 	finished = d3dq_job_arm(job);
+	job->file_seqno = atomic64_inc_return(&dfile->job_seqno);
+	args->seqno = job->file_seqno;
+	d3dq_trace_submit(queue, job, signals, args->signals.count);
 
 	for (i = 0; i < args->signals.count; i++) {
 		struct d3dq_signal *s = &signals[i];
@@ -477,5 +520,52 @@ err_signals:
 		d3dq_put_signals(signals, args->signals.count);
 err_job:
 	d3dq_job_free(job);
+	return ret;
+}
+
+/*
+ * WAIT_RELEASE: end a releasable wait of a job now. The job is looked up
+ * among those of its queue not freed yet; one that is gone has run, and
+ * releasing its wait is nothing to do.
+ */
+int d3dq_ioctl_wait_release(struct drm_device *drm, void *data,
+			    struct drm_file *file)
+{
+	struct drm_d3dq_wait_release *args = data;
+	struct d3dq_file *dfile = file->driver_priv;
+	struct d3dq_release_fence *rf = NULL;
+	struct d3dq_queue *queue;
+	struct d3dq_job *job;
+	int ret = 0;
+
+	if (!args->seqno ||
+	    args->seqno > (u64)atomic64_read(&dfile->job_seqno) ||
+	    args->index >= d3dq_max_syncs)
+		return -EINVAL;
+	queue = d3dq_queue_lookup(dfile, args->queue_id);
+	if (!queue)
+		return -ENOENT;
+
+	spin_lock(&queue->lock);
+	list_for_each_entry(job, &queue->jobs, link) {
+		if (job->file_seqno != args->seqno)
+			continue;
+		if (args->index >= job->nwaits ||
+		    !job->waits[args->index].release) {
+			ret = -EINVAL;
+		} else {
+			rf = job->waits[args->index].release;
+			dma_fence_get(&rf->base);
+		}
+		break;
+	}
+	spin_unlock(&queue->lock);
+
+	/* Signalled outside the queue lock: it runs scheduler callbacks. */
+	if (rf) {
+		d3dq_release_fence_release(rf);
+		dma_fence_put(&rf->base);
+	}
+	d3dq_queue_put(queue);
 	return ret;
 }

@@ -421,7 +421,7 @@ static int fence_info(int fd, uint32_t s, struct sync_file_info *info,
  * and reused, not freed: creating and destroying queues one after the
  * other does not add schedulers. (On the debug kernel KASAN reports the
  * read if a scheduler was freed.) The names must be those FILE_INFO gave
- * while the queue lived: the scheduler's ("drm_sched", "d3dq") where the
+ * while the queue lived: the scheduler's ("drm_sched", "d3dq0-s<n>") where
  * kernel asks the driver for a signalled fence's names, placeholders
  * where it does not (since dma_fence_driver_name() and
  * dma_fence_timeline_name(), 7.x).
@@ -432,6 +432,7 @@ TEST_F(td, fence_outlives_queue)
 	struct sync_file_info info;
 	struct drm_d3dq_sync sig;
 	struct t_objects o;
+	char first[sizeof(fi.obj_name)] = "";
 	int i, n, pooled = 0;
 	struct t_cs cs;
 	uint32_t s, q;
@@ -469,6 +470,14 @@ TEST_F(td, fence_outlives_queue)
 		EXPECT_EQ(1, fi.status);
 		EXPECT_STREQ(ref.driver_name, fi.driver_name);
 		EXPECT_STREQ(ref.obj_name, fi.obj_name);
+		/* Where the kernel asks: the scheduler's own name. */
+		if (!strcmp(ref.driver_name, "drm_sched"))
+			EXPECT_EQ(0, strncmp(fi.obj_name, "d3dq0-s", 7))
+				TH_LOG("%s", fi.obj_name);
+		/* The same pooled scheduler each time. */
+		if (!i)
+			snprintf(first, sizeof(first), "%s", fi.obj_name);
+		EXPECT_STREQ(first, fi.obj_name);
 		EXPECT_EQ(i, self->map[0]);
 	}
 }
