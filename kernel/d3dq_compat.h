@@ -213,12 +213,13 @@ static inline pid_t d3dq_file_pid(struct drm_file *file)
 #endif
 
 /*
- * fdinfo. v6.5 ("drm: Add common fdinfo helper") added drm_show_fdinfo(),
- * which prints drm-driver and drm-client-id (struct drm_file.client_id,
- * same release) and calls drm_driver.show_fdinfo; and ("drm: Add fdinfo
- * memory stats") drm_show_memory_stats(), which reads
- * drm_gem_object_funcs.status for the resident size. Before, the driver
- * prints all of it (d3dq_fdinfo.c) and numbers its clients itself.
+ * fdinfo. v6.5 (3f09a0cd4ea3, "drm: Add common fdinfo helper") added
+ * drm_show_fdinfo(), which prints drm-driver and drm-client-id (struct
+ * drm_file.client_id, same commit) and calls drm_driver.show_fdinfo; and
+ * (686b21b5f6ca, "drm: Add fdinfo memory stats") drm_show_memory_stats(),
+ * which reads drm_gem_object_funcs.status for the resident size. Before,
+ * the driver prints all of it (d3dq_fdinfo.c) and numbers its clients
+ * itself.
  */
 void d3dq_show_fdinfo(struct drm_printer *p, struct drm_file *file);
 void d3dq_show_fdinfo_legacy(struct seq_file *m, struct file *f);
