@@ -3,7 +3,8 @@
 # d3dq: the single entry point. "make help" lists the targets.
 #
 # Everything generated lands in build/. Kernels are named by their line
-# (6.1, 6.12); KERNELS="6.1 6.12" (the default) narrows with KERNELS=6.1.
+# (6.1, 6.12, 7.3, 7.2), listed in scripts/kernels.pin; KERNELS (default:
+# every line there) narrows, e.g. KERNELS=6.1 or KERNELS="6.1 7.3".
 
 VERSION := 0.1.0
 PREFIX ?= /usr/local
@@ -20,8 +21,10 @@ DESTDIR ?=
 # debian/rules sets it empty (the library is in the linker's path there).
 TOOL_RPATH ?= $$ORIGIN/../lib
 
-KERNELS ?= 6.1 6.12
+KERNELS ?=
 export KERNELS
+# The kernel "make run" and "make shell" boot (a test line).
+RUN_KERNEL ?= 6.12
 
 B ?= build
 CC ?= cc
@@ -34,9 +37,10 @@ PKG_CONFIG ?= pkg-config
 
 # Goals that build or install userspace and packages only: they work
 # offline and unprivileged (no apt, no kernel names, no tests), which is
-# what debian/rules and a distribution build need.
+# what debian/rules and a distribution build need. kernels-newer needs
+# neither the packages nor the kernel names either.
 OFFLINE_GOALS := clean help lib tools install install-lib install-tools \
-	install-dkms deb check-packages
+	install-dkms deb check-packages kernels-newer
 ifneq ($(filter-out $(OFFLINE_GOALS),$(or $(MAKECMDGOALS),all)),)
 ifeq ($(D3DQ_NO_DEPS),)
 DEPS_RC := $(shell scripts/deps >&2; echo $$?)
@@ -44,8 +48,9 @@ ifneq ($(DEPS_RC),0)
 $(error scripts/deps failed)
 endif
 endif
-# "6.1 <abi> 6.12 <abi>" -> the ABIs.
-KPAIRS := $(shell scripts/kernels)
+# "6.1 <abi> 6.12 <abi> ..." -> the ABIs.
+# ($(shell) does not see command-line variables: pass KERNELS on.)
+KPAIRS := $(shell KERNELS='$(KERNELS)' scripts/kernels)
 ifeq ($(KPAIRS),)
 $(error scripts/kernels could not resolve KERNELS="$(KERNELS)")
 endif
@@ -318,6 +323,11 @@ check:
 lint:
 	scripts/check --lint-only
 
+# Whether trixie-backports has a kernel line scripts/kernels.pin lacks.
+.PHONY: kernels-newer
+kernels-newer:
+	scripts/kernels --newer
+
 # ThreadSanitizer lane, not part of "make check" (Documentation/library.rst).
 .PHONY: check-tsan
 check-tsan: modules tsan
@@ -334,16 +344,19 @@ fuzz-long:
 stress-long:
 	scripts/robust-check --long stress
 
+# Only the module of the kernel that boots is built.
 .PHONY: run
-run: all
+run: userspace
+	@$(MAKE) -s modules KERNELS=$(RUN_KERNEL) D3DQ_NO_DEPS=1
 	@prog=$(CURDIR)/$(B)/tools/d3dq-demo; \
 	[ -x "$$prog" ] || prog=$(CURDIR)/$(B)/tools/d3dq-info; \
-	echo "scripts/vm-run -- $$prog"; \
-	scripts/vm-run -- "$$prog"
+	echo "scripts/vm-run --kernel $(RUN_KERNEL) -- $$prog"; \
+	scripts/vm-run --kernel $(RUN_KERNEL) -- "$$prog"
 
 .PHONY: shell
-shell: all
-	scripts/vm-run --shell
+shell: userspace
+	@$(MAKE) -s modules KERNELS=$(RUN_KERNEL) D3DQ_NO_DEPS=1
+	scripts/vm-run --kernel $(RUN_KERNEL) --shell
 
 # Benchmarks report: a missed target fails nothing. "make check" runs only
 # the smoke test (tests/lib/bench_smoke). Results in build/bench/.
@@ -399,7 +412,7 @@ help:
 	@echo '  make check-debug  every suite on a debug kernel (KASAN, lockdep, kmemleak; built once, ~1 h)'
 	@echo '  make fuzz-long | stress-long   10^7 fuzzer calls / 20x stress per kernel'
 	@echo '  make check-tsan  tests/lib with a ThreadSanitizer build of the library, in the VM'
-	@echo '  make run        boot the VM (6.12), load d3dq, run d3dq-demo or d3dq-info'
+	@echo '  make run        boot the VM (RUN_KERNEL=6.12), load d3dq, run d3dq-demo or d3dq-info'
 	@echo '  make shell      interactive busybox shell in the VM, module loaded'
 	@echo '  make bench      d3dq-bench in the VM per kernel: build/bench/*.txt, json, png'
 	@echo '  make install    PREFIX=/usr/local DESTDIR= LIBDIR= : headers, libraries, .pc, man, tools'
@@ -408,8 +421,10 @@ help:
 	@echo '  make deb        Debian packages in build/deb/ (dpkg-buildpackage, lintian)'
 	@echo '  make check-packages  install the packages in a clean Debian root, DKMS-build, test in the VM'
 	@echo '  make clean      remove build/'
+	@echo '  make kernels-newer  does trixie-backports have a kernel line scripts/kernels.pin lacks?'
 	@echo '  make modules | lib | tests | tools   one part only'
-	@echo 'Variables: KERNELS="6.1 6.12" (default both), PREFIX, DESTDIR, CFLAGS, LDFLAGS'
-	@echo 'Own programs in the VM: scripts/vm-run [--kernel 6.1|6.12] -- ./prog args'
+	@echo 'Variables: KERNELS="6.1 7.3" (default: every line of scripts/kernels.pin),'
+	@echo '  RUN_KERNEL, PREFIX, DESTDIR, CFLAGS, LDFLAGS'
+	@echo 'Own programs in the VM: scripts/vm-run [--kernel 6.1|6.12|7.3] -- ./prog args'
 
 -include $(shell find $(B)/obj $(B)/tests $(B)/tools -name '*.d' 2>/dev/null)

@@ -2,7 +2,16 @@
 /*
  * Every difference between the kernels d3dq builds against lives here.
  * The D3DQ_HAVE_* macros come from d3dq_config.h, which probe.sh
- * generates from the headers of the kernel being built against.
+ * generates from the headers of the kernel being built against: each
+ * looks for the interface itself, never at LINUX_VERSION_CODE, because
+ * distributions backport DRM changes (Debian's 6.1 and 6.12 have
+ * struct drm_sched_init_args, which upstream added in 6.15). Each shim
+ * names the upstream change that decides it. make check builds every
+ * branch below against real headers (Debian's 6.1 and 6.12, and
+ * trixie-backports' 7.2 and 7.3), except the positional
+ * drm_sched_init() calls and the credits-without-client-id
+ * drm_sched_job_init() call, which only plain upstream 6.1-6.15 kernels
+ * take and for which no headers are at hand (Documentation/driver.rst).
  *
  * Copyright (C) 2026 The d3dq authors
  */
@@ -10,6 +19,8 @@
 #define _D3DQ_COMPAT_H_
 
 #include <linux/atomic.h>
+#include <linux/dma-resv.h>
+#include <linux/hrtimer.h>
 #include <linux/iosys-map.h>
 #include <linux/pid.h>
 #include <linux/rcupdate.h>
@@ -27,8 +38,13 @@ struct file;
 struct seq_file;
 
 /*
- * Scheduler initialisation. With submit_wq, all queues of a device share
- * one workqueue; without it, every scheduler runs its own kthread.
+ * Scheduler initialisation. v6.15 (796a9f55a8d1) passes the parameters
+ * in struct drm_sched_init_args; before, drm_sched_init() took them by
+ * position. v6.7 (56e449603f0a) added the number of run queues and
+ * v6.8 (a6149f039369) the submission workqueue: with it, all queues of a
+ * device share one workqueue; without it, every scheduler runs its own
+ * kthread. The positional calls are kept to the minimum: no hang limit,
+ * no score, the scheduler's own timeout workqueue.
  */
 static inline int d3dq_sched_init(struct drm_gpu_scheduler *sched,
 				  const struct drm_sched_backend_ops *ops,
@@ -37,6 +53,7 @@ static inline int d3dq_sched_init(struct drm_gpu_scheduler *sched,
 				  u32 credit_limit, long timeout,
 				  const char *name, struct device *dev)
 {
+#ifdef D3DQ_HAVE_SCHED_INIT_ARGS
 	const struct drm_sched_init_args args = {
 		.ops = ops,
 #ifdef D3DQ_HAVE_SCHED_SUBMIT_WQ
@@ -53,6 +70,16 @@ static inline int d3dq_sched_init(struct drm_gpu_scheduler *sched,
 	};
 
 	return drm_sched_init(sched, &args);
+#elif defined(D3DQ_HAVE_SCHED_SUBMIT_WQ)
+	return drm_sched_init(sched, ops, submit_wq, DRM_SCHED_PRIORITY_COUNT,
+			      credit_limit, 0, timeout, NULL, NULL, name, dev);
+#elif defined(D3DQ_HAVE_SCHED_NUM_RQS)
+	return drm_sched_init(sched, ops, DRM_SCHED_PRIORITY_COUNT,
+			      credit_limit, 0, timeout, NULL, NULL, name, dev);
+#else
+	return drm_sched_init(sched, ops, credit_limit, 0, timeout, NULL,
+			      NULL, name, dev);
+#endif
 }
 
 static inline bool d3dq_sched_has_submit_wq(void)
@@ -64,16 +91,17 @@ static inline bool d3dq_sched_has_submit_wq(void)
 #endif
 }
 
+/*
+ * Job initialisation: v6.8 (a78422e9dff3) added the job's credits, v6.16
+ * (2956554823ce) the DRM client id (drm_file.client_id, which every
+ * kernel with the latter has).
+ */
 static inline int d3dq_sched_job_init(struct drm_sched_job *job,
 				      struct drm_sched_entity *entity,
 				      void *owner, struct drm_file *file)
 {
-#if defined(D3DQ_HAVE_SCHED_JOB_CREDITS) && defined(D3DQ_HAVE_SCHED_JOB_CLIENT_ID)
-#ifdef D3DQ_HAVE_FILE_CLIENT_ID
+#if defined(D3DQ_HAVE_SCHED_JOB_CLIENT_ID)
 	return drm_sched_job_init(job, entity, 1, owner, file->client_id);
-#else
-	return drm_sched_job_init(job, entity, 1, owner, 0);
-#endif
 #elif defined(D3DQ_HAVE_SCHED_JOB_CREDITS)
 	return drm_sched_job_init(job, entity, 1, owner);
 #else
@@ -81,11 +109,40 @@ static inline int d3dq_sched_job_init(struct drm_sched_job *job,
 #endif
 }
 
-/* Kernel mapping of a shmem object, taking the locks the helper needs. */
+/*
+ * What the timeout handler returns once it has dealt with the job (and
+ * freed it): v6.17 (0a5dc1b67ef5) renamed DRM_GPU_SCHED_STAT_NOMINAL to
+ * DRM_GPU_SCHED_STAT_RESET. The same release added
+ * DRM_GPU_SCHED_STAT_NO_HANG (0b1217bfdfdd), with which the scheduler
+ * puts the job back on its pending list; d3dq cannot return it, since its
+ * handler frees the job.
+ */
+#ifdef D3DQ_HAVE_SCHED_STAT_RESET
+#define D3DQ_SCHED_STAT_RESET	DRM_GPU_SCHED_STAT_RESET
+#else
+#define D3DQ_SCHED_STAT_RESET	DRM_GPU_SCHED_STAT_NOMINAL
+#endif
+
+/*
+ * Kernel mapping of a shmem object, taking the locks the helpers need.
+ * v6.2 (79e2cf2e7a19) moved shmem mappings under the reservation lock and
+ * added drm_gem_vmap_unlocked(), which takes it; v6.16 (8f5c4871a014,
+ * 954907f7147d) renamed that to drm_gem_vmap() and the shmem helper to
+ * drm_gem_shmem_vmap_locked(), whose name states the contract, so the
+ * newest kernels get the lock taken here. v6.1's drm_gem_shmem_vmap()
+ * takes its own vmap_lock.
+ */
 static inline int d3dq_gem_vmap(struct drm_gem_shmem_object *shmem,
 				struct iosys_map *map)
 {
-#ifdef D3DQ_HAVE_GEM_VMAP_UNLOCKED
+#if defined(D3DQ_HAVE_GEM_SHMEM_VMAP_LOCKED)
+	int ret;
+
+	dma_resv_lock(shmem->base.resv, NULL);
+	ret = drm_gem_shmem_vmap_locked(shmem, map);
+	dma_resv_unlock(shmem->base.resv);
+	return ret;
+#elif defined(D3DQ_HAVE_GEM_VMAP_UNLOCKED)
 	return drm_gem_vmap_unlocked(&shmem->base, map);
 #else
 	return drm_gem_shmem_vmap(shmem, map);
@@ -95,21 +152,44 @@ static inline int d3dq_gem_vmap(struct drm_gem_shmem_object *shmem,
 static inline void d3dq_gem_vunmap(struct drm_gem_shmem_object *shmem,
 				   struct iosys_map *map)
 {
-#ifdef D3DQ_HAVE_GEM_VMAP_UNLOCKED
+#if defined(D3DQ_HAVE_GEM_SHMEM_VMAP_LOCKED)
+	dma_resv_lock(shmem->base.resv, NULL);
+	drm_gem_shmem_vunmap_locked(shmem, map);
+	dma_resv_unlock(shmem->base.resv);
+#elif defined(D3DQ_HAVE_GEM_VMAP_UNLOCKED)
 	drm_gem_vunmap_unlocked(&shmem->base, map);
 #else
 	drm_gem_shmem_vunmap(shmem, map);
 #endif
 }
 
-/* drm_driver.date is gone from newer kernels. */
+/*
+ * A timer with its callback: hrtimer_setup() since v6.13 (908a1d775422);
+ * hrtimer_init() is gone since v6.16 (9779489a31d7).
+ */
+static inline void d3dq_hrtimer_setup(struct hrtimer *timer,
+				      enum hrtimer_restart (*function)(struct hrtimer *),
+				      clockid_t clock_id, enum hrtimer_mode mode)
+{
+#ifdef D3DQ_HAVE_HRTIMER_SETUP
+	hrtimer_setup(timer, function, clock_id, mode);
+#else
+	hrtimer_init(timer, clock_id, mode);
+	timer->function = function;
+#endif
+}
+
+/* drm_driver.date is gone since v6.14 (cb2e1c2136f7). */
 #ifdef D3DQ_HAVE_DRIVER_DATE
 #define D3DQ_DRM_DRIVER_DATE	.date = "20260101",
 #else
 #define D3DQ_DRM_DRIVER_DATE
 #endif
 
-/* The pid of the process that opened (or last used) a DRM file. */
+/*
+ * The pid of the process that opened (or last used) a DRM file: an __rcu
+ * pointer since v6.7 (1c7a387ffef8).
+ */
 static inline pid_t d3dq_file_pid(struct drm_file *file)
 {
 	pid_t nr;
@@ -136,7 +216,10 @@ static inline pid_t d3dq_file_pid(struct drm_file *file)
 #define D3DQ_PLATFORM_REMOVE(fn)	.remove_new = (fn)
 #endif
 
-/* Older kernels route mmap() of an exported dma-buf through the driver. */
+/*
+ * Before v6.6 (0adec22702d4), mmap() of an exported dma-buf went through
+ * the driver.
+ */
 #ifdef D3DQ_HAVE_DRIVER_GEM_PRIME_MMAP
 #define D3DQ_DRM_DRIVER_PRIME_MMAP	.gem_prime_mmap = drm_gem_prime_mmap,
 #else
@@ -144,12 +227,13 @@ static inline pid_t d3dq_file_pid(struct drm_file *file)
 #endif
 
 /*
- * fdinfo. v6.5 ("drm: Add common fdinfo helper") added drm_show_fdinfo(),
- * which prints drm-driver and drm-client-id (struct drm_file.client_id,
- * same release) and calls drm_driver.show_fdinfo; and ("drm: Add fdinfo
- * memory stats") drm_show_memory_stats(), which reads
- * drm_gem_object_funcs.status for the resident size. Before, the driver
- * prints all of it (d3dq_fdinfo.c) and numbers its clients itself.
+ * fdinfo. v6.5 (3f09a0cd4ea3, "drm: Add common fdinfo helper") added
+ * drm_show_fdinfo(), which prints drm-driver and drm-client-id (struct
+ * drm_file.client_id, same commit) and calls drm_driver.show_fdinfo; and
+ * (686b21b5f6ca, "drm: Add fdinfo memory stats") drm_show_memory_stats(),
+ * which reads drm_gem_object_funcs.status for the resident size. Before,
+ * the driver prints all of it (d3dq_fdinfo.c) and numbers its clients
+ * itself.
  */
 void d3dq_show_fdinfo(struct drm_printer *p, struct drm_file *file);
 void d3dq_show_fdinfo_legacy(struct seq_file *m, struct file *f);

@@ -416,8 +416,8 @@ void d3dq_engine_init(struct d3dq_queue *queue)
 
 	INIT_WORK(&engine->work, d3dq_engine_work);
 	INIT_DELAYED_WORK(&engine->watchdog, d3dq_engine_watchdog);
-	hrtimer_init(&engine->timer, CLOCK_MONOTONIC, HRTIMER_MODE_ABS);
-	engine->timer.function = d3dq_engine_timer;
+	d3dq_hrtimer_setup(&engine->timer, d3dq_engine_timer, CLOCK_MONOTONIC,
+			   HRTIMER_MODE_ABS);
 	engine->fence_context = dma_fence_context_alloc(1);
 	engine->seqno = 0;
 }

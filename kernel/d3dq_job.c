@@ -506,7 +506,7 @@ static enum drm_gpu_sched_stat d3dq_timedout_job(struct drm_sched_job *sched_job
 	/* The job may be freed from here on. */
 	d3dq_job_free_when_finished(job);
 	dma_fence_end_signalling(cookie);
-	return DRM_GPU_SCHED_STAT_NOMINAL;
+	return D3DQ_SCHED_STAT_RESET;
 }
 
 static void d3dq_free_job(struct drm_sched_job *sched_job)

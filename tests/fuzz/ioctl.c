@@ -214,13 +214,19 @@ static uint32_t not_live(struct fz *f, uint32_t v)
 	return is_live(f, v) ? 0xfffffff0u : v;
 }
 
+/*
+ * 0 is no handle, except that since syncobj handles live in an xarray
+ * (7.2 and 7.3 have it), SYNCOBJ_DESTROY of handle 0 fails but makes 0
+ * the next handle SYNCOBJ_CREATE hands out (xa_erase() of index 0 in an
+ * XA_FLAGS_ALLOC1 array): then 0 is live like any other handle.
+ */
 static uint32_t pick_stale(struct fz *f, uint32_t *arr, int n, uint32_t foreign)
 {
 	switch (below(f, 4)) {
 	case 0: if (n) return not_live(f, arr[below(f, n)]);
 		/* fall through */
 	case 1: return not_live(f, foreign);
-	case 2: return 0;
+	case 2: return not_live(f, 0);
 	default: return not_live(f, boundary32(f));
 	}
 }

@@ -113,6 +113,8 @@ static int read_events(const char *inst, unsigned long long client,
 	*nrings = 0;
 	while (fgets(line, sizeof(line), f)) {
 		p = strstr(line, ": drm_sched_job: ");
+		if (!p)
+			p = strstr(line, ": drm_sched_job_queue: ");
 		if (p && (q = strstr(p, "ring=")) && *nrings < 8) {
 			q += 5;
 			q[strcspn(q, ", \n")] = 0;
@@ -196,8 +198,14 @@ FIXTURE_SETUP(trace)
 	ASSERT_EQ(0, access(path, F_OK)) TH_LOG("no d3dq events in tracefs");
 	ASSERT_EQ(0, write_file(self->inst, "buffer_size_kb", "1024"));
 	ASSERT_EQ(0, write_file(self->inst, "events/d3dq/enable", "1"));
-	/* Not fatal: the scheduler's events are checked when present. */
-	write_file(self->inst, "events/gpu_scheduler/drm_sched_job/enable", "1");
+	/*
+	 * Not fatal: the scheduler's events are checked when present. The
+	 * job's event is drm_sched_job, drm_sched_job_queue since 6.16
+	 * (8a98df70062b); both print ring=<scheduler name>.
+	 */
+	if (write_file(self->inst, "events/gpu_scheduler/drm_sched_job/enable", "1"))
+		write_file(self->inst,
+			   "events/gpu_scheduler/drm_sched_job_queue/enable", "1");
 	ASSERT_EQ(0, write_file(self->inst, "trace", ""));
 }
 
