@@ -126,6 +126,8 @@ suite_cflags_fuzz := -Itests/kernel
 suite_util_stress := $(wildcard tests/kernel/util/*.c)
 suite_cflags_stress := -Itests/kernel
 suite_deps_stress := $(B)/lib/libd3dq.so
+# The reference model's checker (Documentation/library.rst).
+suite_deps_model := $(B)/lib/libd3dq.so
 
 define suite_rules
 $(1)_PROGS := $$(patsubst tests/$(1)/%.c,$(B)/tests/$(1)/%,$$(wildcard tests/$(1)/*.c))

@@ -1,0 +1,418 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Randomized checking of libd3dq against the reference model of the
+ * fence rules R1-R18 (Documentation/library.rst, "Reference model").
+ *
+ * Copyright (C) 2026 The d3dq authors
+ *
+ * Without arguments (as in "make check"): D3DQ_MODEL_PROGRAMS random
+ * programs (default below), or as many as fit in D3DQ_MODEL_SECONDS if
+ * that is set, from the seed D3DQ_MODEL_SEED (default: random, printed).
+ * Each program runs against the library on the real module, and its log
+ * is checked against the model. A failing program is run again to measure
+ * how often it fails (the interleaving is the machine's), then shrunk and
+ * printed. TAP: 1 every program is consistent with the model, 2 no
+ * certain wait hung, 3 the checker decided (almost) every program.
+ *
+ *   rules --replay SEED [--runs N]   one program again, N times
+ *   rules --load FILE [--runs N]     a program in the printed text form
+ *   rules --print SEED               print a program, run nothing
+ * Other options: --programs N, --seconds S, --seed S, --states N (search
+ * budget per program), --guard-ms MS, --shrink-seconds S, --no-shrink,
+ * --verbose, --without LIST (D3DQ_MODEL_WITHOUT: generator features left
+ * out, comma-separated: removal, destroy, evclose, scenarios), --scenario
+ * causal|discard|removal|none (every program starts with that one).
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/random.h>
+#include <time.h>
+
+#include "util/prog.h"
+#include "util/run.h"
+#include "util/shrink.h"
+
+#define DEFAULT_PROGRAMS 1500
+
+struct cfg {
+	uint64_t programs, seconds, seed, states, guard_ms, shrink_seconds;
+	uint64_t replay, runs;
+	const char *load, *print, *without;
+	bool have_seed, no_shrink, verbose, replay_mode;
+	int scenario;
+};
+
+static struct cfg cfg = {
+	.programs = DEFAULT_PROGRAMS,
+	.states = 300000,
+	.guard_ms = 20000,
+	.shrink_seconds = 90,
+	.runs = 20,
+};
+
+static double now_s(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+static uint64_t mix(uint64_t x)
+{
+	return rng_next(&x);
+}
+
+static bool without(const char *feature)
+{
+	const char *w = cfg.without;
+	size_t n = strlen(feature);
+
+	while (w && *w) {
+		if (!strncmp(w, feature, n) && (w[n] == ',' || !w[n]))
+			return true;
+		w = strchr(w, ',');
+		w = w ? w + 1 : NULL;
+	}
+	return false;
+}
+
+static void genopts(uint64_t seed, struct m_genopts *o)
+{
+	memset(o, 0, sizeof(*o));
+	o->removal = seed % 8 == 0 && !without("removal");
+	o->destroy = !without("destroy");
+	o->evclose = !without("evclose");
+	o->scenarios = !without("scenarios");
+	o->scenario = cfg.scenario;
+	if (cfg.scenario == SCEN_REMOVAL)
+		o->removal = true;
+	o->max_threads = 3;
+	o->max_queues = 3;
+	o->max_fences = 3;
+	o->max_ops = 12;
+}
+
+struct outcome {
+	struct m_log log;
+	struct m_result res;
+	int setup;		/* run_program()'s error */
+};
+
+static bool failed(const struct outcome *oc)
+{
+	return oc->setup || oc->log.hang || oc->res.verdict == M_FAIL;
+}
+
+static void run_one(struct runner *r, const struct m_prog *p,
+		    struct outcome *oc)
+{
+	memset(&oc->res, 0, sizeof(oc->res));
+	oc->setup = run_program(r, p, &oc->log);
+	if (oc->setup)
+		return;
+	model_check(p, &oc->log, cfg.states, &oc->res);
+}
+
+/* The observation the model could not explain, without the state. */
+static const char *why_short(const char *why)
+{
+	const char *bar = strchr(why, '|');
+
+	return bar ? bar + 2 : why;
+}
+
+static void report(const struct m_prog *p, const struct outcome *oc,
+		   const char *what)
+{
+	printf("# %s (program seed %#" PRIx64 "):\n", what, p->seed);
+	if (oc->setup)
+		printf("#   setup failed: %s\n", strerror(-oc->setup));
+	if (oc->log.hang)
+		printf("#   HANG: a wait that the rules say must return timed out after %" PRIu64 " ms\n",
+		       cfg.guard_ms);
+	if (oc->res.verdict == M_FAIL) {
+		printf("#   MODEL: %s\n", oc->res.why);
+		printf("#   BROKEN: %s\n", oc->res.rules);
+	}
+	prog_print(stdout, p, &oc->log, "#   ");
+	fflush(stdout);
+}
+
+/* Run @p up to @tries times; true (and *oc) at the first failure. */
+static bool fails_within(struct runner *r, const struct m_prog *p, int tries,
+			 struct outcome *oc)
+{
+	while (tries-- > 0) {
+		run_one(r, p, oc);
+		if (failed(oc))
+			return true;
+	}
+	return false;
+}
+
+static void shrink(struct runner *r, const struct m_prog *p, double rate)
+{
+	static struct m_prog best, cand;
+	static struct outcome oc, boc;
+	double end = now_s() + cfg.shrink_seconds;
+	int tries = rate > 0 ? (int)(4 / rate) + 1 : 40, k;
+	bool improved = true, have = false;
+
+	if (tries < 3)
+		tries = 3;
+	if (tries > 60)
+		tries = 60;
+	best = *p;
+	while (improved && now_s() < end) {
+		improved = false;
+		for (k = 0; now_s() < end; k++) {
+			if (!prog_edit(&best, k, &cand))
+				break;
+			if (fails_within(r, &cand, tries, &oc)) {
+				best = cand;
+				boc = oc;
+				have = improved = true;
+				k--;
+			}
+		}
+	}
+	if (have)
+		report(&best, &boc, "shrunk to");
+	else
+		printf("# no smaller program failed (%d tries per candidate)\n",
+		       tries);
+}
+
+/* A failure: how often does it fail again, and a smaller program. */
+static void investigate(struct runner *r, const struct m_prog *p,
+			const struct outcome *first)
+{
+	static struct outcome oc;
+	uint64_t i, n = 0;
+
+	report(p, first, "FAILED");
+	for (i = 0; i < cfg.runs; i++) {
+		run_one(r, p, &oc);
+		n += failed(&oc);
+	}
+	printf("# rerun %" PRIu64 " times: failed %" PRIu64 " times (%s)\n",
+	       cfg.runs, n, n == cfg.runs ? "reproducible" :
+	       n ? "flaky" : "did not fail again");
+	fflush(stdout);
+	if (!cfg.no_shrink)
+		shrink(r, p, n ? (double)n / cfg.runs : 1.0 / (2 * cfg.runs));
+}
+
+static int replay(struct runner *r, struct m_prog *p)
+{
+	static struct outcome oc;
+	uint64_t i, n = 0, und = 0;
+	bool shown = false;
+
+	prog_print(stdout, p, NULL, "# ");
+	for (i = 0; i < cfg.runs; i++) {
+		run_one(r, p, &oc);
+		und += oc.res.verdict == M_UNDECIDED;
+		if (failed(&oc)) {
+			n++;
+			if (!shown)
+				report(p, &oc, "FAILED");
+			shown = true;
+		} else if (cfg.verbose) {
+			prog_print(stdout, p, &oc.log, "#   ");
+		}
+	}
+	printf("# %" PRIu64 " runs: %" PRIu64 " failed, %" PRIu64 " undecided\n",
+	       cfg.runs, n, und);
+	if (n && !cfg.no_shrink)
+		shrink(r, p, (double)n / cfg.runs);
+	return n ? 1 : 0;
+}
+
+static uint64_t num(const char *s)
+{
+	return strtoull(s, NULL, 0);
+}
+
+static void parse(int argc, char **argv)
+{
+	const char *e;
+	int i;
+
+	if ((e = getenv("D3DQ_MODEL_PROGRAMS")))
+		cfg.programs = num(e);
+	if ((e = getenv("D3DQ_MODEL_SECONDS")))
+		cfg.seconds = num(e);
+	if ((e = getenv("D3DQ_MODEL_SEED"))) {
+		cfg.seed = num(e);
+		cfg.have_seed = true;
+	}
+	if ((e = getenv("D3DQ_MODEL_STATES")))
+		cfg.states = num(e);
+	cfg.without = getenv("D3DQ_MODEL_WITHOUT");
+	for (i = 1; i < argc; i++) {
+		const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : "0";
+
+		if (!strcmp(a, "--programs"))
+			cfg.programs = num(v), i++;
+		else if (!strcmp(a, "--seconds"))
+			cfg.seconds = num(v), i++;
+		else if (!strcmp(a, "--seed"))
+			cfg.seed = num(v), cfg.have_seed = true, i++;
+		else if (!strcmp(a, "--states"))
+			cfg.states = num(v), i++;
+		else if (!strcmp(a, "--guard-ms"))
+			cfg.guard_ms = num(v), i++;
+		else if (!strcmp(a, "--shrink-seconds"))
+			cfg.shrink_seconds = num(v), i++;
+		else if (!strcmp(a, "--runs"))
+			cfg.runs = num(v), i++;
+		else if (!strcmp(a, "--replay"))
+			cfg.replay = num(v), cfg.replay_mode = true, i++;
+		else if (!strcmp(a, "--load"))
+			cfg.load = v, i++;
+		else if (!strcmp(a, "--print"))
+			cfg.print = v, i++;
+		else if (!strcmp(a, "--scenario")) {
+			static const char *const names[] = {
+				"random", "none", "causal", "discard", "removal",
+			};
+			int k;
+
+			for (k = 0; k < 5; k++)
+				if (!strcmp(v, names[k]))
+					cfg.scenario = k;
+			i++;
+		} else if (!strcmp(a, "--without"))
+			cfg.without = v, i++;
+		else if (!strcmp(a, "--no-shrink"))
+			cfg.no_shrink = true;
+		else if (!strcmp(a, "--verbose"))
+			cfg.verbose = true;
+		else {
+			fprintf(stderr, "rules: unknown option %s (see the comment at the top of tests/model/rules.c)\n",
+				a);
+			exit(2);
+		}
+	}
+}
+
+int main(int argc, char **argv)
+{
+	static struct m_prog p;
+	static struct outcome oc;
+	uint64_t k, fails = 0, mfails = 0, hangs = 0, und = 0, nops = 0, setup = 0;
+	uint64_t states = 0, max_states = 0, reported = 0;
+	double t0, trun = 0, tcheck = 0, t;
+	struct m_genopts go;
+	struct runner *r;
+	int ret;
+
+	setvbuf(stdout, NULL, _IOLBF, 0);
+	parse(argc, argv);
+	if (!cfg.have_seed && getrandom(&cfg.seed, sizeof(cfg.seed), 0) != sizeof(cfg.seed))
+		cfg.seed = (uint64_t)time(NULL);
+
+	if (cfg.print) {
+		genopts(num(cfg.print), &go);
+		gen_program(&p, num(cfg.print), &go);
+		prog_print(stdout, &p, NULL, "");
+		return 0;
+	}
+
+	if (!cfg.replay_mode && !cfg.load) {
+		printf("TAP version 13\n1..3\n");
+		printf("# base seed %#" PRIx64 " (D3DQ_MODEL_SEED); replay one program with: build/tests/model/rules%s%s --replay <program seed>\n",
+		       cfg.seed, cfg.without ? " --without " : "",
+		       cfg.without ? cfg.without : "");
+	}
+	ret = run_open(&r, cfg.guard_ms * 1000000ull);
+	if (ret) {
+		printf("# no d3dq device: %s\n", strerror(-ret));
+		if (cfg.replay_mode || cfg.load)
+			return 4;
+		for (k = 1; k <= 3; k++)
+			printf("ok %" PRIu64 " # SKIP no d3dq device\n", k);
+		return 0;
+	}
+
+	if (cfg.replay_mode || cfg.load) {
+		if (cfg.load) {
+			FILE *in = fopen(cfg.load, "r");
+
+			if (!in || prog_parse(in, &p)) {
+				fprintf(stderr, "rules: cannot read a program from %s\n", cfg.load);
+				return 2;
+			}
+			fclose(in);
+			prog_sure(&p);
+		} else {
+			genopts(cfg.replay, &go);
+			gen_program(&p, cfg.replay, &go);
+		}
+		ret = replay(r, &p);
+		run_close(r);
+		return ret;
+	}
+
+	t0 = now_s();
+	for (k = 0; cfg.seconds ? now_s() - t0 < cfg.seconds : k < cfg.programs; k++) {
+		uint64_t seed = mix(cfg.seed + k);
+
+		genopts(seed, &go);
+		gen_program(&p, seed, &go);
+		nops += p.nops;
+		t = now_s();
+		memset(&oc.res, 0, sizeof(oc.res));
+		oc.setup = run_program(r, &p, &oc.log);
+		trun += now_s() - t;
+		if (!oc.setup) {
+			t = now_s();
+			model_check(&p, &oc.log, cfg.states, &oc.res);
+			tcheck += now_s() - t;
+		}
+		states += oc.res.states;
+		if (oc.res.states > max_states)
+			max_states = oc.res.states;
+		setup += oc.setup != 0;
+		hangs += oc.log.hang;
+		mfails += oc.res.verdict == M_FAIL;
+		und += oc.res.verdict == M_UNDECIDED;
+		if (oc.res.verdict == M_UNDECIDED && und <= 3) {
+			printf("# undecided: %s\n", oc.res.why);
+			prog_print(stdout, &p, &oc.log, "#   ");
+		}
+		if (cfg.verbose)
+			prog_print(stdout, &p, &oc.log, "# ");
+		if (failed(&oc)) {
+			fails++;
+			if (reported++ < 3)
+				investigate(r, &p, &oc);
+			else
+				printf("# another failure: program seed %#" PRIx64 ": %s%s%s\n",
+				       seed, oc.log.hang ? "HANG " : "",
+				       oc.setup ? strerror(-oc.setup) : oc.res.rules,
+				       oc.res.verdict == M_FAIL ? "" : "");
+			if (reported > 3 && oc.res.verdict == M_FAIL)
+				printf("#   %s\n", why_short(oc.res.why));
+		}
+	}
+	t = now_s() - t0;
+	run_close(r);
+
+	printf("# %" PRIu64 " programs (%" PRIu64 " operations) in %.1f s: %.1f programs/s; running %.1f s, checking %.1f s; states %.0f per program, at most %" PRIu64 "\n",
+	       k, nops, t, k / t, trun, tcheck, k ? (double)states / k : 0.0,
+	       max_states);
+	printf("%sok 1 %" PRIu64 " programs are consistent with the model (%" PRIu64 " failed, %" PRIu64 " could not be set up)\n",
+	       mfails || setup ? "not " : "", k, mfails, setup);
+	printf("%sok 2 every certain wait returned (%" PRIu64 " hung)\n",
+	       hangs ? "not " : "", hangs);
+	printf("%sok 3 the checker decided %" PRIu64 " of %" PRIu64 " programs\n",
+	       und * 100 > k ? "not " : "", k - und, k);
+	return fails || und * 100 > k ? 1 : 0;
+}
