@@ -5,9 +5,10 @@
  *
  * Copyright (C) 2026 The d3dq authors
  *
- * Without arguments (as in "make check"): D3DQ_MODEL_PROGRAMS random
- * programs (default below), or as many as fit in D3DQ_MODEL_SECONDS if
- * that is set, from the seed D3DQ_MODEL_SEED (default: random, printed).
+ * Without arguments (as in "make check"): as many random programs as fit
+ * in D3DQ_MODEL_SECONDS (default 120; at least 1,000 are expected), or
+ * D3DQ_MODEL_PROGRAMS programs, from the seed D3DQ_MODEL_SEED (default:
+ * random, printed).
  * Each program runs against the library on the real module, and its log
  * is checked against the model. A failing program is run again to measure
  * how often it fails (the interleaving is the machine's), then shrunk and
@@ -20,7 +21,8 @@
  * Other options: --programs N, --seconds S, --seed S, --states N (search
  * budget per program), --guard-ms MS, --shrink-seconds S, --no-shrink,
  * --verbose, --without LIST (D3DQ_MODEL_WITHOUT: generator features left
- * out, comma-separated: removal, destroy, evclose, scenarios), --scenario
+ * out, comma-separated: removal, destroy, evclose, scenarios, shared,
+ * child), --scenario
  * causal|discard|removal|none (every program starts with that one).
  */
 #define _GNU_SOURCE
@@ -31,23 +33,29 @@
 #include <string.h>
 #include <sys/random.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "util/prog.h"
 #include "util/run.h"
 #include "util/shrink.h"
 
-#define DEFAULT_PROGRAMS 1500
+/* "make check": as many programs as fit in this, and at least... */
+#define DEFAULT_SECONDS 120
+#define MIN_PROGRAMS 1000
+/* ...and failures are investigated while the whole run is below this. */
+#define INVESTIGATE_SECONDS 210
 
 struct cfg {
 	uint64_t programs, seconds, seed, states, guard_ms, shrink_seconds;
-	uint64_t replay, runs;
+	uint64_t replay, runs, investigate_until;
 	const char *load, *print, *without;
 	bool have_seed, no_shrink, verbose, replay_mode;
 	int scenario;
 };
 
 static struct cfg cfg = {
-	.programs = DEFAULT_PROGRAMS,
+	.programs = UINT64_MAX,
+	.seconds = DEFAULT_SECONDS,
 	.states = 300000,
 	.guard_ms = 20000,
 	.shrink_seconds = 90,
@@ -88,6 +96,8 @@ static void genopts(uint64_t seed, struct m_genopts *o)
 	o->destroy = !without("destroy");
 	o->evclose = !without("evclose");
 	o->scenarios = !without("scenarios");
+	o->shared = !without("shared");
+	o->child = !without("child") && o->shared;
 	o->scenario = cfg.scenario;
 	if (cfg.scenario == SCEN_REMOVAL)
 		o->removal = true;
@@ -155,11 +165,17 @@ static bool fails_within(struct runner *r, const struct m_prog *p, int tries,
 	return false;
 }
 
+static double t_start;
+
 static void shrink(struct runner *r, const struct m_prog *p, double rate)
 {
 	static struct m_prog best, cand;
 	static struct outcome oc, boc;
 	double end = now_s() + cfg.shrink_seconds;
+
+	if (cfg.investigate_until != UINT64_MAX &&
+	    end > t_start + cfg.investigate_until)
+		end = t_start + cfg.investigate_until;
 	int tries = rate > 0 ? (int)(4 / rate) + 1 : 40, k;
 	bool improved = true, have = false;
 
@@ -234,6 +250,23 @@ static int replay(struct runner *r, struct m_prog *p)
 	return n ? 1 : 0;
 }
 
+static bool tap;
+
+/* A call never returned: report the program, fail, and stop here. */
+static void stuck(const struct m_prog *p, const struct m_log *l)
+{
+	printf("# WATCHDOG: program seed %#" PRIx64 " did not finish within %" PRIu64 " s: a call blocked for good (calls not yet returned have no times)\n",
+	       p->seed, cfg.guard_ms / 1000 + 60);
+	prog_print(stdout, p, l, "#   ");
+	if (tap) {
+		printf("not ok 1 a program hung (program seed %#" PRIx64 ")\n", p->seed);
+		printf("not ok 2 every certain wait returned\n");
+		printf("not ok 3 the checker ran to the end\n");
+	}
+	fflush(stdout);
+	_exit(1);
+}
+
 static uint64_t num(const char *s)
 {
 	return strtoull(s, NULL, 0);
@@ -245,7 +278,7 @@ static void parse(int argc, char **argv)
 	int i;
 
 	if ((e = getenv("D3DQ_MODEL_PROGRAMS")))
-		cfg.programs = num(e);
+		cfg.programs = num(e), cfg.seconds = UINT64_MAX;
 	if ((e = getenv("D3DQ_MODEL_SECONDS")))
 		cfg.seconds = num(e);
 	if ((e = getenv("D3DQ_MODEL_SEED"))) {
@@ -259,7 +292,7 @@ static void parse(int argc, char **argv)
 		const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : "0";
 
 		if (!strcmp(a, "--programs"))
-			cfg.programs = num(v), i++;
+			cfg.programs = num(v), cfg.seconds = UINT64_MAX, i++;
 		else if (!strcmp(a, "--seconds"))
 			cfg.seconds = num(v), i++;
 		else if (!strcmp(a, "--seed"))
@@ -311,6 +344,7 @@ int main(int argc, char **argv)
 	double t0, trun = 0, tcheck = 0, t;
 	struct m_genopts go;
 	struct runner *r;
+	bool bad3;
 	int ret;
 
 	setvbuf(stdout, NULL, _IOLBF, 0);
@@ -331,7 +365,10 @@ int main(int argc, char **argv)
 		       cfg.seed, cfg.without ? " --without " : "",
 		       cfg.without ? cfg.without : "");
 	}
+	tap = !cfg.replay_mode && !cfg.load;
 	ret = run_open(&r, cfg.guard_ms * 1000000ull);
+	if (!ret)
+		run_watchdog(r, (cfg.guard_ms + 60000) * 1000000ull, stuck);
 	if (ret) {
 		printf("# no d3dq device: %s\n", strerror(-ret));
 		if (cfg.replay_mode || cfg.load)
@@ -360,8 +397,10 @@ int main(int argc, char **argv)
 		return ret;
 	}
 
-	t0 = now_s();
-	for (k = 0; cfg.seconds ? now_s() - t0 < cfg.seconds : k < cfg.programs; k++) {
+	t0 = t_start = now_s();
+	cfg.investigate_until = cfg.seconds == UINT64_MAX ? UINT64_MAX :
+				cfg.seconds + INVESTIGATE_SECONDS - DEFAULT_SECONDS;
+	for (k = 0; k < cfg.programs && now_s() - t0 < (double)cfg.seconds; k++) {
 		uint64_t seed = mix(cfg.seed + k);
 
 		genopts(seed, &go);
@@ -391,13 +430,12 @@ int main(int argc, char **argv)
 			prog_print(stdout, &p, &oc.log, "# ");
 		if (failed(&oc)) {
 			fails++;
-			if (reported++ < 3)
+			if (reported++ < 3 && now_s() - t0 < (double)cfg.investigate_until)
 				investigate(r, &p, &oc);
 			else
-				printf("# another failure: program seed %#" PRIx64 ": %s%s%s\n",
+				printf("# another failure: program seed %#" PRIx64 ": %s%s\n",
 				       seed, oc.log.hang ? "HANG " : "",
-				       oc.setup ? strerror(-oc.setup) : oc.res.rules,
-				       oc.res.verdict == M_FAIL ? "" : "");
+				       oc.setup ? strerror(-oc.setup) : oc.res.rules);
 			if (reported > 3 && oc.res.verdict == M_FAIL)
 				printf("#   %s\n", why_short(oc.res.why));
 		}
@@ -412,7 +450,9 @@ int main(int argc, char **argv)
 	       mfails || setup ? "not " : "", k, mfails, setup);
 	printf("%sok 2 every certain wait returned (%" PRIu64 " hung)\n",
 	       hangs ? "not " : "", hangs);
-	printf("%sok 3 the checker decided %" PRIu64 " of %" PRIu64 " programs\n",
-	       und * 100 > k ? "not " : "", k - und, k);
-	return fails || und * 100 > k ? 1 : 0;
+	bad3 = und * 100 > k || (cfg.seconds != UINT64_MAX && k < MIN_PROGRAMS);
+	printf("%sok 3 the checker decided %" PRIu64 " of %" PRIu64 " programs (at least %d wanted)\n",
+	       bad3 ? "not " : "", k - und, k,
+	       cfg.seconds != UINT64_MAX ? MIN_PROGRAMS : 0);
+	return fails || bad3 ? 1 : 0;
 }

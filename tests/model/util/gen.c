@@ -36,6 +36,7 @@ struct gen {
 	bool fdead[M_MAXF];
 	int qowner[M_MAXQ];
 	int efd_thread[M_MAXE];	/* -1 free, -2 several threads */
+	int efd_proc[M_MAXE];
 	bool edead[M_MAXE];
 	int budget;
 	bool removed;
@@ -117,12 +118,21 @@ static uint64_t wait_value(struct gen *g, int f)
 	return v;
 }
 
-static int live_fence(struct gen *g)
+/* Can thread t use fence f? Non-shared fences stay in one process. */
+static bool reachable(struct gen *g, int t, int f)
+{
+	struct m_prog *p = g->p;
+
+	return !g->fdead[f] && (p->fshared[f] ||
+				p->tproc[g->writer[f]] == p->tproc[t]);
+}
+
+static int live_fence_for(struct gen *g, int t)
 {
 	int n = g->p->nuser_fences, f = rnd(g, n), i;
 
 	for (i = 0; i < n; i++, f = (f + 1) % n)
-		if (!g->fdead[f])
+		if (reachable(g, t, f))
 			return f;
 	return -1;
 }
@@ -156,13 +166,17 @@ static int efd_new(struct gen *g, int t)
 		return -1;
 	p->eopen[p->nefds] = true;
 	g->efd_thread[p->nefds] = t;
+	g->efd_proc[p->nefds] = p->tproc[t];
 	return p->nefds++;
 }
 
 /* Slots made by an evclose belong to its thread. */
 static bool efd_usable(struct gen *g, int e, int t)
 {
-	return !g->edead[e] && (g->p->eopen[e] || g->efd_thread[e] == t);
+	struct m_prog *p = g->p;
+
+	return !g->edead[e] && (p->eopen[e] || g->efd_thread[e] == t) &&
+	       g->efd_proc[e] == p->tproc[t];
 }
 
 static void efd_use(struct gen *g, int e, int t)
@@ -240,7 +254,8 @@ static void gen_exec(struct gen *g, int t, int q)
 	else
 		o->delay_ns = 1000000 + rnd(g, 3000000);
 	for (i = 0; i + 1 < p->nops; i++)
-		if (p->ops[i].kind == K_EXEC || p->ops[i].kind == K_CPUWRITE)
+		if ((p->ops[i].kind == K_EXEC || p->ops[i].kind == K_CPUWRITE) &&
+		    p->tproc[p->ops[i].thread] == p->tproc[t])
 			cand[n++] = i;
 	if (n && chance(g, 55)) {
 		i = cand[rnd(g, n)];
@@ -273,7 +288,7 @@ static void gen_op(struct gen *g, int t)
 {
 	struct m_prog *p = g->p;
 	struct m_op *o;
-	int f = live_fence(g), q = own_queue(g, t), wf = own_fence(g, t);
+	int f = live_fence_for(g, t), q = own_queue(g, t), wf = own_fence(g, t);
 	int r, e, j;
 
 	if (f < 0)
@@ -333,7 +348,7 @@ static void gen_op(struct gen *g, int t)
 			o->any = chance(g, 50);
 			o->n = 1 + rnd(g, M_MAXMULTI);
 			for (j = 0; j < o->n; j++) {
-				o->mf[j] = live_fence(g);
+				o->mf[j] = live_fence_for(g, t);
 				o->mv[j] = wait_value(g, o->mf[j]);
 			}
 			o->e = e;
@@ -521,15 +536,32 @@ void gen_program(struct m_prog *p, uint64_t seed, const struct m_genopts *opt)
 			      r < 90 ? (1ull << 40) + rnd(&g, 3) : 99;
 		g.cur[i] = p->finit[i];
 		note_value(&g, i, p->finit[i]);
+		p->fshared[i] = opt->shared && chance(&g, 30);
 		g.writer[i] = rnd(&g, p->nthreads);
 	}
 	for (i = 0; i < M_MAXE; i++)
 		g.efd_thread[i] = -1;
+	/*
+	 * A second process: the last thread, with its own queues; it reaches
+	 * the shared fences only (non-shared fences it signals are its own).
+	 */
+	p->nprocs = 1;
+	if (opt->child && p->nthreads >= 2 && chance(&g, 35)) {
+		p->nprocs = 2;
+		p->tproc[p->nthreads - 1] = 1;
+		for (i = 0; i < p->nuser_fences; i++)
+			if (chance(&g, 60))
+				p->fshared[i] = true;
+		if (!p->fshared[0])
+			p->fshared[0] = true;
+	}
 	/* Every thread feeds a queue if it can; writers favour more. */
 	for (i = 0; i < p->nqueues; i++)
 		g.qowner[i] = i < p->nthreads ? i : rnd(&g, p->nthreads);
 	if (p->nqueues > 1 && chance(&g, 50))
 		g.qowner[rnd(&g, p->nqueues)] = g.writer[0];
+	if (p->nprocs == 2 && p->nqueues < M_MAXQ)	/* the child's own */
+		g.qowner[p->nqueues++] = p->nthreads - 1;
 
 	nops = 4 + rnd(&g, opt->max_ops > 4 ? opt->max_ops - 3 : 1);
 	g.budget = nops + 12;

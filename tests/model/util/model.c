@@ -37,8 +37,11 @@
 #define MAXU 12
 #define MAXSTEPS (2 * M_MAXOPS)
 
-/* Queue signal */
-enum { S_NONE, S_CALLED, S_GPU, S_APPLIED, S_DISCARDED };
+/*
+ * Queue signal; S_CPU is a CPU signal of a shared fence that waits behind
+ * signals of the fence made before it (the timeline keeps their order).
+ */
+enum { S_NONE, S_CALLED, S_GPU, S_APPLIED, S_DISCARDED, S_CPU };
 /* Queue wait */
 enum { W_NONE, W_UNSAT, W_SAT, W_PROMISED };
 /* Event registration (EVENT, MULTI, MULTI_BLOCK) */
@@ -48,6 +51,7 @@ enum { X_NONE, X_QUEUED, X_RAN };
 
 struct mst {
 	uint64_t val[M_MAXF];
+	uint64_t hi[M_MAXF];		/* shared: highest value accepted */
 	uint64_t done[(MAXSTEPS + 63) / 64];
 	uint8_t aorder[M_MAXF];		/* order of the last applied signal */
 	uint8_t norder[M_MAXF];		/* queue signals called so far */
@@ -56,14 +60,14 @@ struct mst {
 	uint8_t qops[M_MAXQ][M_QCAP];
 	uint8_t st[M_MAXOPS], aux[M_MAXOPS];
 	uint8_t cnt[M_MAXE], eclosed[M_MAXE];
-	uint8_t nunits, removed;
+	uint8_t nunits, removed[2];
 	/* pending eventfd writes: efd, writes still owed, writes allowed */
 	uint8_t ue[MAXU], umin[MAXU], umax[MAXU];
-	uint8_t pad[2];
+	uint8_t pad[1];
 };
 
 /* States are hashed whole: no padding the compiler might not copy. */
-_Static_assert(sizeof(struct mst) == offsetof(struct mst, pad) + 2,
+_Static_assert(sizeof(struct mst) == offsetof(struct mst, pad) + 1,
 	       "struct mst has trailing padding");
 
 struct step {
@@ -239,7 +243,8 @@ static bool multi_met(const struct m_op *o, uint8_t bits)
  * one "unit": at least one write, at most one per distinct target (the
  * rules only say "at most once per crossing" for the same (event, v)).
  */
-static void on_value(struct ctx *c, struct mst *s, int f, uint64_t v)
+static void on_value_in(struct ctx *c, struct mst *s, int f, uint64_t v,
+			int proc)
 {
 	const struct m_prog *p = c->p;
 	uint64_t targets[M_MAXE][8];
@@ -249,6 +254,8 @@ static void on_value(struct ctx *c, struct mst *s, int f, uint64_t v)
 	for (i = 0; i < p->nops; i++) {
 		const struct m_op *o = &p->ops[i];
 
+		if (proc >= 0 && op_proc(p, o) != proc)
+			continue;
 		switch (o->kind) {
 		case K_QWAIT:
 			if (o->f == f && (s->st[i] == W_UNSAT ||
@@ -289,12 +296,63 @@ static void on_value(struct ctx *c, struct mst *s, int f, uint64_t v)
 			unit_add(c, s, i, 1, ntargets[i]);
 }
 
+static void on_value(struct ctx *c, struct mst *s, int f, uint64_t v)
+{
+	on_value_in(c, s, f, v, -1);
+}
+
 /* Removal (R15): stopped (work refused, the engine idle), then released. */
 enum { RM_NONE, RM_STOPPED, RM_RELEASED };
 
-static uint64_t fval(const struct mst *s, int f)
+/* f's value as process @proc reads it. */
+static uint64_t fvalp(const struct ctx *c, const struct mst *s, int f,
+		      int proc)
 {
+	/* A removed device's shared fences read UINT64_MAX once stopped. */
+	if (c->p->fshared[f] && s->removed[proc])
+		return M_MAX;
 	return s->val[f];
+}
+
+#define fval(c, s, f) fvalp(c, s, f, proc)
+
+/*
+ * Shared fences are a timeline: the value never goes down. A signal lower
+ * than the value is refused (-EINVAL) and changes nothing, the value
+ * itself again is a no-op, a signal above every value accepted so far is
+ * accepted; in between, refusing is allowed (the documented "lower than a
+ * value already signalled" may count values still pending).
+ */
+static bool shared_ret_ok(const struct mst *s, int f, uint64_t v,
+			  int64_t ret)
+{
+	if (ret == 0)
+		return v >= s->val[f];
+	if (ret != -EINVAL)
+		return false;
+	if (v < s->val[f])
+		return true;
+	if (v == s->val[f] && v == s->hi[f])
+		return false;
+	return v <= s->hi[f];
+}
+
+/* Any signal of shared fence f accepted before order @ord still pending? */
+static bool shared_pending_before(const struct ctx *c, const struct mst *s,
+				  int f, int ord)
+{
+	int i;
+
+	for (i = 0; i < c->p->nops; i++) {
+		const struct m_op *o = &c->p->ops[i];
+
+		if ((o->kind != K_QSIG && o->kind != K_CSIG) || o->f != f ||
+		    s->aux[i] >= ord)
+			continue;
+		if (s->st[i] == S_CALLED || s->st[i] == S_GPU || s->st[i] == S_CPU)
+			return true;
+	}
+	return false;
 }
 
 static void queue_append(struct ctx *c, struct mst *s, int q, int op)
@@ -336,54 +394,82 @@ static bool exec_memory_ok(struct ctx *c, const struct mst *s, int i,
  * what the model produces in state @s (with @explain, says why).
  */
 static bool do_step(struct ctx *c, struct mst *s, const struct step *st,
-		    bool explain)
+		    int alt, bool explain)
 {
 	const struct m_prog *p = c->p;
 	int i = st->op, j;
 	const struct m_op *o = &p->ops[i];
 	const struct m_obs *ob = &c->l->o[i];
+	int proc = op_proc(p, o);
 	int64_t want_ret = 0;
 	bool ok;
 
 	switch (o->kind) {
 	case K_CSIG:
-		want_ret = s->removed ? -ENODEV : 0;
+		want_ret = s->removed[proc] ? -ENODEV : 0;
 		if ((c->relax & M_RELAX_REMOVAL) && ob->ret == 0) {
 			s->val[o->f] = o->v;
 			on_value(c, s, o->f, o->v);
 			return true;
 		}
+		if (p->fshared[o->f] && !s->removed[proc]) {
+			if (!shared_ret_ok(s, o->f, o->v, ob->ret)) {
+				if (explain)
+					say(c, "op %d csig of shared F%d = %llu returned %lld with F%d = %llu, %llu accepted; ",
+					    i, o->f, (unsigned long long)o->v,
+					    (long long)ob->ret, o->f,
+					    (unsigned long long)s->val[o->f],
+					    (unsigned long long)s->hi[o->f]);
+				return false;
+			}
+			if (ob->ret)
+				return true;
+			if (o->v > s->hi[o->f])
+				s->hi[o->f] = o->v;
+			s->aux[i] = ++s->norder[o->f];
+			if (alt) {
+				/* behind signals made before it */
+				s->st[i] = S_CPU;
+				return shared_pending_before(c, s, o->f, s->aux[i]);
+			}
+			s->st[i] = S_APPLIED;
+			if (o->v > s->val[o->f]) {
+				s->val[o->f] = o->v;
+				on_value(c, s, o->f, o->v);
+			}
+			return true;
+		}
 		if (ob->ret != want_ret)
 			goto bad_ret;
-		if (!s->removed) {
+		if (!s->removed[proc]) {
 			s->val[o->f] = o->v;
 			on_value(c, s, o->f, o->v);
 		}
 		return true;
 	case K_READ:
-		if (ob->val == fval(s, o->f))
+		if (ob->val == fval(c, s, o->f))
 			return true;
 		if (explain)
 			say(c, "op %d read F%d = %llu, the model has %llu; ", i,
 			    o->f, (unsigned long long)ob->val,
-			    (unsigned long long)fval(s, o->f));
+			    (unsigned long long)fval(c, s, o->f));
 		return false;
 	case K_WAIT:
 	case K_BLOCK:
-		ok = fval(s, o->f) >= o->v;
+		ok = fval(c, s, o->f) >= o->v;
 		if ((ob->ret == 0 && ok) || (ob->ret == -ETIMEDOUT && !ok))
 			return true;
 		if (explain)
 			say(c, "op %d %s F%d >= %llu returned %lld while the model has F%d = %llu; ",
 			    i, kind_name(o->kind), o->f,
 			    (unsigned long long)o->v, (long long)ob->ret, o->f,
-			    (unsigned long long)fval(s, o->f));
+			    (unsigned long long)fval(c, s, o->f));
 		return false;
 	case K_EVENT:
 		if (ob->ret != 0)
 			goto bad_ret;
 		s->st[i] = R_ARMED;
-		if (fval(s, o->f) >= o->v) {
+		if (fval(c, s, o->f) >= o->v) {
 			s->st[i] = R_FIRED;
 			unit_add(c, s, o->e, 1, 1);
 		}
@@ -405,7 +491,7 @@ static bool do_step(struct ctx *c, struct mst *s, const struct step *st,
 		s->st[i] = R_ARMED;
 		s->aux[i] = 0;
 		for (j = 0; j < o->n; j++)
-			if (fval(s, o->mf[j]) >= o->mv[j])
+			if (fval(c, s, o->mf[j]) >= o->mv[j])
 				s->aux[i] |= 1u << j;
 		if (multi_met(o, s->aux[i])) {
 			s->st[i] = R_FIRED;
@@ -433,22 +519,38 @@ static bool do_step(struct ctx *c, struct mst *s, const struct step *st,
 		s->cnt[o->e2] = 0;
 		return true;
 	case K_QSIG:
-		want_ret = s->removed ? -ENODEV : 0;
+		want_ret = s->removed[proc] ? -ENODEV : 0;
+		if (p->fshared[o->f] && !s->removed[proc]) {
+			if (!shared_ret_ok(s, o->f, o->v, ob->ret)) {
+				if (explain)
+					say(c, "op %d qsig of shared F%d = %llu returned %lld with F%d = %llu, %llu accepted; ",
+					    i, o->f, (unsigned long long)o->v,
+					    (long long)ob->ret, o->f,
+					    (unsigned long long)s->val[o->f],
+					    (unsigned long long)s->hi[o->f]);
+				return false;
+			}
+			if (ob->ret)
+				return true;
+			if (o->v > s->hi[o->f])
+				s->hi[o->f] = o->v;
+			want_ret = 0;
+		}
 		if (ob->ret != want_ret)
 			goto bad_ret;
-		if (s->removed)
+		if (s->removed[proc])
 			return true;
 		queue_append(c, s, o->q, i);
 		s->st[i] = S_CALLED;
 		s->aux[i] = ++s->norder[o->f];
 		return true;
 	case K_QWAIT:
-		want_ret = s->removed ? -ENODEV : 0;
+		want_ret = s->removed[proc] ? -ENODEV : 0;
 		if (ob->ret != want_ret)
 			goto bad_ret;
-		if (s->removed)
+		if (s->removed[proc])
 			return true;
-		s->st[i] = fval(s, o->f) >= o->v ? W_SAT : W_UNSAT;
+		s->st[i] = fval(c, s, o->f) >= o->v ? W_SAT : W_UNSAT;
 		/*
 		 * R9: a signal of the same fence earlier on this queue with
 		 * a value at least v satisfies the wait by queue order.
@@ -463,17 +565,17 @@ static bool do_step(struct ctx *c, struct mst *s, const struct step *st,
 		return true;
 	case K_EXEC:
 		if (st->part == 0) {
-			want_ret = s->removed ? -ENODEV : 0;
+			want_ret = s->removed[proc] ? -ENODEV : 0;
 			if (ob->ret != want_ret)
 				goto bad_ret;
-			if (!s->removed) {
+			if (!s->removed[proc]) {
 				queue_append(c, s, o->q, i);
 				s->st[i] = X_QUEUED;
 			}
 			return true;
 		}
 		/* The engine ran it. */
-		if (s->removed) {
+		if (s->removed[proc]) {
 			if (explain)
 				say(c, "op %d (exec) ran after the device was removed; ", i);
 			return false;
@@ -506,16 +608,25 @@ static bool do_step(struct ctx *c, struct mst *s, const struct step *st,
 		if (ob->ret != 0)
 			goto bad_ret;
 		if (st->part == 0) {
-			if (s->removed == RM_NONE)
-				s->removed = RM_STOPPED;
+			if (s->removed[proc] == RM_NONE)
+				s->removed[proc] = RM_STOPPED;
 			return true;
 		}
-		if (s->removed != RM_STOPPED)
+		if (s->removed[proc] != RM_STOPPED)
 			return true;
-		s->removed = RM_RELEASED;
+		s->removed[proc] = RM_RELEASED;
 		for (j = 0; j < p->nfences; j++) {
 			if (s->fdead[j])
 				continue;
+			if (p->fshared[j] && (proc != p->fproc[j] ||
+					      (c->relax & M_RELAX_REMOVAL))) {
+				/* another process's timeline: only our view */
+				on_value_in(c, s, j, M_MAX, proc);
+				continue;
+			}
+			if (!p->fshared[j] && p->fproc[j] != proc)
+				continue;
+			/* R15: shared timelines we own go to UINT64_MAX too */
 			s->val[j] = M_MAX;
 			on_value(c, s, j, M_MAX);
 		}
@@ -565,6 +676,14 @@ static bool resolve(struct ctx *c, struct mst *s, int i)
 	}
 	if (s->fdead[o->f]) {
 		s->st[i] = S_DISCARDED;
+	} else if (c->p->fshared[o->f]) {
+		/* a timeline: a value below the current one is dropped */
+		s->st[i] = S_DISCARDED;
+		if (o->v > s->val[o->f]) {
+			s->val[o->f] = o->v;
+			s->st[i] = S_APPLIED;
+			on_value(c, s, o->f, o->v);
+		}
 	} else if (s->aux[i] > s->aorder[o->f] || (c->relax & M_RELAX_R4)) {
 		s->val[o->f] = o->v;
 		s->aorder[o->f] = s->aux[i];
@@ -592,9 +711,9 @@ static bool quiescent(struct ctx *c, const struct mst *s, bool explain)
 			return false;
 		}
 	}
-	if (s->removed)
-		return true;
 	for (i = 0; i < c->p->nqueues; i++) {
+		if (s->removed[c->p->qproc[i]])
+			continue;
 		if (s->gpos[i] < s->qlen[i]) {
 			if (explain)
 				say(c, "Q%d never got past op %d; ", i,
@@ -603,7 +722,13 @@ static bool quiescent(struct ctx *c, const struct mst *s, bool explain)
 		}
 	}
 	for (i = 0; i < c->p->nops; i++) {
-		if (c->p->ops[i].kind == K_QSIG && s->st[i] == S_GPU) {
+		if (s->st[i] == S_CPU) {
+			if (explain)
+				say(c, "CPU signal op %d of a shared fence never took effect; ", i);
+			return false;
+		}
+		if (c->p->ops[i].kind == K_QSIG && s->st[i] == S_GPU &&
+		    !s->removed[c->p->qproc[c->p->ops[i].q]]) {
 			if (explain)
 				say(c, "queue signal op %d never took effect; ", i);
 			return false;
@@ -613,6 +738,15 @@ static bool quiescent(struct ctx *c, const struct mst *s, bool explain)
 }
 
 static bool search(struct ctx *c, const struct mst *s, int ndone);
+
+/* A CPU signal of a shared fence may take effect at once or queue. */
+static int alternatives(const struct ctx *c, const struct step *st)
+{
+	const struct m_op *o = &c->p->ops[st->op];
+
+	return o->kind == K_CSIG && c->p->fshared[o->f] &&
+	       c->l->o[st->op].ret == 0 ? 2 : 1;
+}
 
 static bool try(struct ctx *c, const struct mst *s, int ndone)
 {
@@ -668,10 +802,27 @@ static bool search(struct ctx *c, const struct mst *s, int ndone)
 				return true;
 		}
 	}
-	if (!s->removed) {
+	/* Internal steps: a shared fence's CPU signal behind others. */
+	for (i = 0; i < p->nops; i++) {
+		const struct m_op *o = &p->ops[i];
+
+		if (o->kind != K_CSIG || s->st[i] != S_CPU ||
+		    shared_pending_before(c, s, o->f, s->aux[i]))
+			continue;
+		n = *s;
+		n.st[i] = S_APPLIED;
+		if (o->v > n.val[o->f] && !n.fdead[o->f]) {
+			n.val[o->f] = o->v;
+			on_value(c, &n, o->f, o->v);
+		}
+		if (try(c, &n, ndone))
+			return true;
+	}
+	{
 		/* Internal steps: the library applies a completed signal. */
 		for (i = 0; i < p->nops; i++) {
-			if (p->ops[i].kind != K_QSIG || s->st[i] != S_GPU)
+			if (p->ops[i].kind != K_QSIG || s->st[i] != S_GPU ||
+			    s->removed[p->qproc[p->ops[i].q]])
 				continue;
 			n = *s;
 			if (resolve(c, &n, i) && try(c, &n, ndone))
@@ -682,7 +833,7 @@ static bool search(struct ctx *c, const struct mst *s, int ndone)
 			int x;
 			const struct m_op *xo;
 
-			if (s->gpos[q] >= s->qlen[q])
+			if (s->gpos[q] >= s->qlen[q] || s->removed[p->qproc[q]])
 				continue;
 			x = s->qops[q][s->gpos[q]];
 			xo = &p->ops[x];
@@ -743,12 +894,14 @@ static bool search(struct ctx *c, const struct mst *s, int ndone)
 			break;	/* sorted by lo */
 		if (st->pred >= 0 && !is_done(s, st->pred))
 			continue;
-		n = *s;
-		if (!do_step(c, &n, st, false))
-			continue;
-		n.done[i / 64] |= 1ull << (i % 64);
-		if (try(c, &n, ndone + 1))
-			return true;
+		for (j = 0; j < alternatives(c, st); j++) {
+			n = *s;
+			if (!do_step(c, &n, st, j, false))
+				continue;
+			n.done[i / 64] |= 1ull << (i % 64);
+			if (try(c, &n, ndone + 1))
+				return true;
+		}
 	}
 	return false;
 }
@@ -840,7 +993,7 @@ static void explain_best(struct ctx *c)
 			continue;
 		if (st->pred >= 0 && !is_done(s, st->pred))
 			continue;
-		if (!do_step(c, &n, st, true))
+		if (!do_step(c, &n, st, 0, true))
 			shown++;
 	}
 	if (c->best_done == c->nsteps)
@@ -866,7 +1019,7 @@ static void check(const struct m_prog *p, const struct m_log *l,
 
 	memset(&s0, 0, sizeof(s0));
 	for (i = 0; i < p->nfences; i++)
-		s0.val[i] = p->finit[i];
+		s0.val[i] = s0.hi[i] = p->finit[i];
 	for (i = 0; i < p->nefds; i++)
 		s0.eclosed[i] = !p->eopen[i];
 
@@ -906,7 +1059,7 @@ void model_check(const struct m_prog *p, const struct m_log *l,
 		return;
 	/* Which one rule, left out, would explain the log? */
 	for (k = 0; k < sizeof(relax_names) / sizeof(relax_names[0]); k++) {
-		check(p, l, max_states, 1u << k, &x);
+		check(p, l, max_states < 100000 ? max_states : 100000, 1u << k, &x);
 		if (x.verdict != M_OK)
 			continue;
 		r->broken |= 1u << k;

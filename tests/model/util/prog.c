@@ -51,7 +51,7 @@ void prog_layout(struct m_prog *p)
 	p->nslots = slot;
 }
 
-static struct m_op *append(struct m_prog *p, int kind)
+static struct m_op *append(struct m_prog *p, int kind, int proc, int stage)
 {
 	struct m_op *o;
 
@@ -60,20 +60,21 @@ static struct m_op *append(struct m_prog *p, int kind)
 	o = &p->ops[p->nops++];
 	memset(o, 0, sizeof(*o));
 	o->kind = kind;
-	o->thread = p->nthreads;
+	o->thread = p->nthreads + proc;
 	o->phase2 = true;
+	o->stage = stage;
 	return o;
 }
 
 static void drain(struct m_prog *p, bool before_release)
 {
 	struct m_op *o;
-	int i;
+	int i, stage = before_release ? 1 : 3;
 
 	for (i = 0; i < p->nqueues; i++) {
 		if (!(p->qsure >> i & 1) != !before_release)
 			continue;
-		if (!(o = append(p, K_QSIG)))
+		if (!(o = append(p, K_QSIG, p->qproc[i], stage)))
 			continue;
 		o->q = i;
 		o->f = p->nuser_fences + i;
@@ -82,7 +83,7 @@ static void drain(struct m_prog *p, bool before_release)
 	for (i = 0; i < p->nqueues; i++) {
 		if (!(p->qsure >> i & 1) != !before_release)
 			continue;
-		if (!(o = append(p, K_WAIT)))
+		if (!(o = append(p, K_WAIT, p->qproc[i], stage)))
 			continue;
 		o->f = p->nuser_fences + i;
 		o->v = 1;
@@ -90,28 +91,81 @@ static void drain(struct m_prog *p, bool before_release)
 	}
 }
 
+/* Which process each queue, fence and eventfd belongs to. */
+static void owners(struct m_prog *p, bool used[2][M_MAXF])
+{
+	int i, j;
+
+	memset(p->qproc, 0, sizeof(p->qproc));
+	memset(p->fproc, 0, sizeof(p->fproc));
+	memset(p->eproc, 0, sizeof(p->eproc));
+	memset(used, 0, 2 * M_MAXF * sizeof(bool));
+	if (p->nprocs < 1)
+		p->nprocs = 1;
+	p->tproc[p->nthreads] = 0;
+	p->tproc[p->nthreads + 1] = 1;
+	for (i = 0; i < p->nops; i++) {
+		const struct m_op *o = &p->ops[i];
+		int pr = op_proc(p, o);
+
+		switch (o->kind) {
+		case K_QSIG: case K_QWAIT: case K_EXEC:
+			p->qproc[o->q] = pr;
+		}
+		switch (o->kind) {
+		case K_EVENT: case K_MULTI: case K_EVREAD: case K_EVWAIT:
+			p->eproc[o->e] = pr;
+			break;
+		case K_EVCLOSE:
+			p->eproc[o->e] = p->eproc[o->e2] = pr;
+			break;
+		}
+		switch (o->kind) {
+		case K_CSIG: case K_READ: case K_WAIT: case K_EVENT:
+		case K_BLOCK: case K_QSIG: case K_QWAIT: case K_DESTROY:
+			used[pr][o->f] = true;
+			if (!p->fshared[o->f])
+				p->fproc[o->f] = pr;
+			break;
+		case K_MULTI: case K_MULTI_BLOCK:
+			for (j = 0; j < o->n; j++) {
+				used[pr][o->mf[j]] = true;
+				if (!p->fshared[o->mf[j]])
+					p->fproc[o->mf[j]] = pr;
+			}
+			break;
+		}
+	}
+	for (i = 0; i < p->nqueues; i++)
+		p->fproc[p->nuser_fences + i] = p->qproc[i];
+}
+
 /*
- * Phase 2, on the main thread once the others have returned: drain the
- * queues that certainly progress (p->qsure: their pending signals take
- * effect before anything else happens, so a promise a wait made on them
- * is checked before the release could satisfy that wait); release every
- * fence (a CPU signal of UINT64_MAX satisfies every queue wait); drain
- * the other queues (a signal of its drain fence, waited for with the
- * guard timeout); read every fence and every open eventfd.
+ * Phase 2, on the main threads once the others have returned, in three
+ * stages with both processes in step: (1) drain the queues that certainly
+ * progress (p->qsure: their pending signals take effect before anything
+ * else happens, so a promise a wait made on them is checked before the
+ * release could satisfy that wait); (2) release every fence (a CPU
+ * signal of UINT64_MAX satisfies every queue wait); (3) drain the other
+ * queues (a signal of its drain fence, waited for with the guard
+ * timeout), read every fence and every open eventfd.
  */
 void prog_finish(struct m_prog *p)
 {
-	bool dead[M_MAXF] = { false }, open[M_MAXE];
+	bool dead[M_MAXF] = { false }, open[M_MAXE], used[2][M_MAXF];
 	struct m_op *o;
-	int i, n = 0;
+	int i, n = 0, pr;
 
 	for (i = 0; i < p->nops; i++)
 		if (!p->ops[i].phase2)
 			p->ops[n++] = p->ops[i];
 	p->nops = n;
 	p->nfences = p->nuser_fences + p->nqueues;
-	for (i = p->nuser_fences; i < p->nfences; i++)
+	for (i = p->nuser_fences; i < p->nfences; i++) {
 		p->finit[i] = 0;
+		p->fshared[i] = false;
+	}
+	owners(p, used);
 	for (i = 0; i < p->nefds; i++)
 		open[i] = p->eopen[i];
 	for (i = 0; i < p->nops; i++) {
@@ -126,21 +180,27 @@ void prog_finish(struct m_prog *p)
 	}
 	drain(p, true);
 	for (i = 0; i < p->nuser_fences; i++) {
-		if (dead[i] || !(o = append(p, K_CSIG)))
+		if (dead[i] || !(o = append(p, K_CSIG, p->fproc[i], 2)))
 			continue;
 		o->f = i;
 		o->v = M_MAX;
 	}
 	drain(p, false);
-	for (i = 0; i < p->nfences; i++) {
-		if (dead[i] || !(o = append(p, K_READ)))
-			continue;
-		o->f = i;
-	}
-	for (i = 0; i < p->nefds; i++) {
-		if (!open[i] || !(o = append(p, K_EVREAD)))
-			continue;
-		o->e = i;
+	for (pr = 0; pr < p->nprocs; pr++) {
+		for (i = 0; i < p->nfences; i++) {
+			bool mine = p->fshared[i] ? pr == 0 || used[1][i] :
+				    p->fproc[i] == pr;
+
+			if (dead[i] || !mine || !(o = append(p, K_READ, pr, 3)))
+				continue;
+			o->f = i;
+		}
+		for (i = 0; i < p->nefds; i++) {
+			if (!open[i] || p->eproc[i] != pr ||
+			    !(o = append(p, K_EVREAD, pr, 3)))
+				continue;
+			o->e = i;
+		}
 	}
 	prog_layout(p);
 }
@@ -171,11 +231,14 @@ void prog_print(FILE *out, const struct m_prog *p, const struct m_log *l,
 	for (i = 0; i < p->nuser_fences; i++) {
 		fprintf(out, "%sfence F%d init ", prefix, i);
 		pval(out, p->finit[i]);
-		fputc('\n', out);
+		fputs(p->fshared[i] ? " shared\n" : "\n", out);
 	}
 	for (i = 0; i < p->nefds; i++)
 		if (!p->eopen[i])
 			fprintf(out, "%sefd E%d closed\n", prefix, i);
+	for (i = 0; i < p->nthreads; i++)
+		if (p->tproc[i])
+			fprintf(out, "%sthread t%d child\n", prefix, i);
 	for (i = 0; i < p->nops; i++) {
 		const struct m_op *o = &p->ops[i];
 		const struct m_obs *ob = l ? &l->o[i] : NULL;
@@ -184,7 +247,7 @@ void prog_print(FILE *out, const struct m_prog *p, const struct m_log *l,
 			continue;
 		fprintf(out, "%s%s%-3d ", prefix, o->phase2 ? "#m " : "", i);
 		if (o->phase2)
-			fputs("m ", out);
+			fprintf(out, "m%d ", op_proc(p, o));
 		else
 			fprintf(out, "t%d ", o->thread);
 		fputs(kind_name(o->kind), out);
@@ -319,8 +382,18 @@ int prog_parse(FILE *in, struct m_prog *p)
 			if (idx(tok[1], 'F', &f) || f >= M_MAXF ||
 			    num(tok[3], &p->finit[f]))
 				return -1;
+			p->fshared[f] = n >= 5 && !strcmp(tok[4], "shared");
 			if (f > maxf)
 				maxf = f;
+			continue;
+		}
+		if (!strcmp(tok[0], "thread") && n >= 3) {
+			uint8_t t;
+
+			if (idx(tok[1], 't', &t) || t >= M_MAXT)
+				return -1;
+			p->tproc[t] = 1;
+			p->nprocs = 2;
 			continue;
 		}
 		if (!strcmp(tok[0], "efd") && n >= 3) {
@@ -414,6 +487,8 @@ int prog_parse(FILE *in, struct m_prog *p)
 	if (maxt < 0)
 		return -1;
 	p->nthreads = maxt + 1;
+	if (p->nthreads + p->nprocs > M_MAXT)
+		return -1;
 	p->nqueues = maxq + 1;
 	p->nuser_fences = maxf + 1;
 	p->nefds = maxe + 1;

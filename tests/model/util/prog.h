@@ -65,6 +65,7 @@ struct m_op {
 	uint64_t timeout_ns;	/* WAIT, EVWAIT */
 	bool sure;		/* WAIT: the value is certain to come (liveness) */
 	bool phase2;
+	uint8_t stage;		/* phase 2: 1 early drains, 2 release, 3 the rest */
 	/* EXEC */
 	uint32_t delay_ns;
 	uint8_t src_kind;	/* enum m_src */
@@ -76,13 +77,23 @@ struct m_op {
 	uint64_t tag;
 };
 
+/*
+ * Process 0 makes every object; with nprocs 2, a second process (the
+ * "child") imports the shared fences and runs the threads marked so, with
+ * its own device, queues and eventfds. Main threads: nthreads (process
+ * 0) and nthreads + 1 (process 1).
+ */
 struct m_prog {
 	uint64_t seed;
 	uint8_t nthreads;	/* phase-1 threads; main is thread nthreads */
+	uint8_t nprocs;
+	uint8_t tproc[M_MAXT];	/* process of each thread */
+	uint8_t qproc[M_MAXQ], fproc[M_MAXF], eproc[M_MAXE];	/* prog_finish */
 	uint8_t nqueues, nfences, nefds;
 	uint8_t nuser_fences;	/* fences 0..nuser_fences-1; then drains */
 	uint16_t nops;
 	uint64_t finit[M_MAXF];
+	bool fshared[M_MAXF];	/* D3DQ_FENCE_FLAG_SHARED */
 	bool eopen[M_MAXE];	/* open at the start (else made by EVCLOSE) */
 	uint16_t nslots;
 	uint8_t qsure;		/* queues drained before the release (sure.c) */
@@ -104,6 +115,11 @@ struct m_log {
 	char note[160];
 };
 
+static inline int op_proc(const struct m_prog *p, const struct m_op *o)
+{
+	return p->tproc[o->thread];
+}
+
 #define M_TAG_EXEC 0x5e00000000001000ull
 #define M_TAG_CPU 0x5e00000000002000ull
 #define M_CASMARK (1ull << 40)
@@ -122,6 +138,8 @@ struct m_genopts {
 	bool destroy;		/* may destroy fences */
 	bool evclose;		/* may close eventfds */
 	bool scenarios;		/* may start from a scenario */
+	bool shared;		/* may make shared fences */
+	bool child;		/* may run a thread in a second process */
 	int scenario;		/* 0 at random, else this one (SCEN_*) */
 	int max_threads, max_queues, max_fences, max_ops;
 };

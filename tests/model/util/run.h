@@ -21,4 +21,11 @@ void run_close(struct runner *r);
 /* 0, or -errno if the program could not be set up. */
 int run_program(struct runner *r, const struct m_prog *p, struct m_log *l);
 
+/*
+ * Called (from another thread) when a program has not finished @limit_ns
+ * after it started: a call blocked for good. It must not return.
+ */
+void run_watchdog(struct runner *r, uint64_t limit_ns,
+		  void (*stuck)(const struct m_prog *p, const struct m_log *l));
+
 #endif

@@ -37,7 +37,7 @@ static void compact(struct m_prog *p)
 {
 	int tmap[M_MAXT], qmap[M_MAXQ], fmap[M_MAXF], emap[M_MAXE];
 	uint64_t finit[M_MAXF];
-	bool eopen[M_MAXE];
+	bool fshared[M_MAXF], eopen[M_MAXE];
 	int i, j, n;
 
 	for (i = 0; i < M_MAXT; i++)
@@ -78,10 +78,20 @@ static void compact(struct m_prog *p)
 			break;
 		}
 	}
-	for (i = n = 0; i < p->nthreads; i++)
-		if (!tmap[i])
-			tmap[i] = n++;
-	p->nthreads = n ? n : 1;
+	{
+		uint8_t tproc[M_MAXT] = { 0 };
+
+		p->nprocs = 1;
+		for (i = n = 0; i < p->nthreads; i++)
+			if (!tmap[i]) {
+				tproc[n] = p->tproc[i];
+				if (tproc[n])
+					p->nprocs = 2;
+				tmap[i] = n++;
+			}
+		p->nthreads = n ? n : 1;
+		memcpy(p->tproc, tproc, sizeof(tproc));
+	}
 	for (i = n = 0; i < p->nqueues; i++)
 		if (!qmap[i])
 			qmap[i] = n++;
@@ -89,10 +99,12 @@ static void compact(struct m_prog *p)
 	for (i = n = 0; i < p->nuser_fences; i++)
 		if (!fmap[i]) {
 			finit[n] = p->finit[i];
+			fshared[n] = p->fshared[i];
 			fmap[i] = n++;
 		}
 	p->nuser_fences = n;
 	memcpy(p->finit, finit, n * sizeof(finit[0]));
+	memcpy(p->fshared, fshared, n * sizeof(fshared[0]));
 	for (i = n = 0; i < p->nefds; i++)
 		if (!emap[i]) {
 			eopen[n] = p->eopen[i];

@@ -49,6 +49,40 @@ static bool holds(const struct m_op *o)
 }
 
 /*
+ * A shared fence never goes down: f >= v is certain once a signal of
+ * v or more is certainly accepted (above every value signalled before it)
+ * and certainly takes effect (a CPU signal queues behind the queue
+ * signals made before it, which must then certainly pass).
+ */
+static bool shared_sure(const struct m_prog *p, const struct facts *fa,
+			int w, int f, uint64_t v, bool blocking)
+{
+	uint64_t hi = p->finit[f];
+	bool stuck = false, accepted, eff;
+	int i, t = p->ops[w].thread;
+
+	if (p->finit[f] >= v)
+		return true;
+	for (i = 0; i < p->nops; i++) {
+		const struct m_op *o = &p->ops[i];
+
+		if (o->phase2 || !is_signal(o) || o->f != f)
+			continue;
+		accepted = o->v > hi;
+		if (o->v > hi)
+			hi = o->v;
+		eff = o->kind == K_QSIG ? fa->passed[i] : fa->called[i] && !stuck;
+		if (o->kind == K_QSIG && !fa->passed[i])
+			stuck = true;
+		if (blocking && o->thread == t && i > w)
+			continue;
+		if (accepted && eff && o->v >= v)
+			return true;
+	}
+	return false;
+}
+
+/*
  * Is f >= v certain at some moment after op w is called, and for good
  * (so that even a waiter that looks late sees it)? @blocking: w's
  * thread does nothing until the wait returns.
@@ -64,12 +98,22 @@ static bool value_sure(const struct m_prog *p, const struct facts *fa,
 
 		if (o->phase2)
 			continue;
-		if ((o->kind == K_DESTROY && o->f == f && fa->called[i]) ||
-		    (o->kind == K_REMOVE && fa->called[i]))
+		if (o->kind == K_DESTROY && o->f == f && fa->called[i])
+			return true;
+		/*
+		 * A removal releases its own process. (Another process sees
+		 * it through the shared timelines the removed one owns, but a
+		 * blocking call must not count on that: it is issue 10's
+		 * defect 9 where it is missing.)
+		 */
+		if (o->kind == K_REMOVE && fa->called[i] &&
+		    op_proc(p, o) == p->tproc[t])
 			return true;
 	}
 	if (fa->writer[f] == -1)	/* never signalled: its initial value */
 		return p->finit[f] >= v;
+	if (p->fshared[f])
+		return shared_sure(p, fa, w, f, v, blocking);
 	if (fa->writer[f] < 0)
 		return false;
 	for (i = 0; i < p->nops; i++) {
