@@ -44,6 +44,7 @@
 #define MIN_PROGRAMS 1000
 /* ...and failures are investigated while the whole run is below this. */
 #define INVESTIGATE_SECONDS 210
+#define MAX_INVESTIGATE 3
 
 struct cfg {
 	uint64_t programs, seconds, seed, states, guard_ms, shrink_seconds;
@@ -205,13 +206,12 @@ static void shrink(struct runner *r, const struct m_prog *p, double rate)
 }
 
 /* A failure: how often does it fail again, and a smaller program. */
-static void investigate(struct runner *r, const struct m_prog *p,
-			const struct outcome *first)
+static void investigate(struct runner *r, const struct m_prog *p)
 {
 	static struct outcome oc;
 	uint64_t i, n = 0;
 
-	report(p, first, "FAILED");
+	printf("# investigating program seed %#" PRIx64 "\n", p->seed);
 	for (i = 0; i < cfg.runs; i++) {
 		run_one(r, p, &oc);
 		n += failed(&oc);
@@ -342,8 +342,10 @@ int main(int argc, char **argv)
 	uint64_t k, fails = 0, mfails = 0, hangs = 0, und = 0, nops = 0, setup = 0;
 	uint64_t states = 0, max_states = 0, reported = 0;
 	double t0, trun = 0, tcheck = 0, t;
+	static struct m_prog failing[MAX_INVESTIGATE];
 	struct m_genopts go;
 	struct runner *r;
+	uint64_t i;
 	bool bad3;
 	int ret;
 
@@ -400,6 +402,8 @@ int main(int argc, char **argv)
 	t0 = t_start = now_s();
 	cfg.investigate_until = cfg.seconds == UINT64_MAX ? UINT64_MAX :
 				cfg.seconds + INVESTIGATE_SECONDS - DEFAULT_SECONDS;
+	if (cfg.investigate_until < cfg.seconds + 30)
+		cfg.investigate_until = cfg.seconds + 30;
 	for (k = 0; k < cfg.programs && now_s() - t0 < (double)cfg.seconds; k++) {
 		uint64_t seed = mix(cfg.seed + k);
 
@@ -430,9 +434,11 @@ int main(int argc, char **argv)
 			prog_print(stdout, &p, &oc.log, "# ");
 		if (failed(&oc)) {
 			fails++;
-			if (reported++ < 3 && now_s() - t0 < (double)cfg.investigate_until)
-				investigate(r, &p, &oc);
-			else
+			if (reported < MAX_INVESTIGATE) {
+				/* reported now, investigated after the budget */
+				report(&p, &oc, "FAILED");
+				failing[reported++] = p;
+			} else
 				printf("# another failure: program seed %#" PRIx64 ": %s%s\n",
 				       seed, oc.log.hang ? "HANG " : "",
 				       oc.setup ? strerror(-oc.setup) : oc.res.rules);
@@ -441,6 +447,8 @@ int main(int argc, char **argv)
 		}
 	}
 	t = now_s() - t0;
+	for (i = 0; i < reported && now_s() - t0 < (double)cfg.investigate_until; i++)
+		investigate(r, &failing[i]);
 	run_close(r);
 
 	printf("# %" PRIu64 " programs (%" PRIu64 " operations) in %.1f s: %.1f programs/s; running %.1f s, checking %.1f s; states %.0f per program, at most %" PRIu64 "\n",
