@@ -176,7 +176,7 @@ lint:
 	scripts/check --lint-only
 
 # Robustness lanes, not part of "make check" (Documentation/robustness.rst).
-.PHONY: check-debug fuzz-long stress-long
+.PHONY: check-debug fuzz-long stress-long model-long model-breakage
 check-debug:
 	KERNELS=debug scripts/robust-check
 
@@ -185,6 +185,15 @@ fuzz-long:
 
 stress-long:
 	scripts/robust-check --long stress
+
+# The reference model's checker (Documentation/library.rst): 15 min on
+# single- and 15 min on multi-threaded TCG per kernel; and whether it
+# catches each defect of tests/model/breakage/*.patch.
+model-long:
+	scripts/model-long
+
+model-breakage:
+	scripts/model-breakage
 
 .PHONY: run
 run: all
@@ -234,6 +243,8 @@ help:
 	@echo '  make lint       checkpatch, sparse (C=2) and W=1 module builds only'
 	@echo '  make check-debug  every suite on a debug kernel (KASAN, lockdep, kmemleak; built once, ~1 h)'
 	@echo '  make fuzz-long | stress-long   10^7 fuzzer calls / 20x stress per kernel'
+	@echo '  make model-long  the reference-model checker, 2 x 15 min per kernel (TCG single + multi)'
+	@echo '  make model-breakage  does the checker catch each tests/model/breakage/*.patch?'
 	@echo '  make run        boot the VM (6.12), load d3dq, run d3dq-demo or d3dq-info'
 	@echo '  make shell      interactive busybox shell in the VM, module loaded'
 	@echo '  make bench      d3dq-bench in the VM per kernel: build/bench/*.txt, json, png'
