@@ -18,12 +18,14 @@
  *   rules --replay SEED [--runs N]   one program again, N times
  *   rules --load FILE [--runs N]     a program in the printed text form
  *   rules --print SEED               print a program, run nothing
+ *   rules --check FILE               check a printed program and its
+ *                                    observations again (no device)
  * Other options: --programs N, --seconds S, --seed S, --states N (search
  * budget per program), --guard-ms MS, --shrink-seconds S, --no-shrink,
  * --verbose, --without LIST (D3DQ_MODEL_WITHOUT: generator features left
  * out, comma-separated: removal, destroy, evclose, scenarios, shared,
  * child), --scenario
- * causal|discard|removal|none (every program starts with that one).
+ * causal|discard|shared|removal|none (every program starts with that).
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -49,7 +51,7 @@
 struct cfg {
 	uint64_t programs, seconds, seed, states, guard_ms, shrink_seconds;
 	uint64_t replay, runs, investigate_until;
-	const char *load, *print, *without;
+	const char *load, *print, *without, *check;
 	bool have_seed, no_shrink, verbose, replay_mode;
 	int scenario;
 };
@@ -252,6 +254,30 @@ static int replay(struct runner *r, struct m_prog *p)
 
 static bool tap;
 
+/* Failures by the rules their diagnosis names. */
+static struct {
+	char rules[160];
+	uint64_t n;
+} tallies[16];
+
+static void tally(const struct outcome *oc)
+{
+	const char *key = oc->setup ? "could not be set up" :
+			  oc->log.hang && oc->res.verdict != M_FAIL ?
+			  "hang (a certain wait timed out)" : oc->res.rules;
+	int i;
+
+	for (i = 0; i < 16 && tallies[i].n; i++)
+		if (!strcmp(tallies[i].rules, key))
+			break;
+	if (i == 16)
+		return;
+	if (!tallies[i].n) {
+		snprintf(tallies[i].rules, sizeof(tallies[i].rules), "%s", key);
+	}
+	tallies[i].n++;
+}
+
 /* A call never returned: report the program, fail, and stop here. */
 static void stuck(const struct m_prog *p, const struct m_log *l)
 {
@@ -309,15 +335,18 @@ static void parse(int argc, char **argv)
 			cfg.replay = num(v), cfg.replay_mode = true, i++;
 		else if (!strcmp(a, "--load"))
 			cfg.load = v, i++;
+		else if (!strcmp(a, "--check"))
+			cfg.check = v, i++;
 		else if (!strcmp(a, "--print"))
 			cfg.print = v, i++;
 		else if (!strcmp(a, "--scenario")) {
 			static const char *const names[] = {
-				"random", "none", "causal", "discard", "removal",
+				"random", "none", "causal", "discard", "shared",
+				"removal",
 			};
 			int k;
 
-			for (k = 0; k < 5; k++)
+			for (k = 0; k < 6; k++)
 				if (!strcmp(v, names[k]))
 					cfg.scenario = k;
 			i++;
@@ -354,6 +383,30 @@ int main(int argc, char **argv)
 	if (!cfg.have_seed && getrandom(&cfg.seed, sizeof(cfg.seed), 0) != sizeof(cfg.seed))
 		cfg.seed = (uint64_t)time(NULL);
 
+	if (cfg.check) {
+		static struct m_log log;
+		static struct m_result res;
+		FILE *in = fopen(cfg.check, "r");
+
+		if (!in || prog_parse(in, &p)) {
+			fprintf(stderr, "rules: cannot read a program from %s\n", cfg.check);
+			return 2;
+		}
+		prog_sure(&p);
+		rewind(in);
+		printf("# %d observations\n", prog_parse_log(in, &p, &log));
+		fclose(in);
+		if (getenv("D3DQ_MODEL_RELAX"))
+			model_check_relaxed(&p, &log, cfg.states,
+					    num(getenv("D3DQ_MODEL_RELAX")), &res);
+		else
+			model_check(&p, &log, cfg.states, &res);
+		printf("# %s after %" PRIu64 " states\n", res.verdict == M_OK ? "consistent" :
+		       res.verdict == M_FAIL ? "INCONSISTENT" : "undecided", res.states);
+		if (res.verdict != M_OK)
+			printf("# %s\n# BROKEN: %s\n", res.why, res.rules);
+		return res.verdict != M_OK;
+	}
 	if (cfg.print) {
 		genopts(num(cfg.print), &go);
 		gen_program(&p, num(cfg.print), &go);
@@ -438,12 +491,14 @@ int main(int argc, char **argv)
 				/* reported now, investigated after the budget */
 				report(&p, &oc, "FAILED");
 				failing[reported++] = p;
-			} else
+			} else if (fails <= 40) {
 				printf("# another failure: program seed %#" PRIx64 ": %s%s\n",
 				       seed, oc.log.hang ? "HANG " : "",
 				       oc.setup ? strerror(-oc.setup) : oc.res.rules);
-			if (reported > 3 && oc.res.verdict == M_FAIL)
-				printf("#   %s\n", why_short(oc.res.why));
+				if (oc.res.verdict == M_FAIL)
+					printf("#   %s\n", why_short(oc.res.why));
+			}
+			tally(&oc);
 		}
 	}
 	t = now_s() - t0;
@@ -454,6 +509,8 @@ int main(int argc, char **argv)
 	printf("# %" PRIu64 " programs (%" PRIu64 " operations) in %.1f s: %.1f programs/s; running %.1f s, checking %.1f s; states %.0f per program, at most %" PRIu64 "\n",
 	       k, nops, t, k / t, trun, tcheck, k ? (double)states / k : 0.0,
 	       max_states);
+	for (i = 0; i < 16 && tallies[i].n; i++)
+		printf("# failures: %" PRIu64 " x %s\n", tallies[i].n, tallies[i].rules);
 	printf("%sok 1 %" PRIu64 " programs are consistent with the model (%" PRIu64 " failed, %" PRIu64 " could not be set up)\n",
 	       mfails || setup ? "not " : "", k, mfails, setup);
 	printf("%sok 2 every certain wait returned (%" PRIu64 " hung)\n",

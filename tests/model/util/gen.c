@@ -492,8 +492,10 @@ static void scen_discard(struct gen *g, int t, int qa, int qb, int qc, int f,
 static void scen_removal(struct gen *g, int ts, int tr, int f)
 {
 	struct m_op *o;
-	int i, n = 2 + rnd(g, 4);
+	int i, n = 8 + rnd(g, 24);
 
+	/* a burst that spans the removal call */
+	g->budget += n;
 	for (i = 0; i < n; i++)
 		if ((o = add(g, ts, K_CSIG))) {
 			o->f = f;
@@ -503,6 +505,37 @@ static void scen_removal(struct gen *g, int ts, int tr, int f)
 		g->removed = true;
 	if ((o = add(g, ts, K_READ)))
 		o->f = f;
+}
+
+/*
+ * Scenario: a shared fence with a queue signal held back behind a wait
+ * that only phase 2 satisfies, and CPU signals of the same value and of a
+ * higher one (issue 10 defect 3): a CPU signal that returns 0 takes
+ * effect at once, and the timeline never goes back.
+ */
+static void scen_shared(struct gen *g, int t, int q, int f, int gf)
+{
+	struct m_op *o;
+	uint64_t v = g->cur[f] + 1 + rnd(g, 3);
+
+	g->p->fshared[f] = true;
+	if ((o = add(g, t, K_QWAIT))) {
+		o->q = q, o->f = gf, o->v = g->cur[gf] + 1000;
+	}
+	if ((o = add(g, t, K_QSIG))) {
+		o->q = q, o->f = f, o->v = v;
+	}
+	if ((o = add(g, t, K_CSIG))) {
+		o->f = f, o->v = chance(g, 50) ? v : v + 2;
+	}
+	if ((o = add(g, t, K_READ)))
+		o->f = f;
+	if ((o = add(g, t, K_WAIT))) {
+		o->f = f, o->v = v, o->timeout_ns = 1000000;
+	}
+	g->cur[f] = v + 2;
+	note_value(g, f, v);
+	note_value(g, f, v + 2);
 }
 
 void gen_program(struct m_prog *p, uint64_t seed, const struct m_genopts *opt)
@@ -571,7 +604,8 @@ void gen_program(struct m_prog *p, uint64_t seed, const struct m_genopts *opt)
 	case SCEN_NONE: r = 100; break;
 	case SCEN_CAUSAL: r = 0; break;
 	case SCEN_DISCARD: r = 20; break;
-	case SCEN_REMOVAL: r = 40; break;
+	case SCEN_SHARED: r = 40; break;
+	case SCEN_REMOVAL: r = 50; break;
 	}
 	if (opt->scenario > SCEN_NONE) {
 		/* what the scenario needs */
@@ -593,6 +627,12 @@ void gen_program(struct m_prog *p, uint64_t seed, const struct m_genopts *opt)
 		g.writer[1] = t;
 		g.qowner[0] = g.qowner[1] = g.qowner[2] = t;
 		scen_discard(&g, t, 0, 1, 2, 0, 1);
+	} else if (r < 50 && opt->shared) {
+		t = g.writer[0];
+		g.qowner[0] = t;
+		if (p->nuser_fences >= 2)
+			g.writer[1] = t;
+		scen_shared(&g, t, 0, 0, p->nuser_fences >= 2 ? 1 : 0);
 	} else if (r < 70 && opt->removal && p->nthreads >= 2) {
 		t = g.writer[0];
 		scen_removal(&g, t, (t + 1) % p->nthreads, 0);

@@ -371,9 +371,22 @@ int prog_parse(FILE *in, struct m_prog *p)
 		if (!n)
 			continue;
 		if (!strcmp(tok[0], "program")) {
-			for (k = 1; k < n; k++)
+			/* the counts, also of objects no operation uses */
+			for (k = 1; k < n; k++) {
+				int x = strchr(tok[k], '=') ?
+					atoi(strchr(tok[k], '=') + 1) : 0;
+
 				if (!strncmp(tok[k], "seed=", 5))
 					p->seed = strtoull(tok[k] + 5, NULL, 0);
+				else if (!strncmp(tok[k], "threads=", 8))
+					maxt = x - 1;
+				else if (!strncmp(tok[k], "queues=", 7))
+					maxq = x - 1;
+				else if (!strncmp(tok[k], "fences=", 7))
+					maxf = x - 1;
+				else if (!strncmp(tok[k], "efds=", 5))
+					maxe = x - 1;
+			}
 			continue;
 		}
 		if (!strcmp(tok[0], "fence") && n >= 4) {
@@ -513,4 +526,68 @@ int prog_parse(FILE *in, struct m_prog *p)
 		return -1;
 	prog_finish(p);
 	return 0;
+}
+
+/*
+ * The observations printed after the operations ("# T0..T1 us ret=R
+ * val=V ran A..B us obs=X"): times come back in microseconds from the
+ * program's first call, which is all the checker needs (it only compares
+ * them). Returns the number of operations with an observation.
+ */
+int prog_parse_log(FILE *in, const struct m_prog *p, struct m_log *l)
+{
+	char line[512];
+	int n = 0;
+
+	memset(l, 0, sizeof(*l));
+	while (fgets(line, sizeof(line), in)) {
+		char *s = line, *c, *x;
+		unsigned long long a, b;
+		long long ret;
+		uint64_t v;
+		int i;
+
+		while (*s == '#' || *s == 'm' || isspace((unsigned char)*s))
+			s++;
+		if (!isdigit((unsigned char)*s))
+			continue;
+		i = strtol(s, NULL, 10);
+		c = strstr(s, "   # ");
+		if (!c || i < 0 || i >= p->nops)
+			continue;
+		c += 5;
+		if (sscanf(c, "%llu..%llu us ret=%lld", &a, &b, &ret) != 3)
+			continue;
+		/* +1: a time of 0 means "never called" to the printer */
+		l->o[i].t0 = a * 1000 + 1000;
+		l->o[i].t1 = b * 1000 + 1999;
+		l->o[i].ret = ret;
+		if ((x = strstr(c, " val="))) {
+			char tok[32];
+
+			if (sscanf(x + 5, "%31s", tok) == 1 && !num(tok, &v))
+				l->o[i].val = v;
+		}
+		if ((x = strstr(c, " ran ")) &&
+		    sscanf(x + 5, "%llu..%llu", &a, &b) == 2) {
+			l->o[i].tag = p->ops[i].tag;
+			l->o[i].ts0 = a * 1000 + 1000;
+			l->o[i].ts1 = b * 1000 + 1999;
+		}
+		if ((x = strstr(c, " not run (tag "))) {
+			char tok[32];
+
+			if (sscanf(x + 14, "%31s", tok) == 1 && !num(tok, &v))
+				l->o[i].tag = v;
+			l->o[i].ts0 = strstr(x, "ts0 set") ? 1 : 0;
+		}
+		if ((x = strstr(c, " obs="))) {
+			char tok[32];
+
+			if (sscanf(x + 5, "%31s", tok) == 1 && !num(tok, &v))
+				l->o[i].obs = v;
+		}
+		n++;
+	}
+	return n;
 }

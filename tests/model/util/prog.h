@@ -131,6 +131,7 @@ void prog_print(FILE *out, const struct m_prog *p, const struct m_log *l,
 		const char *prefix);
 const char *kind_name(int kind);
 int prog_parse(FILE *in, struct m_prog *p);
+int prog_parse_log(FILE *in, const struct m_prog *p, struct m_log *l);
 
 /* gen.c */
 struct m_genopts {
@@ -143,7 +144,8 @@ struct m_genopts {
 	int scenario;		/* 0 at random, else this one (SCEN_*) */
 	int max_threads, max_queues, max_fences, max_ops;
 };
-enum { SCEN_RANDOM, SCEN_NONE, SCEN_CAUSAL, SCEN_DISCARD, SCEN_REMOVAL };
+enum { SCEN_RANDOM, SCEN_NONE, SCEN_CAUSAL, SCEN_DISCARD, SCEN_SHARED,
+       SCEN_REMOVAL };
 void gen_program(struct m_prog *p, uint64_t seed, const struct m_genopts *o);
 uint64_t rng_next(uint64_t *s);
 
@@ -156,7 +158,7 @@ enum m_verdict { M_OK, M_FAIL, M_UNDECIDED };
 /* Rules the diagnosis leaves out one at a time. */
 enum {
 	M_RELAX_R4 = 1, M_RELAX_R17 = 2, M_RELAX_R18 = 4, M_RELAX_EVENTS = 8,
-	M_RELAX_MEMORY = 16, M_RELAX_REMOVAL = 32,
+	M_RELAX_MEMORY = 16, M_RELAX_REMOVAL = 32, M_RELAX_SHARED = 64,
 };
 struct m_result {
 	enum m_verdict verdict;
@@ -167,5 +169,9 @@ struct m_result {
 };
 void model_check(const struct m_prog *p, const struct m_log *l,
 		 uint64_t max_states, struct m_result *r);
+/* Without the rules in @relax (M_RELAX_*), no diagnosis. */
+void model_check_relaxed(const struct m_prog *p, const struct m_log *l,
+			 uint64_t max_states, unsigned relax,
+			 struct m_result *r);
 
 #endif
