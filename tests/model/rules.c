@@ -469,7 +469,15 @@ int main(int argc, char **argv)
 		trun += now_s() - t;
 		if (!oc.setup) {
 			t = now_s();
-			model_check(&p, &oc.log, cfg.states, &oc.res);
+			/* the diagnosis costs: only for the first failures */
+			if (fails < 40) {
+				model_check(&p, &oc.log, cfg.states, &oc.res);
+			} else {
+				model_check_relaxed(&p, &oc.log, cfg.states, 0, &oc.res);
+				if (oc.res.verdict == M_FAIL)
+					snprintf(oc.res.rules, sizeof(oc.res.rules),
+						 "(not diagnosed)");
+			}
 			tcheck += now_s() - t;
 		}
 		states += oc.res.states;
@@ -515,7 +523,9 @@ int main(int argc, char **argv)
 	       mfails || setup ? "not " : "", k, mfails, setup);
 	printf("%sok 2 every certain wait returned (%" PRIu64 " hung)\n",
 	       hangs ? "not " : "", hangs);
-	bad3 = und * 100 > k || (cfg.seconds != UINT64_MAX && k < MIN_PROGRAMS);
+	/* failures cost time (hangs, diagnosis): the minimum is for clean runs */
+	bad3 = und * 100 > k ||
+	       (cfg.seconds != UINT64_MAX && k < MIN_PROGRAMS && !fails);
 	printf("%sok 3 the checker decided %" PRIu64 " of %" PRIu64 " programs (at least %d wanted)\n",
 	       bad3 ? "not " : "", k - und, k,
 	       cfg.seconds != UINT64_MAX ? MIN_PROGRAMS : 0);
