@@ -337,6 +337,30 @@ static bool shared_ret_ok(const struct mst *s, int f, uint64_t v,
 	return v <= s->hi[f];
 }
 
+/*
+ * A signal call i of a shared fence: is its return value allowed (false,
+ * with @explain saying why, if not)? If it was accepted, it raises the
+ * highest value accepted.
+ */
+static bool shared_accept(struct ctx *c, struct mst *s, int i, bool explain)
+{
+	const struct m_op *o = &c->p->ops[i];
+	int64_t ret = c->l->o[i].ret;
+
+	if (!shared_ret_ok(s, o->f, o->v, ret)) {
+		if (explain)
+			say(c, "op %d %s of shared F%d = %llu returned %lld with F%d = %llu, %llu accepted; ",
+			    i, kind_name(o->kind), o->f,
+			    (unsigned long long)o->v, (long long)ret, o->f,
+			    (unsigned long long)s->val[o->f],
+			    (unsigned long long)s->hi[o->f]);
+		return false;
+	}
+	if (!ret && o->v > s->hi[o->f])
+		s->hi[o->f] = o->v;
+	return true;
+}
+
 /* Is queue signal i behind a wait of its queue that nothing satisfied? */
 static bool held(const struct ctx *c, const struct mst *s, int i)
 {
@@ -452,19 +476,10 @@ static bool do_step(struct ctx *c, struct mst *s, const struct step *st,
 			return true;
 		}
 		if (p->fshared[o->f] && !s->removed[proc]) {
-			if (!shared_ret_ok(s, o->f, o->v, ob->ret)) {
-				if (explain)
-					say(c, "op %d csig of shared F%d = %llu returned %lld with F%d = %llu, %llu accepted; ",
-					    i, o->f, (unsigned long long)o->v,
-					    (long long)ob->ret, o->f,
-					    (unsigned long long)s->val[o->f],
-					    (unsigned long long)s->hi[o->f]);
+			if (!shared_accept(c, s, i, explain))
 				return false;
-			}
 			if (ob->ret)
 				return true;
-			if (o->v > s->hi[o->f])
-				s->hi[o->f] = o->v;
 			s->aux[i] = ++s->norder[o->f];
 			if (alt) {
 				/* behind signals made before it */
@@ -560,19 +575,10 @@ static bool do_step(struct ctx *c, struct mst *s, const struct step *st,
 	case K_QSIG:
 		want_ret = s->removed[proc] ? -ENODEV : 0;
 		if (p->fshared[o->f] && !s->removed[proc]) {
-			if (!shared_ret_ok(s, o->f, o->v, ob->ret)) {
-				if (explain)
-					say(c, "op %d qsig of shared F%d = %llu returned %lld with F%d = %llu, %llu accepted; ",
-					    i, o->f, (unsigned long long)o->v,
-					    (long long)ob->ret, o->f,
-					    (unsigned long long)s->val[o->f],
-					    (unsigned long long)s->hi[o->f]);
+			if (!shared_accept(c, s, i, explain))
 				return false;
-			}
 			if (ob->ret)
 				return true;
-			if (o->v > s->hi[o->f])
-				s->hi[o->f] = o->v;
 			want_ret = 0;
 		}
 		if (ob->ret != want_ret)
