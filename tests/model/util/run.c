@@ -15,6 +15,7 @@
 #define _GNU_SOURCE
 #include <errno.h>
 #include <poll.h>
+#include <stdio.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdatomic.h>
@@ -38,12 +39,22 @@
 
 enum { CMD_RUN = 1, CMD_QUIT };
 
+/* Where each process's main thread is, for the watchdog. */
+static const char *const where_names[] = {
+	"idle", "setting up", "exporting or importing fences",
+	"waiting for the other process", "in phase 1", "in phase 2",
+	"collecting", "tearing down", "opening the device",
+};
+enum { W_IDLE, W_SETUP, W_SHARE, W_SYNC, W_PHASE1, W_PHASE2, W_COLLECT,
+       W_TEARDOWN, W_OPEN };
+
 /* Memory both processes share. */
 struct shm {
 	pthread_barrier_t all_start, all_end;	/* every thread of both */
 	pthread_barrier_t mains;		/* the two main threads */
 	int cmd;
 	int child_err;
+	_Atomic int where[2];
 	struct m_prog prog;
 	struct m_log log;
 };
@@ -312,12 +323,19 @@ static bool is_mine(const struct m_prog *p, int proc, int kind, int idx)
 }
 
 /* This process's objects, except the shared fences the child imports. */
+static void at(struct side *r, int where)
+{
+	if (r->shm)
+		atomic_store(&r->shm->where[r->proc], where);
+}
+
 static int side_setup(struct side *r)
 {
 	static const struct d3dq_queue_desc desc = { D3DQ_QUEUE_DIRECT, 0, 0 };
 	const struct m_prog *p = r->p;
 	int i, ret = 0;
 
+	at(r, W_SETUP);
 	r->hang = false;
 	memset(r->q, 0, sizeof(r->q));
 	memset(r->f, 0, sizeof(r->f));
@@ -325,7 +343,9 @@ static int side_setup(struct side *r)
 	for (i = 0; i < M_MAXE; i++)
 		r->efd[i] = -1;
 	if (!r->dev) {
+		at(r, W_OPEN);
 		ret = open_device(r);
+		at(r, W_SETUP);
 		if (ret)
 			return ret;
 	}
@@ -365,6 +385,7 @@ static void side_collect(struct side *r)
 	const struct m_prog *p = r->p;
 	int i;
 
+	at(r, W_COLLECT);
 	for (i = 0; i < p->nops; i++) {
 		const struct m_op *o = &p->ops[i];
 		struct m_obs *ob = &r->l->o[i];
@@ -386,6 +407,7 @@ static void side_teardown(struct side *r)
 	bool removed = false;
 	int i;
 
+	at(r, W_TEARDOWN);
 	for (i = 0; i < p->nops; i++)
 		if (p->ops[i].kind == K_REMOVE && op_proc(p, &p->ops[i]) == r->proc)
 			removed = true;
@@ -465,12 +487,14 @@ static void side_run(struct side *r, bool two)
 	int stage, main_thread = r->p->nthreads + r->proc;
 
 	r->two = two;
+	at(r, W_PHASE1);
 	pthread_barrier_wait(&r->go);
 	if (two) {
 		pthread_barrier_wait(&r->shm->all_start);
 		pthread_barrier_wait(&r->shm->all_end);
 	}
 	pthread_barrier_wait(&r->done);
+	at(r, W_PHASE2);
 	for (stage = 1; stage <= 3; stage++) {
 		run_ops(r, main_thread, stage);
 		if (two)
@@ -489,6 +513,7 @@ static void child_main(struct runner *rr)
 	prctl(PR_SET_PDEATHSIG, SIGKILL);
 	side_start(r);
 	for (;;) {
+		at(r, W_IDLE);
 		pthread_barrier_wait(&shm->mains);	/* a command */
 		if (shm->cmd != CMD_RUN)
 			break;
@@ -496,9 +521,11 @@ static void child_main(struct runner *rr)
 		r->l = &shm->log;
 		for (i = n = 0; i < r->p->nfences; i++)
 			n += r->p->fshared[i];
+		at(r, W_SHARE);
 		ret = recv_fds(rr->sock, fds, n);
 		if (!ret)
 			ret = side_setup(r);
+		at(r, W_SHARE);
 		for (i = n = 0; i < r->p->nfences; i++) {
 			if (!r->p->fshared[i])
 				continue;
@@ -507,12 +534,14 @@ static void child_main(struct runner *rr)
 			close(fds[n++]);
 		}
 		shm->child_err = ret;
+		at(r, W_SYNC);
 		pthread_barrier_wait(&shm->mains);	/* set up */
 		pthread_barrier_wait(&shm->mains);	/* both fine? */
 		if (!shm->child_err)
 			side_run(r, true);
 		side_collect(r);
 		side_teardown(r);
+		at(r, W_SYNC);
 		pthread_barrier_wait(&shm->mains);	/* done */
 	}
 	side_stop(r);
@@ -586,8 +615,12 @@ static void *watchdog(void *arg)
 	for (;;) {
 		uint64_t t = atomic_load(&r->started);
 
-		if (t && now() - t > r->limit_ns)
+		if (t && now() - t > r->limit_ns) {
+			printf("# WATCHDOG: process 0 is %s, process 1 is %s\n",
+			       where_names[atomic_load(&r->shm->where[0])],
+			       where_names[atomic_load(&r->shm->where[1])]);
 			r->stuck(&r->shm->prog, &r->shm->log);
+		}
 		usleep(200000);
 	}
 	return NULL;
@@ -634,6 +667,7 @@ static int run_program_locked(struct runner *rr, const struct m_prog *p,
 	r->proc = 0;
 	ret = side_setup(r);
 	if (two) {
+		at(r, W_SHARE);
 		for (i = 0; i < p->nfences && !ret; i++)
 			if (p->fshared[i]) {
 				ret = d3dq_fence_export(r->f[i], &fds[n]);
@@ -646,6 +680,7 @@ static int run_program_locked(struct runner *rr, const struct m_prog *p,
 			ret = -EIO;
 		for (i = 0; i < n; i++)
 			close(fds[i]);
+		at(r, W_SYNC);
 		pthread_barrier_wait(&shm->mains);	/* set up */
 		if (!ret)
 			ret = shm->child_err;
@@ -656,8 +691,10 @@ static int run_program_locked(struct runner *rr, const struct m_prog *p,
 		side_run(r, two);
 	side_collect(r);
 	side_teardown(r);
+	at(r, W_SYNC);
 	if (two)
 		pthread_barrier_wait(&shm->mains);	/* done */
+	at(r, W_IDLE);
 	*l = shm->log;
 	return ret;
 }
