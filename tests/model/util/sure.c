@@ -31,6 +31,31 @@ static bool is_signal(const struct m_op *o)
 	return o->kind == K_CSIG || o->kind == K_QSIG;
 }
 
+/*
+ * Does process @proc remove its device? Its signals may then be refused,
+ * which releases its own waiters but not another process's (the shared
+ * timelines it owns go to UINT64_MAX only with issue 10's defect 9
+ * fixed: a blocking call must not count on that).
+ */
+static bool removes(const struct m_prog *p, int proc)
+{
+	int i;
+
+	for (i = 0; i < p->nops; i++)
+		if (p->ops[i].kind == K_REMOVE && !p->ops[i].phase2 &&
+		    op_proc(p, &p->ops[i]) == proc)
+			return true;
+	return false;
+}
+
+/* May waiter @w count on signal @i of its fence? */
+static bool counts(const struct m_prog *p, int w, int i)
+{
+	int ps = op_proc(p, &p->ops[i]);
+
+	return ps == op_proc(p, &p->ops[w]) || !removes(p, ps);
+}
+
 /* Calls that hold their thread until their condition holds. */
 static bool blocks(const struct m_op *o)
 {
@@ -76,7 +101,7 @@ static bool shared_sure(const struct m_prog *p, const struct facts *fa,
 			stuck = true;
 		if (blocking && o->thread == t && i > w)
 			continue;
-		if (accepted && eff && o->v >= v)
+		if (accepted && eff && o->v >= v && counts(p, w, i))
 			return true;
 	}
 	return false;
@@ -121,6 +146,8 @@ static bool value_sure(const struct m_prog *p, const struct facts *fa,
 
 		if (o->phase2 || !is_signal(o) || o->f != f)
 			continue;
+		if (!counts(p, w, i))
+			return false;
 		final = i;
 		if (i < w)
 			last = i;
