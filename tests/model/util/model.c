@@ -1102,15 +1102,16 @@ static const char *const relax_names[] = {
 void model_check(const struct m_prog *p, const struct m_log *l,
 		 uint64_t max_states, struct m_result *r)
 {
+	const unsigned n = sizeof(relax_names) / sizeof(relax_names[0]);
 	struct m_result x;
-	unsigned k;
+	unsigned k, j;
 	bool any = false;
 
 	model_check_relaxed(p, l, max_states, 0, r);
 	if (r->verdict != M_FAIL)
 		return;
 	/* Which one rule, left out, would explain the log? */
-	for (k = 0; k < sizeof(relax_names) / sizeof(relax_names[0]); k++) {
+	for (k = 0; k < n; k++) {
 		model_check_relaxed(p, l, max_states, 1u << k, &x);
 		if (x.verdict == M_FAIL)
 			continue;
@@ -1122,7 +1123,24 @@ void model_check(const struct m_prog *p, const struct m_log *l,
 			 x.verdict == M_OK ? "" : " (undecided)");
 		any = true;
 	}
+	if (any)
+		return;
+	/* Two defects in one program: which pair? */
+	for (k = 0; k < n; k++)
+		for (j = k + 1; j < n; j++) {
+			model_check_relaxed(p, l, max_states < 100000 ?
+					    max_states : 100000,
+					    1u << k | 1u << j, &x);
+			if (x.verdict != M_OK)
+				continue;
+			r->broken |= 1u << k | 1u << j;
+			snprintf(r->rules + strlen(r->rules),
+				 sizeof(r->rules) - strlen(r->rules),
+				 "%s%s + %s", any ? "; " : "", relax_names[k],
+				 relax_names[j]);
+			any = true;
+		}
 	if (!any)
 		snprintf(r->rules, sizeof(r->rules),
-			 "no single rule left out explains it");
+			 "no rule or pair of rules left out explains it");
 }
