@@ -6,18 +6,24 @@
 # (6.1, 6.12); KERNELS="6.1 6.12" (the default) narrows with KERNELS=6.1.
 
 VERSION := 0.1.0
-SOVERSION := 0
 PREFIX ?= /usr/local
 LIBDIR ?= $(PREFIX)/lib
 INCLUDEDIR ?= $(PREFIX)/include
 BINDIR ?= $(PREFIX)/bin
 MANDIR ?= $(PREFIX)/share/man
+# The DKMS source tree and the module configuration (make install-dkms).
+DKMSDIR ?= /usr/src
+MODPROBEDIR ?= /lib/modprobe.d
+MODULESLOADDIR ?= /usr/lib/modules-load.d
 DESTDIR ?=
+# Where the installed tools find libd3dq: the build tree's lib/ by default;
+# debian/rules sets it empty (the library is in the linker's path there).
+TOOL_RPATH ?= $$ORIGIN/../lib
 
 KERNELS ?= 6.1 6.12
 export KERNELS
 
-B := build
+B ?= build
 CC ?= cc
 PKG_CONFIG ?= pkg-config
 
@@ -25,9 +31,12 @@ PKG_CONFIG ?= pkg-config
 .SUFFIXES:
 .DELETE_ON_ERROR:
 
-# Goals that need neither the Debian packages nor the kernel names.
-NODEPS_GOALS := clean help
-ifneq ($(filter-out $(NODEPS_GOALS),$(or $(MAKECMDGOALS),all)),)
+# Goals that build or install userspace and packages only: they work
+# offline and unprivileged (no apt, no kernel names, no tests), which is
+# what debian/rules and a distribution build need.
+OFFLINE_GOALS := clean help lib tools install install-lib install-tools \
+	install-dkms deb check-packages
+ifneq ($(filter-out $(OFFLINE_GOALS),$(or $(MAKECMDGOALS),all)),)
 ifeq ($(D3DQ_NO_DEPS),)
 DEPS_RC := $(shell scripts/deps >&2; echo $$?)
 ifneq ($(DEPS_RC),0)
@@ -40,6 +49,8 @@ ifeq ($(KPAIRS),)
 $(error scripts/kernels could not resolve KERNELS="$(KERNELS)")
 endif
 ABIS := $(foreach i,$(shell seq 2 2 $(words $(KPAIRS))),$(word $(i),$(KPAIRS)))
+endif
+ifneq ($(filter-out clean help deb check-packages,$(or $(MAKECMDGOALS),all)),)
 DRM_CFLAGS := $(shell $(PKG_CONFIG) --cflags libdrm)
 DRM_LIBS := $(shell $(PKG_CONFIG) --libs libdrm)
 endif
@@ -54,51 +65,88 @@ COMMON_CFLAGS := $(WARN) -O2 -g -pthread -MMD -MP \
 modules:
 	@for abi in $(ABIS); do scripts/build-module $$abi || exit 1; done
 
-# --- library -----------------------------------------------------------------
+# --- libraries ---------------------------------------------------------------
 
-LIB_SRCS := $(wildcard libd3dq/*.c)
-LIB_OBJS := $(LIB_SRCS:%.c=$(B)/obj/%.o)
-LIB_MAP := $(wildcard libd3dq/libd3dq.map)
-comma := ,
-LIB_MAP_FLAG := $(if $(LIB_MAP),-Wl$(comma)--version-script=$(LIB_MAP))
-LIB_SO := $(B)/lib/libd3dq.so.$(VERSION)
-LIB_A := $(B)/lib/libd3dq.a
-LIB_PC := $(B)/lib/pkgconfig/libd3dq.pc
+# Each shared library is described by a few variables and instantiated by
+# lib_rules; "make lib" builds and "make install-lib" installs them all.
+# For library NAME (built as libNAME.so.$(lib_NAME_soversion)):
+#   lib_NAME_srcs        C sources (one directory, no recursion)
+#   lib_NAME_map         version script: the export list
+#   lib_NAME_pc          pkg-config template (@PREFIX@, @LIBDIR@, ...)
+#   lib_NAME_headers     headers installed to $(INCLUDEDIR)/lib_NAME_incdir
+#   lib_NAME_man         man pages, section 3
+#   lib_NAME_libs        what it links against
+#   lib_NAME_deps        build-tree files it needs first (another library)
+# A second library (e.g. libd3d12-d3dq in libd3dq/d3d12/) appends its name
+# to LIBRARIES and sets the same variables; nothing else changes here.
+LIBRARIES := d3dq
+
+lib_d3dq_soversion := 0
+lib_d3dq_srcs := $(wildcard libd3dq/*.c)
+lib_d3dq_map := libd3dq/libd3dq.map
+lib_d3dq_pc := libd3dq/libd3dq.pc.in
+# The uapi header is installed next to d3dq.h as <d3dq/d3dq_drm.h>.
+lib_d3dq_headers := include/d3dq/d3dq.h include/uapi/drm/d3dq_drm.h
+lib_d3dq_incdir := d3dq
+lib_d3dq_man := $(wildcard libd3dq/man/*.3)
+lib_d3dq_libs = $(DRM_LIBS)
+lib_d3dq_deps :=
+
 LIB_CFLAGS := -std=c11 -fPIC -fvisibility=hidden $(COMMON_CFLAGS)
+comma := ,
 
-ifneq ($(LIB_SRCS),)
-LIB_TARGETS := $(LIB_SO) $(B)/lib/libd3dq.so.$(SOVERSION) $(B)/lib/libd3dq.so \
-	$(LIB_A) $(if $(wildcard libd3dq/libd3dq.pc.in),$(LIB_PC))
-endif
+# $(call lib_rules,NAME)
+define lib_rules
+lib_$(1)_objs := $$(lib_$(1)_srcs:%.c=$(B)/obj/%.o)
+lib_$(1)_so := $(B)/lib/lib$(1).so.$(VERSION)
+LIB_TARGETS += $$(lib_$(1)_so) $(B)/lib/lib$(1).so.$$(lib_$(1)_soversion) \
+	$(B)/lib/lib$(1).so $(B)/lib/lib$(1).a $(B)/lib/pkgconfig/lib$(1).pc
 
-.PHONY: lib
-lib: $(LIB_TARGETS)
+$$(lib_$(1)_so): $$(lib_$(1)_objs) $$(lib_$(1)_map) $$(lib_$(1)_deps)
+	@mkdir -p $$(@D)
+	$$(CC) -shared -pthread -Wl,-soname,lib$(1).so.$$(lib_$(1)_soversion) \
+		-Wl,--no-undefined -Wl,--version-script=$$(lib_$(1)_map) $$(LDFLAGS) \
+		-o $$@ $$(lib_$(1)_objs) $$(lib_$(1)_libs)
 
-$(B)/obj/libd3dq/%.o: libd3dq/%.c Makefile
+$(B)/lib/lib$(1).so.$$(lib_$(1)_soversion) $(B)/lib/lib$(1).so: $$(lib_$(1)_so)
+	ln -sfn $$(notdir $$<) $$@
+
+$(B)/lib/lib$(1).a: $$(lib_$(1)_objs)
+	@mkdir -p $$(@D)
+	rm -f $$@
+	$$(AR) rcs $$@ $$^
+
+$(B)/lib/pkgconfig/lib$(1).pc: $$(lib_$(1)_pc) Makefile
+	@mkdir -p $$(@D)
+	$$(call pc_subst,$$(PREFIX),$$(LIBDIR),$$(INCLUDEDIR)) $$< >$$@
+
+.PHONY: install-lib-$(1)
+install-lib-$(1): $$(lib_$(1)_so) $(B)/lib/lib$(1).a
+	install -d $$(DESTDIR)$$(LIBDIR)/pkgconfig $$(DESTDIR)$$(INCLUDEDIR)/$$(lib_$(1)_incdir) \
+		$$(DESTDIR)$$(MANDIR)/man3
+	install -m 644 $$(lib_$(1)_headers) $$(DESTDIR)$$(INCLUDEDIR)/$$(lib_$(1)_incdir)/
+	install -m 644 $$(lib_$(1)_so) $$(DESTDIR)$$(LIBDIR)/
+	ln -sfn $$(notdir $$(lib_$(1)_so)) $$(DESTDIR)$$(LIBDIR)/lib$(1).so.$$(lib_$(1)_soversion)
+	ln -sfn lib$(1).so.$$(lib_$(1)_soversion) $$(DESTDIR)$$(LIBDIR)/lib$(1).so
+	install -m 644 $(B)/lib/lib$(1).a $$(DESTDIR)$$(LIBDIR)/
+	$$(call pc_subst,$$(PREFIX),$$(LIBDIR),$$(INCLUDEDIR)) $$(lib_$(1)_pc) \
+		>$$(DESTDIR)$$(LIBDIR)/pkgconfig/lib$(1).pc
+	$$(if $$(lib_$(1)_man),install -m 644 $$(lib_$(1)_man) $$(DESTDIR)$$(MANDIR)/man3/)
+endef
+
+$(B)/obj/%.o: %.c Makefile
 	@mkdir -p $(@D)
-	$(CC) $(LIB_CFLAGS) $(CFLAGS) -c -o $@ $<
+	$(CC) $(LIB_CFLAGS) $(CPPFLAGS) $(CFLAGS) -c -o $@ $<
 
-$(LIB_SO): $(LIB_OBJS) $(LIB_MAP)
-	@mkdir -p $(@D)
-	$(CC) -shared -pthread -Wl,-soname,libd3dq.so.$(SOVERSION) -Wl,--no-undefined \
-		$(LIB_MAP_FLAG) $(LDFLAGS) \
-		-o $@ $(LIB_OBJS) $(DRM_LIBS)
-
-$(B)/lib/libd3dq.so.$(SOVERSION) $(B)/lib/libd3dq.so: $(LIB_SO)
-	ln -sfn $(notdir $<) $@
-
-$(LIB_A): $(LIB_OBJS)
-	@mkdir -p $(@D)
-	rm -f $@
-	$(AR) rcs $@ $^
-
-# pkg-config file for a given prefix: $(call pc_rule,prefix,libdir,includedir)
+# pkg-config file for a given prefix: $(call pc_subst,prefix,libdir,includedir)
 pc_subst = sed -e 's|@PREFIX@|$(1)|g' -e 's|@EXEC_PREFIX@|$(1)|g' \
 	-e 's|@LIBDIR@|$(2)|g' -e 's|@INCLUDEDIR@|$(3)|g' -e 's|@VERSION@|$(VERSION)|g'
 
-$(LIB_PC): libd3dq/libd3dq.pc.in Makefile
-	@mkdir -p $(@D)
-	$(call pc_subst,$(PREFIX),$(LIBDIR),$(INCLUDEDIR)) $< >$@
+$(foreach l,$(LIBRARIES),$(eval $(call lib_rules,$(l))))
+
+.PHONY: lib install-lib
+lib: $(LIB_TARGETS)
+install-lib: $(addprefix install-lib-,$(LIBRARIES))
 
 # --- tests -------------------------------------------------------------------
 
@@ -143,20 +191,54 @@ $(foreach s,$(SUITES),$(eval $(call suite_rules,$(s))))
 .PHONY: tests
 tests: $(TEST_PROGS)
 
+# --- ThreadSanitizer build ---------------------------------------------------
+
+# The library and tests/lib built with -fsanitize=thread in build/tsan/,
+# for "make check-tsan" (not part of "make check"); without the two
+# programs that test files and tools rather than threads.
+TSAN := $(B)/tsan
+TSAN_FLAGS := -fsanitize=thread -O1
+TSAN_LIB_OBJS := $(LIB_SRCS:%.c=$(TSAN)/obj/%.o)
+TSAN_LIB := $(TSAN)/lib/libd3dq.so
+TSAN_TESTS := $(filter-out %/symbols %/bench_smoke,\
+	$(patsubst tests/lib/%.c,$(TSAN)/tests/lib/%,$(wildcard tests/lib/*.c)))
+
+$(TSAN)/obj/libd3dq/%.o: libd3dq/%.c Makefile
+	@mkdir -p $(@D)
+	$(CC) $(LIB_CFLAGS) $(TSAN_FLAGS) $(CFLAGS) -c -o $@ $<
+
+$(TSAN_LIB): $(TSAN_LIB_OBJS) $(LIB_MAP)
+	@mkdir -p $(@D)
+	$(CC) -shared -pthread $(TSAN_FLAGS) -Wl,-soname,libd3dq.so.$(SOVERSION) \
+		$(LIB_MAP_FLAG) $(LDFLAGS) -o $(TSAN)/lib/libd3dq.so.$(SOVERSION) \
+		$(TSAN_LIB_OBJS) $(DRM_LIBS)
+	ln -sfn libd3dq.so.$(SOVERSION) $@
+
+$(TSAN)/tests/lib/%: tests/lib/%.c $(lib_UTIL) $(TSAN_LIB) Makefile | $(KSELFTEST)
+	@mkdir -p $(@D); rm -f $@
+	$(CC) $(TEST_CFLAGS) $(TSAN_FLAGS) -Itests/lib $(CFLAGS) $(LDFLAGS) -o $@ \
+		$< $(lib_UTIL) -L$(TSAN)/lib -Wl,-rpath,'$$ORIGIN/../../lib' -ld3dq \
+		$(DRM_LIBS) -lpthread
+
+.PHONY: tsan
+tsan: $(TSAN_TESTS)
+
 # --- tools -------------------------------------------------------------------
 
 # A tool that includes d3dq/d3dq.h links libd3dq; the others only libdrm.
 TOOL_PROGS := $(patsubst tools/%.c,$(B)/tools/%,$(wildcard tools/*.c))
 TOOLS_WITH_LIB := $(patsubst tools/%.c,$(B)/tools/%,\
 	$(shell grep -l 'include.*d3dq/d3dq\.h' tools/*.c 2>/dev/null))
-TOOL_LIBD3DQ := -L$(B)/lib -Wl$(comma)-rpath$(comma)'$$ORIGIN/../lib' -ld3dq
+TOOL_LIBD3DQ := -L$(B)/lib $(if $(TOOL_RPATH),-Wl$(comma)-rpath$(comma)'$(TOOL_RPATH)') -ld3dq
+TOOL_MAN := $(wildcard tools/man/*.1)
 
-$(TOOLS_WITH_LIB): $(B)/lib/libd3dq.so
+$(TOOLS_WITH_LIB): $(B)/lib/libd3dq.so $(B)/lib/libd3dq.so.0
 $(TOOLS_WITH_LIB): TOOL_LIBS = $(TOOL_LIBD3DQ)
 
 $(B)/tools/%: tools/%.c Makefile
 	@mkdir -p $(@D)
-	$(CC) -std=c11 $(COMMON_CFLAGS) $(CFLAGS) $(LDFLAGS) -o $@ $< $(TOOL_LIBS) $(DRM_LIBS) -lpthread
+	$(CC) -std=c11 $(COMMON_CFLAGS) $(CPPFLAGS) $(CFLAGS) $(LDFLAGS) -o $@ $< \
+		$(TOOL_LIBS) $(DRM_LIBS) -lpthread
 
 .PHONY: tools
 tools: $(TOOL_PROGS)
@@ -174,6 +256,11 @@ check:
 .PHONY: lint
 lint:
 	scripts/check --lint-only
+
+# ThreadSanitizer lane, not part of "make check" (Documentation/library.rst).
+.PHONY: check-tsan
+check-tsan: modules tsan
+	scripts/check-tsan
 
 # Robustness lanes, not part of "make check" (Documentation/robustness.rst).
 .PHONY: check-debug fuzz-long stress-long model-long model-breakage
@@ -212,24 +299,40 @@ shell: all
 bench: modules lib tools
 	scripts/bench
 
-.PHONY: install
-install: userspace
-	install -d $(DESTDIR)$(INCLUDEDIR)/d3dq $(DESTDIR)$(LIBDIR)/pkgconfig \
-		$(DESTDIR)$(BINDIR) $(DESTDIR)$(MANDIR)/man3
-	install -m 644 include/uapi/drm/d3dq_drm.h $(DESTDIR)$(INCLUDEDIR)/d3dq/
-	$(if $(wildcard include/d3dq/d3dq.h),install -m 644 include/d3dq/d3dq.h $(DESTDIR)$(INCLUDEDIR)/d3dq/)
-ifneq ($(LIB_SRCS),)
-	install -m 755 $(LIB_SO) $(DESTDIR)$(LIBDIR)/
-	ln -sfn libd3dq.so.$(VERSION) $(DESTDIR)$(LIBDIR)/libd3dq.so.$(SOVERSION)
-	ln -sfn libd3dq.so.$(SOVERSION) $(DESTDIR)$(LIBDIR)/libd3dq.so
-	install -m 644 $(LIB_A) $(DESTDIR)$(LIBDIR)/
-endif
-ifneq ($(wildcard libd3dq/libd3dq.pc.in),)
-	$(call pc_subst,$(PREFIX),$(LIBDIR),$(INCLUDEDIR)) libd3dq/libd3dq.pc.in \
-		>$(DESTDIR)$(LIBDIR)/pkgconfig/libd3dq.pc
-endif
-	$(if $(wildcard libd3dq/man/*.3),install -m 644 $(wildcard libd3dq/man/*.3) $(DESTDIR)$(MANDIR)/man3/)
+# Installing needs only the library and the tools (no kernel, no tests).
+.PHONY: install install-tools install-dkms
+install: install-lib install-tools
+
+install-tools: $(TOOL_PROGS)
+	install -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(MANDIR)/man1
 	$(if $(TOOL_PROGS),install -m 755 $(TOOL_PROGS) $(DESTDIR)$(BINDIR)/)
+	$(if $(TOOL_MAN),install -m 644 $(TOOL_MAN) $(DESTDIR)$(MANDIR)/man1/)
+
+# The module's source as DKMS wants it, in the repository's own layout
+# (kernel/ and include/uapi/drm/), plus the files that load it at boot.
+DKMS_SRC := $(DESTDIR)$(DKMSDIR)/d3dq-$(VERSION)
+install-dkms:
+	install -d $(DKMS_SRC)/kernel $(DKMS_SRC)/include/uapi/drm \
+		$(DESTDIR)$(MODPROBEDIR) $(DESTDIR)$(MODULESLOADDIR)
+	sed 's|@VERSION@|$(VERSION)|g' dkms/dkms.conf.in >$(DKMS_SRC)/dkms.conf
+	install -m 644 kernel/Kbuild kernel/Makefile $(wildcard kernel/*.[ch]) $(DKMS_SRC)/kernel/
+	install -m 755 kernel/probe.sh $(DKMS_SRC)/kernel/
+	install -m 644 include/uapi/drm/d3dq_drm.h $(DKMS_SRC)/include/uapi/drm/
+	install -m 644 dkms/modprobe.conf $(DESTDIR)$(MODPROBEDIR)/d3dq.conf
+	install -m 644 dkms/modules-load.conf $(DESTDIR)$(MODULESLOADDIR)/d3dq.conf
+
+# Debian packages from a copy of the tree (dpkg-buildpackage writes to the
+# parent directory): build/deb/*.deb, then lintian.
+.PHONY: deb
+deb:
+	scripts/make-deb
+
+# Build the packages, install them into a clean Debian root, let DKMS build
+# the module for each kernel, boot it and run the library suites against
+# the installed library (Documentation/packaging.rst). Needs root.
+.PHONY: check-packages
+check-packages:
+	scripts/check-packages
 
 .PHONY: clean
 clean:
@@ -245,10 +348,15 @@ help:
 	@echo '  make fuzz-long | stress-long   10^7 fuzzer calls / 20x stress per kernel'
 	@echo '  make model-long  the reference-model checker, 2 x 15 min per kernel (TCG single + multi)'
 	@echo '  make model-breakage  does the checker catch each tests/model/breakage/*.patch?'
+	@echo '  make check-tsan  tests/lib with a ThreadSanitizer build of the library, in the VM'
 	@echo '  make run        boot the VM (6.12), load d3dq, run d3dq-demo or d3dq-info'
 	@echo '  make shell      interactive busybox shell in the VM, module loaded'
 	@echo '  make bench      d3dq-bench in the VM per kernel: build/bench/*.txt, json, png'
-	@echo '  make install    PREFIX=/usr/local DESTDIR= : headers, library, .pc, man, tools'
+	@echo '  make install    PREFIX=/usr/local DESTDIR= LIBDIR= : headers, library, .pc, man, tools'
+	@echo '                  (offline, no root, no kernel: "make lib tools install" build only userspace)'
+	@echo '  make install-dkms  the module source in $$(DKMSDIR)/d3dq-$(VERSION) for DKMS, modprobe.d, modules-load.d'
+	@echo '  make deb        Debian packages in build/deb/ (dpkg-buildpackage, lintian)'
+	@echo '  make check-packages  install the packages in a clean Debian root, DKMS-build, test in the VM'
 	@echo '  make clean      remove build/'
 	@echo '  make modules | lib | tests | tools   one part only'
 	@echo 'Variables: KERNELS="6.1 6.12" (default both), PREFIX, DESTDIR, CFLAGS, LDFLAGS'

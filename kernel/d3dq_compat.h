@@ -9,6 +9,7 @@
 #ifndef _D3DQ_COMPAT_H_
 #define _D3DQ_COMPAT_H_
 
+#include <linux/atomic.h>
 #include <linux/iosys-map.h>
 #include <linux/pid.h>
 #include <linux/rcupdate.h>
@@ -20,6 +21,10 @@
 #include <drm/gpu_scheduler.h>
 
 #include "d3dq_config.h"
+
+struct drm_printer;
+struct file;
+struct seq_file;
 
 /*
  * Scheduler initialisation. With submit_wq, all queues of a device share
@@ -122,6 +127,60 @@ static inline pid_t d3dq_file_pid(struct drm_file *file)
 #define D3DQ_DRM_DRIVER_PRIME_MMAP	.gem_prime_mmap = drm_gem_prime_mmap,
 #else
 #define D3DQ_DRM_DRIVER_PRIME_MMAP
+#endif
+
+/*
+ * fdinfo. v6.5 ("drm: Add common fdinfo helper") added drm_show_fdinfo(),
+ * which prints drm-driver and drm-client-id (struct drm_file.client_id,
+ * same release) and calls drm_driver.show_fdinfo; and ("drm: Add fdinfo
+ * memory stats") drm_show_memory_stats(), which reads
+ * drm_gem_object_funcs.status for the resident size. Before, the driver
+ * prints all of it (d3dq_fdinfo.c) and numbers its clients itself.
+ */
+void d3dq_show_fdinfo(struct drm_printer *p, struct drm_file *file);
+void d3dq_show_fdinfo_legacy(struct seq_file *m, struct file *f);
+void d3dq_show_memory_stats_legacy(struct drm_printer *p,
+				   struct drm_file *file);
+
+#ifdef D3DQ_HAVE_DRM_SHOW_FDINFO
+#define D3DQ_DRM_DRIVER_SHOW_FDINFO	.show_fdinfo = d3dq_show_fdinfo,
+#define D3DQ_FOPS_SHOW_FDINFO		.show_fdinfo = drm_show_fdinfo,
+#else
+#define D3DQ_DRM_DRIVER_SHOW_FDINFO
+#define D3DQ_FOPS_SHOW_FDINFO		.show_fdinfo = d3dq_show_fdinfo_legacy,
+#endif
+
+static inline void d3dq_show_memory_stats(struct drm_printer *p,
+					  struct drm_file *file)
+{
+#ifdef D3DQ_HAVE_DRM_SHOW_MEMORY_STATS
+	drm_show_memory_stats(p, file);
+#else
+	d3dq_show_memory_stats_legacy(p, file);
+#endif
+}
+
+/* drm-client-id: the core's, or the next of our own (@next). */
+static inline u64 d3dq_drm_client_id(struct drm_file *file, atomic64_t *next)
+{
+#ifdef D3DQ_HAVE_FILE_CLIENT_ID
+	return file->client_id;
+#else
+	return atomic64_inc_return(next);
+#endif
+}
+
+#ifdef D3DQ_HAVE_GEM_OBJECT_STATUS
+/* d3dq buffers keep their pages from creation until they are freed. */
+static inline enum drm_gem_object_status
+d3dq_gem_status(struct drm_gem_object *obj)
+{
+	return DRM_GEM_OBJECT_RESIDENT;
+}
+
+#define D3DQ_GEM_FUNCS_STATUS	.status = d3dq_gem_status,
+#else
+#define D3DQ_GEM_FUNCS_STATUS
 #endif
 
 #endif /* _D3DQ_COMPAT_H_ */

@@ -14,7 +14,11 @@
 #include <drm/drm_file.h>
 #include <drm/d3dq_drm.h>
 
-#include "d3dq_drv.h"
+#include "d3dq_device.h"
+#include "d3dq_engine.h"
+#include "d3dq_fdinfo.h"
+#include "d3dq_job.h"
+#include "d3dq_queue.h"
 
 static const char *const d3dq_type_names[] = {
 	[DRM_D3DQ_QUEUE_TYPE_DIRECT] = "direct",
@@ -50,13 +54,16 @@ static void d3dq_debugfs_queue(struct seq_file *m, struct d3dq_queue *queue)
 		if (job->state != D3DQ_JOB_QUEUED)
 			continue;
 		for (i = 0; i < job->nwaits; i++) {
+			struct d3dq_wait *w = &job->waits[i];
+			struct dma_fence *dep = w->release ?
+						&w->release->base : w->fence;
+
 			/* Only the flag: no fence callbacks under our lock. */
-			if (test_bit(DMA_FENCE_FLAG_SIGNALED_BIT,
-				     &job->waits[i].fence->flags))
+			if (test_bit(DMA_FENCE_FLAG_SIGNALED_BIT, &dep->flags))
 				continue;
-			seq_printf(m, "    job %llu waits syncobj=%u point=%llu\n",
-				   job->base.s_fence->finished.seqno,
-				   job->waits[i].handle, job->waits[i].point);
+			seq_printf(m, "    job %llu waits syncobj=%u point=%llu%s\n",
+				   d3dq_job_seqno(job), w->handle, w->point,
+				   w->release ? " releasable" : "");
 		}
 	}
 	spin_unlock(&queue->lock);
@@ -73,7 +80,8 @@ static int d3dq_debugfs_queues(struct seq_file *m, void *unused)
 	mutex_lock(&ddev->files_lock);
 	list_for_each_entry(dfile, &ddev->files, link) {
 		mutex_lock(&dfile->lock);
-		seq_printf(m, "client pid=%d queues=%u%s\n",
+		seq_printf(m, "client id=%llu pid=%d queues=%u%s\n",
+			   dfile->usage->client_id,
 			   d3dq_file_pid(dfile->drm_file), dfile->nqueues,
 			   dfile->removed ? " removed" : "");
 		xa_for_each(&dfile->queues, id, queue)

@@ -18,7 +18,14 @@
 #include <drm/drm_prime.h>
 #include <drm/d3dq_drm.h>
 
-#include "d3dq_drv.h"
+#include "d3dq_device.h"
+#include "d3dq_fdinfo.h"
+#include "d3dq_gem.h"
+#include "d3dq_job.h"
+#include "d3dq_queue.h"
+
+#define CREATE_TRACE_POINTS
+#include "d3dq_trace.h"
 
 #define D3DQ_MAX_DEVICES	16
 
@@ -95,7 +102,8 @@ int d3dq_ioctl_get_param(struct drm_device *drm, void *data,
 	case DRM_D3DQ_PARAM_FEATURES:
 		args->value = DRM_D3DQ_FEATURE_TIMELINE |
 			      DRM_D3DQ_FEATURE_PRIME |
-			      DRM_D3DQ_FEATURE_TIMEOUT;
+			      DRM_D3DQ_FEATURE_TIMEOUT |
+			      DRM_D3DQ_FEATURE_WAIT_RELEASE;
 		break;
 	case DRM_D3DQ_PARAM_MAX_QUEUES:
 		args->value = d3dq_max_queues;
@@ -147,6 +155,11 @@ static int d3dq_open(struct drm_device *drm, struct drm_file *file)
 	dfile = kzalloc(sizeof(*dfile), GFP_KERNEL);
 	if (!dfile)
 		return -ENOMEM;
+	dfile->usage = d3dq_usage_create(file);
+	if (!dfile->usage) {
+		kfree(dfile);
+		return -ENOMEM;
+	}
 
 	dfile->ddev = ddev;
 	dfile->drm_file = file;
@@ -173,6 +186,7 @@ static void d3dq_postclose(struct drm_device *drm, struct drm_file *file)
 	d3dq_file_destroy_queues(dfile);
 	xa_destroy(&dfile->queues);
 	mutex_destroy(&dfile->lock);
+	d3dq_usage_put(dfile->usage);
 	kfree(dfile);
 	atomic_dec(&ddev->count.files);
 }
@@ -188,10 +202,15 @@ static const struct drm_ioctl_desc d3dq_ioctls[] = {
 	D3DQ_IOCTL(QUEUE_GET_STATE, queue_get_state),
 	D3DQ_IOCTL(SUBMIT, submit),
 	D3DQ_IOCTL(REMOVE, remove),
+	D3DQ_IOCTL(WAIT_RELEASE, wait_release),
 #undef D3DQ_IOCTL
 };
 
-DEFINE_DRM_GEM_FOPS(d3dq_fops);
+static const struct file_operations d3dq_fops = {
+	.owner = THIS_MODULE,
+	DRM_GEM_FOPS,
+	D3DQ_FOPS_SHOW_FDINFO
+};
 
 static const struct drm_driver d3dq_driver = {
 	.driver_features = DRIVER_GEM | DRIVER_RENDER | DRIVER_SYNCOBJ |
@@ -211,6 +230,7 @@ static const struct drm_driver d3dq_driver = {
 	D3DQ_DRM_DRIVER_PRIME_MMAP
 	.gem_create_object = d3dq_gem_create_object,
 	.debugfs_init = d3dq_debugfs_init,
+	D3DQ_DRM_DRIVER_SHOW_FDINFO
 	.name = D3DQ_DRIVER_NAME,
 	.desc = D3DQ_DRIVER_DESC,
 	D3DQ_DRM_DRIVER_DATE

@@ -11,7 +11,6 @@
  * Copyright (C) 2026 The d3dq authors
  */
 
-#include <linux/dma-fence-chain.h>
 #include <linux/hrtimer.h>
 #include <linux/ktime.h>
 #include <linux/sched.h>
@@ -20,7 +19,13 @@
 
 #include <drm/d3dq_drm.h>
 
-#include "d3dq_drv.h"
+#include "d3dq_device.h"
+#include "d3dq_engine.h"
+#include "d3dq_fdinfo.h"
+#include "d3dq_gem.h"
+#include "d3dq_job.h"
+#include "d3dq_queue.h"
+#include "d3dq_trace.h"
 
 /* Work done between two checks for cancellation. */
 #define D3DQ_ENGINE_CHUNK	SZ_1M
@@ -149,25 +154,6 @@ static void d3dq_engine_exec(struct d3dq_job *job, const struct d3dq_cmd *cmd)
 	}
 }
 
-/*
- * End a job: account for it, then signal its hardware fence with @err.
- * The scheduler may free the job as soon as the fence signals, so the job
- * is not touched afterwards.
- */
-static void d3dq_job_signal(struct d3dq_job *job, int err)
-{
-	struct dma_fence *hw = dma_fence_get(&job->hw->base);
-
-	if (err) {
-		/* Older schedulers do not pass the error on: set both. */
-		dma_fence_set_error(&job->base.s_fence->finished, err);
-		dma_fence_set_error(hw, err);
-	}
-	d3dq_job_finished(job);
-	dma_fence_signal(hw);
-	dma_fence_put(hw);
-}
-
 static void d3dq_engine_work(struct work_struct *work)
 {
 	struct d3dq_engine *engine = container_of(work, struct d3dq_engine,
@@ -222,6 +208,8 @@ static void d3dq_engine_work(struct work_struct *work)
 
 	engine->job = NULL;
 	job->state = D3DQ_JOB_DONE;
+	atomic64_add(ktime_get_ns() - job->run_start_ns,
+		     &queue->usage->busy_ns[queue->type]);
 	spin_unlock(&queue->lock);
 
 	d3dq_job_signal(job, err);
@@ -236,20 +224,6 @@ static enum hrtimer_restart d3dq_engine_timer(struct hrtimer *timer)
 
 	queue_work(queue->ddev->engine_wq, &engine->work);
 	return HRTIMER_NORESTART;
-}
-
-/* Did a dependency of @job complete with an error? */
-static bool d3dq_job_dependency_failed(struct d3dq_job *job)
-{
-	struct dma_fence *fence;
-	u32 i;
-
-	for (i = 0; i < job->nwaits; i++) {
-		fence = dma_fence_chain_contained(job->waits[i].fence);
-		if (dma_fence_get_status(fence) < 0)
-			return true;
-	}
-	return false;
 }
 
 /**
@@ -282,9 +256,14 @@ struct dma_fence *d3dq_engine_run(struct d3dq_queue *queue,
 	if (queue->state != DRM_D3DQ_QUEUE_STATE_OK || queue->dead) {
 		err = -ECANCELED;
 		job->state = D3DQ_JOB_DONE;
+		trace_d3dq_cancel(queue->usage->client_id, queue->id,
+				  d3dq_job_seqno(job), err);
 	} else {
 		engine->job = job;
 		job->state = D3DQ_JOB_RUNNING;
+		job->run_start_ns = ktime_get_ns();
+		trace_d3dq_run(queue->usage->client_id, queue->id,
+			       d3dq_job_seqno(job), 0);
 	}
 	spin_unlock(&queue->lock);
 
@@ -317,8 +296,11 @@ bool d3dq_engine_cancel(struct d3dq_queue *queue, struct d3dq_job *job,
 	spin_lock(&queue->lock);
 	running = engine->job;
 	if (running && (!job || running == job)) {
-		if (!running->cancel)
+		if (!running->cancel) {
 			running->cancel = err;
+			trace_d3dq_cancel(queue->usage->client_id, queue->id,
+					  d3dq_job_seqno(running), err);
+		}
 		hit = true;
 	}
 	spin_unlock(&queue->lock);

@@ -13,7 +13,8 @@
 #include <drm/drm_gem_shmem_helper.h>
 #include <drm/d3dq_drm.h>
 
-#include "d3dq_drv.h"
+#include "d3dq_device.h"
+#include "d3dq_gem.h"
 
 static void d3dq_gem_free(struct drm_gem_object *obj)
 {
@@ -36,6 +37,7 @@ static const struct drm_gem_object_funcs d3dq_gem_funcs = {
 	.vunmap = drm_gem_shmem_object_vunmap,
 	.mmap = drm_gem_shmem_object_mmap,
 	.vm_ops = &drm_gem_shmem_vm_ops,
+	D3DQ_GEM_FUNCS_STATUS
 };
 
 bool d3dq_is_bo(struct drm_gem_object *obj)

@@ -2,12 +2,12 @@
 /*
  * d3dq queues: one drm_gpu_scheduler with one entity per queue, so jobs of
  * a queue run in order and queues run concurrently; creation, destruction,
- * state, the scheduler callbacks and job timeouts.
+ * state and the scheduler pool.
  *
  * Copyright (C) 2026 The d3dq authors
  */
 
-#include <linux/delay.h>
+#include <linux/platform_device.h>
 #include <linux/slab.h>
 
 #include <drm/drm_drv.h>
@@ -15,12 +15,12 @@
 #include <drm/drm_print.h>
 #include <drm/d3dq_drm.h>
 
-#include "d3dq_drv.h"
-
-/* Scheduler name: static, because finished fences outlive the queue. */
-static const char d3dq_sched_name[] = "d3dq";
-
-static const struct drm_sched_backend_ops d3dq_sched_ops;
+#include "d3dq_device.h"
+#include "d3dq_engine.h"
+#include "d3dq_fdinfo.h"
+#include "d3dq_job.h"
+#include "d3dq_queue.h"
+#include "d3dq_trace.h"
 
 /*
  * DOC: Scheduler pool
@@ -58,12 +58,22 @@ static struct d3dq_sched *d3dq_sched_get(struct d3dq_device *ddev)
 	if (!sched)
 		return ERR_PTR(-ENOMEM);
 	/*
+	 * The name is the scheduler's, not a queue's: its fences read it
+	 * for as long as they live, and it names one track in trace
+	 * viewers, which one queue at a time owns (d3dq_queue_create in the
+	 * trace says which).
+	 */
+	mutex_lock(&ddev->sched_pool_lock);
+	snprintf(sched->name, sizeof(sched->name), "d3dq%d-s%u",
+		 ddev->pdev->id, ddev->sched_serial++);
+	mutex_unlock(&ddev->sched_pool_lock);
+	/*
 	 * One job on the engine at a time: the timeout then measures the
 	 * job itself, not the jobs queued behind it.
 	 */
 	ret = d3dq_sched_init(&sched->base, &d3dq_sched_ops, ddev->sched_wq,
 			      1, msecs_to_jiffies(d3dq_job_timeout_ms),
-			      d3dq_sched_name, ddev->drm.dev);
+			      sched->name, ddev->drm.dev);
 	if (ret) {
 		kfree(sched);
 		return ERR_PTR(ret);
@@ -112,17 +122,6 @@ bool d3dq_queue_is_usable(struct d3dq_queue *queue)
 	return usable;
 }
 
-/* Account for a job that will not run (any more). */
-void d3dq_job_finished(struct d3dq_job *job)
-{
-	struct d3dq_queue *queue = job->queue;
-
-	if (!xchg(&job->pending_counted, false))
-		return;
-	atomic_dec(&queue->pending);
-	wake_up_all(&queue->pending_wq);
-}
-
 static void d3dq_queue_teardown(struct work_struct *work)
 {
 	struct d3dq_queue *queue = container_of(work, struct d3dq_queue,
@@ -133,6 +132,7 @@ static void d3dq_queue_teardown(struct work_struct *work)
 	drm_sched_entity_destroy(&queue->entity);
 	d3dq_sched_put(ddev, queue->sched);
 	d3dq_engine_fini(queue);
+	d3dq_usage_put(queue->usage);
 	mutex_destroy(&queue->submit_lock);
 	kfree(queue);
 
@@ -182,76 +182,14 @@ static void d3dq_queue_stop(struct d3dq_queue *queue, int reason, bool dead)
 		queue->dead = true;
 	spin_unlock(&queue->lock);
 	mutex_unlock(&queue->submit_lock);
+	trace_d3dq_queue_stop(queue->usage->client_id, queue->id, reason);
 
 	d3dq_engine_cancel(queue, NULL, -ECANCELED);
 	wake_up_all(&queue->pending_wq);
 }
 
-static struct dma_fence *d3dq_run_job(struct drm_sched_job *sched_job)
-{
-	struct d3dq_job *job = to_d3dq_job(sched_job);
-
-	return d3dq_engine_run(job->queue, job);
-}
-
-/*
- * The scheduler took @sched_job off its pending list before calling this,
- * and frees it afterwards only if drm_sched_stop() was called. d3dq never
- * stops the scheduler: a job that really timed out is cancelled on the
- * engine, which signals its fences (-ETIMEDOUT) and marks the queue lost
- * so that later jobs complete with -ECANCELED; then the job is freed here.
- * A job that completed just before its timeout fired is only freed.
- */
-static enum drm_gpu_sched_stat d3dq_timedout_job(struct drm_sched_job *sched_job)
-{
-	struct d3dq_job *job = to_d3dq_job(sched_job);
-	struct d3dq_queue *queue = job->queue;
-	enum d3dq_job_state state;
-	bool timed_out = false;
-
-	/*
-	 * The scheduler lists a job just before calling run_job; in that
-	 * window the job cannot have run for a whole timeout yet.
-	 */
-	for (;;) {
-		spin_lock(&queue->lock);
-		state = job->state;
-		if (state == D3DQ_JOB_RUNNING && queue->engine.job == job) {
-			d3dq_queue_set_lost_locked(queue, -ETIMEDOUT);
-			if (!job->cancel)
-				job->cancel = -ETIMEDOUT;
-			timed_out = true;
-		}
-		spin_unlock(&queue->lock);
-		if (state != D3DQ_JOB_QUEUED)
-			break;
-		usleep_range(100, 200);
-	}
-
-	if (timed_out) {
-		drm_dbg_driver(&queue->ddev->drm, "queue %u: job timed out\n",
-			       queue->id);
-		d3dq_engine_cancel(queue, job, -ETIMEDOUT);
-	}
-
-	/* The fence callbacks of the scheduler are done with the job. */
-	dma_fence_wait(&job->base.s_fence->finished, false);
-	d3dq_job_free(job);
-	return DRM_GPU_SCHED_STAT_NOMINAL;
-}
-
-static void d3dq_free_job(struct drm_sched_job *sched_job)
-{
-	d3dq_job_free(to_d3dq_job(sched_job));
-}
-
-static const struct drm_sched_backend_ops d3dq_sched_ops = {
-	.run_job = d3dq_run_job,
-	.timedout_job = d3dq_timedout_job,
-	.free_job = d3dq_free_job,
-};
-
 static struct d3dq_queue *d3dq_queue_create(struct d3dq_device *ddev,
+					    struct d3dq_usage *usage,
 					    u32 type, u32 priority)
 {
 	struct drm_gpu_scheduler *sched_list[1];
@@ -287,6 +225,7 @@ static struct d3dq_queue *d3dq_queue_create(struct d3dq_device *ddev,
 	if (ret)
 		goto err_sched;
 
+	queue->usage = d3dq_usage_get(usage);
 	drm_dev_get(&ddev->drm);
 	atomic_inc(&ddev->count.queues);
 	return queue;
@@ -323,7 +262,8 @@ int d3dq_ioctl_queue_create(struct drm_device *drm, void *data,
 		goto out_unlock;
 	}
 
-	queue = d3dq_queue_create(ddev, args->type, args->priority);
+	queue = d3dq_queue_create(ddev, dfile->usage, args->type,
+				  args->priority);
 	if (IS_ERR(queue)) {
 		ret = PTR_ERR(queue);
 		goto out_unlock;
@@ -339,6 +279,8 @@ int d3dq_ioctl_queue_create(struct drm_device *drm, void *data,
 	queue->id = id;
 	dfile->nqueues++;
 	args->id = id;
+	trace_d3dq_queue_create(dfile->usage->client_id, id, queue->type,
+				queue->priority, queue->sched->name);
 
 out_unlock:
 	mutex_unlock(&dfile->lock);
@@ -404,6 +346,7 @@ void d3dq_file_remove_queues(struct d3dq_file *dfile)
 	unsigned long id;
 
 	mutex_lock(&dfile->lock);
+	trace_d3dq_removal(dfile->usage->client_id, dfile->nqueues);
 	dfile->removed = true;
 	xa_for_each(&dfile->queues, id, queue)
 		d3dq_queue_stop(queue, -ENODEV, false);

@@ -19,46 +19,20 @@
 #include <drm/drm_syncobj.h>
 #include <drm/d3dq_drm.h>
 
-#include "d3dq_drv.h"
+#include "d3dq_device.h"
+#include "d3dq_gem.h"
+#include "d3dq_fdinfo.h"
+#include "d3dq_job.h"
+#include "d3dq_queue.h"
+#include "d3dq_trace.h"
 
 /* A signal point, resolved before the job is armed. */
 struct d3dq_signal {
 	struct drm_syncobj *syncobj;
 	struct dma_fence_chain *chain;	/* timeline points only */
 	u64 point;
+	u32 handle;			/* for the trace */
 };
-
-void d3dq_job_free(struct d3dq_job *job)
-{
-	struct d3dq_queue *queue = job->queue;
-	struct d3dq_device *ddev = queue->ddev;
-	u32 i;
-
-	spin_lock(&queue->lock);
-	list_del_init(&job->link);
-	spin_unlock(&queue->lock);
-
-	d3dq_job_finished(job);
-	if (job->base.s_fence)
-		drm_sched_job_cleanup(&job->base);
-
-	for (i = 0; i < job->nwaits; i++)
-		dma_fence_put(job->waits[i].fence);
-	kvfree(job->waits);
-
-	for (i = 0; i < job->ncmds; i++) {
-		if (job->cmds[i].dst)
-			drm_gem_object_put(&job->cmds[i].dst->base.base);
-		if (job->cmds[i].src)
-			drm_gem_object_put(&job->cmds[i].src->base.base);
-	}
-	kvfree(job->cmds);
-
-	d3dq_hw_fence_put(job->hw);
-	kfree(job);
-	atomic_dec(&ddev->count.jobs);
-	d3dq_queue_put(queue);
-}
 
 /*
  * Copy a user array of struct drm_d3dq_sync. Elements may be larger than
@@ -100,9 +74,10 @@ static int d3dq_copy_syncs(const struct drm_d3dq_obj_array *arr,
 	return 0;
 }
 
-static int d3dq_check_sync(const struct drm_d3dq_sync *sync)
+/* @flags: the flags this kind of element may carry. */
+static int d3dq_check_sync(const struct drm_d3dq_sync *sync, u32 flags)
 {
-	if (sync->flags & ~DRM_D3DQ_SYNC_TIMELINE)
+	if (sync->flags & ~flags)
 		return -EINVAL;
 	if (!(sync->flags & DRM_D3DQ_SYNC_TIMELINE) && sync->point)
 		return -EINVAL;
@@ -306,7 +281,10 @@ static int d3dq_add_waits(struct drm_file *file, struct d3dq_job *job,
 	}
 
 	for (i = 0; i < arr->count; i++) {
-		ret = d3dq_check_sync(&syncs[i]);
+		struct dma_fence *dep;
+
+		ret = d3dq_check_sync(&syncs[i], DRM_D3DQ_SYNC_TIMELINE |
+					       DRM_D3DQ_SYNC_RELEASABLE);
 		if (ret)
 			goto out;
 
@@ -329,8 +307,17 @@ static int d3dq_add_waits(struct drm_file *file, struct d3dq_job *job,
 		job->waits[i].fence = fence;
 		job->nwaits = i + 1;
 
+		dep = fence;
+		if (syncs[i].flags & DRM_D3DQ_SYNC_RELEASABLE) {
+			job->waits[i].release = d3dq_release_fence_create(fence);
+			if (!job->waits[i].release) {
+				ret = -ENOMEM;
+				goto out;
+			}
+			dep = &job->waits[i].release->base;
+		}
 		ret = drm_sched_job_add_dependency(&job->base,
-						   dma_fence_get(fence));
+						   dma_fence_get(dep));
 		if (ret)
 			goto out;
 	}
@@ -373,7 +360,7 @@ static int d3dq_get_signals(struct drm_file *file,
 	}
 
 	for (i = 0; i < arr->count; i++) {
-		ret = d3dq_check_sync(&syncs[i]);
+		ret = d3dq_check_sync(&syncs[i], DRM_D3DQ_SYNC_TIMELINE);
 		if (ret)
 			goto err;
 		if ((syncs[i].flags & DRM_D3DQ_SYNC_TIMELINE) &&
@@ -388,6 +375,7 @@ static int d3dq_get_signals(struct drm_file *file,
 			goto err;
 		}
 		signals[i].point = syncs[i].point;
+		signals[i].handle = syncs[i].handle;
 		if (syncs[i].flags & DRM_D3DQ_SYNC_TIMELINE) {
 			signals[i].chain = dma_fence_chain_alloc();
 			if (!signals[i].chain) {
@@ -404,6 +392,28 @@ err:
 out:
 	kvfree(syncs);
 	return ret;
+}
+
+/* The submit, wait and signal events of an armed job, before it can run. */
+static void d3dq_trace_submit(struct d3dq_queue *queue, struct d3dq_job *job,
+			      const struct d3dq_signal *signals, u32 nsignals)
+{
+	u64 client = queue->usage->client_id, seqno = d3dq_job_seqno(job);
+	u32 i;
+
+	trace_d3dq_submit(client, queue->id, seqno, job->nwaits, nsignals,
+			  job->ncmds);
+	if (trace_d3dq_wait_enabled()) {
+		for (i = 0; i < job->nwaits; i++)
+			trace_d3dq_wait(client, queue->id, seqno,
+					job->waits[i].handle,
+					job->waits[i].point);
+	}
+	if (trace_d3dq_signal_enabled()) {
+		for (i = 0; i < nsignals; i++)
+			trace_d3dq_signal(client, queue->id, seqno,
+					  signals[i].handle, signals[i].point);
+	}
 }
 
 /*
@@ -439,8 +449,8 @@ static int d3dq_queue_reserve(struct d3dq_queue *queue)
 int d3dq_ioctl_submit(struct drm_device *drm, void *data,
 		      struct drm_file *file)
 {
-	struct d3dq_device *ddev = to_d3dq_dev(drm);
 	struct drm_d3dq_submit *args = data;
+	struct d3dq_file *dfile = file->driver_priv;
 	struct d3dq_signal *signals = NULL;
 	struct d3dq_queue *queue;
 	struct dma_fence *finished;
@@ -448,7 +458,7 @@ int d3dq_ioctl_submit(struct drm_device *drm, void *data,
 	u32 i;
 	int ret;
 
-	if (args->flags || args->pad)
+	if (args->flags || args->pad || args->seqno)
 		return -EINVAL;
 	if (args->cmd_bytes % 8 || args->cmd_bytes > d3dq_max_cmd_bytes)
 		return -EINVAL;
@@ -456,25 +466,14 @@ int d3dq_ioctl_submit(struct drm_device *drm, void *data,
 	    (args->signals.count && !args->signals.stride))
 		return -EINVAL;
 
-	queue = d3dq_queue_lookup(file->driver_priv, args->queue_id);
+	queue = d3dq_queue_lookup(dfile, args->queue_id);
 	if (!queue)
 		return -ENOENT;
 
-	job = kzalloc(sizeof(*job), GFP_KERNEL);
-	if (!job) {
-		d3dq_queue_put(queue);
-		return -ENOMEM;
-	}
-	job->queue = queue;		/* takes over the lookup reference */
-	INIT_LIST_HEAD(&job->link);
-	job->state = D3DQ_JOB_QUEUED;
-	atomic_inc(&ddev->count.jobs);
-
-	ret = d3dq_sched_job_init(&job->base, &queue->entity, file, file);
-	if (ret) {
-		job->base.s_fence = NULL;
-		goto err_job;
-	}
+	/* The job takes over the lookup reference. */
+	job = d3dq_job_create(queue, file);
+	if (IS_ERR(job))
+		return PTR_ERR(job);
 
 	ret = d3dq_parse_cmds(file, job, args->cmds, args->cmd_bytes);
 	if (ret)
@@ -488,19 +487,15 @@ int d3dq_ioctl_submit(struct drm_device *drm, void *data,
 	if (ret)
 		goto err_job;
 
-	job->hw = d3dq_hw_fence_alloc();
-	if (!job->hw) {
-		ret = -ENOMEM;
-		goto err_signals;
-	}
-
 	ret = d3dq_queue_reserve(queue);
 	if (ret)
 		goto err_signals;
 
 	/* Nothing fails from here on. */
-	drm_sched_job_arm(&job->base);
-	finished = &job->base.s_fence->finished;
+	finished = d3dq_job_arm(job);
+	job->file_seqno = atomic64_inc_return(&dfile->job_seqno);
+	args->seqno = job->file_seqno;
+	d3dq_trace_submit(queue, job, signals, args->signals.count);
 
 	for (i = 0; i < args->signals.count; i++) {
 		struct d3dq_signal *s = &signals[i];
@@ -514,13 +509,7 @@ int d3dq_ioctl_submit(struct drm_device *drm, void *data,
 		}
 	}
 
-	spin_lock(&queue->lock);
-	list_add_tail(&job->link, &queue->jobs);
-	spin_unlock(&queue->lock);
-	job->pending_counted = true;
-	atomic_inc(&queue->pending);
-
-	drm_sched_entity_push_job(&job->base);
+	d3dq_job_push(job);
 	mutex_unlock(&queue->submit_lock);
 
 	d3dq_put_signals(signals, args->signals.count);
@@ -531,5 +520,52 @@ err_signals:
 		d3dq_put_signals(signals, args->signals.count);
 err_job:
 	d3dq_job_free(job);
+	return ret;
+}
+
+/*
+ * WAIT_RELEASE: end a releasable wait of a job now. The job is looked up
+ * among those of its queue not freed yet; one that is gone has run, and
+ * releasing its wait is nothing to do.
+ */
+int d3dq_ioctl_wait_release(struct drm_device *drm, void *data,
+			    struct drm_file *file)
+{
+	struct drm_d3dq_wait_release *args = data;
+	struct d3dq_file *dfile = file->driver_priv;
+	struct d3dq_release_fence *rf = NULL;
+	struct d3dq_queue *queue;
+	struct d3dq_job *job;
+	int ret = 0;
+
+	if (!args->seqno ||
+	    args->seqno > (u64)atomic64_read(&dfile->job_seqno) ||
+	    args->index >= d3dq_max_syncs)
+		return -EINVAL;
+	queue = d3dq_queue_lookup(dfile, args->queue_id);
+	if (!queue)
+		return -ENOENT;
+
+	spin_lock(&queue->lock);
+	list_for_each_entry(job, &queue->jobs, link) {
+		if (job->file_seqno != args->seqno)
+			continue;
+		if (args->index >= job->nwaits ||
+		    !job->waits[args->index].release) {
+			ret = -EINVAL;
+		} else {
+			rf = job->waits[args->index].release;
+			dma_fence_get(&rf->base);
+		}
+		break;
+	}
+	spin_unlock(&queue->lock);
+
+	/* Signalled outside the queue lock: it runs scheduler callbacks. */
+	if (rf) {
+		d3dq_release_fence_release(rf);
+		dma_fence_put(&rf->base);
+	}
+	d3dq_queue_put(queue);
 	return ret;
 }

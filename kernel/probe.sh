@@ -71,4 +71,7 @@ define D3DQ_HAVE_FILE_PID_RCU has "$file" 'struct pid __rcu[[:space:]]+[*]pid;'
 define D3DQ_HAVE_FILE_CLIENT_ID has "$file" 'u64[[:space:]]+client_id;'
 define D3DQ_HAVE_DRIVER_DATE has "$drv" 'char[[:space:]]+[*]date;'
 define D3DQ_HAVE_DRIVER_GEM_PRIME_MMAP has "$drv" '[(][*]gem_prime_mmap[)]'
+define D3DQ_HAVE_DRM_SHOW_FDINFO grep -q 'void drm_show_fdinfo(' "$inc/drm_file.h"
+define D3DQ_HAVE_DRM_SHOW_MEMORY_STATS grep -q 'void drm_show_memory_stats(' "$inc/drm_file.h"
+define D3DQ_HAVE_GEM_OBJECT_STATUS grep -q 'enum drm_gem_object_status' "$inc/drm_gem.h"
 echo "#endif /* _D3DQ_CONFIG_H_ */"

@@ -47,6 +47,12 @@ D3DQ_EXPORT int d3dq_buffer_create(struct d3dq_device *dev, uint64_t size,
 	buf->handle = create.handle;
 	buf->size = size;
 	buf->map_size = create.size;
+	list_init(&buf->dev_link);
+	ret = dev_link_object(dev, &buf->dev_link, &dev->buffers);
+	if (ret) {
+		munmap(buf->map, buf->map_size);
+		goto err_close;
+	}
 	*out = buf;
 	return 0;
 
@@ -69,6 +75,9 @@ D3DQ_EXPORT void d3dq_buffer_destroy(struct d3dq_buffer *buf)
 
 	if (!buf)
 		return;
+	pthread_mutex_lock(&buf->dev->lock);
+	list_del(&buf->dev_link);
+	pthread_mutex_unlock(&buf->dev->lock);
 	munmap(buf->map, buf->map_size);
 	gclose.handle = buf->handle;
 	d3dq_ioctl(buf->dev->fd, DRM_IOCTL_GEM_CLOSE, &gclose);

@@ -30,6 +30,13 @@ D3DQ_EXPORT int d3dq_cmdlist_create(struct d3dq_device *dev,
 	l->dev = dev;
 	l->state = CMDLIST_RECORDING;
 	pthread_mutex_init(&l->lock, NULL);
+	list_init(&l->dev_link);
+	ret = dev_link_object(dev, &l->dev_link, &dev->cmdlists);
+	if (ret) {
+		pthread_mutex_destroy(&l->lock);
+		free(l);
+		return ret;
+	}
 	*out = l;
 	return 0;
 }
@@ -38,6 +45,9 @@ D3DQ_EXPORT void d3dq_cmdlist_destroy(struct d3dq_cmdlist *l)
 {
 	if (!l)
 		return;
+	pthread_mutex_lock(&l->dev->lock);
+	list_del(&l->dev_link);
+	pthread_mutex_unlock(&l->dev->lock);
 	pthread_mutex_destroy(&l->lock);
 	free(l->data);
 	free(l);

@@ -1,16 +1,18 @@
 // SPDX-License-Identifier: MIT
 /*
- * libd3dq: devices, ioctl helpers and device removal.
+ * libd3dq: devices, the kernel calls everything else uses, the library's
+ * references to eventfds, and the ready list.
  *
  * Copyright (C) 2026 The d3dq authors
  */
 #define _GNU_SOURCE
 #include <fcntl.h>
 #include <limits.h>
+#include <linux/kcmp.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/eventfd.h>
+#include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -98,6 +100,220 @@ int64_t abs_timeout(uint64_t timeout_ns)
 	return now + (int64_t)timeout_ns;
 }
 
+/* What creating an object returns: 0, or the removal reason. */
+int dev_removal_error(struct d3dq_device *dev)
+{
+	int reason;
+
+	if (!dev_removed(dev))
+		return 0;
+	reason = atomic_load(&dev->removed_reason);
+	/* Removal still in progress: the reason is not published yet. */
+	return reason ? reason : -ENODEV;
+}
+
+/*
+ * Make an object visible to device removal and d3dq_device_close().
+ * Checked under the device lock, which removal holds while it takes its
+ * snapshot of the lists: an object is either in the snapshot or refused.
+ */
+int dev_link_object(struct d3dq_device *dev, struct list *link,
+		    struct list *head)
+{
+	int ret;
+
+	pthread_mutex_lock(&dev->lock);
+	ret = dev_removal_error(dev);
+	if (!ret)
+		list_add_tail(link, head);
+	pthread_mutex_unlock(&dev->lock);
+	return ret;
+}
+
+/*
+ * Ask for @q to be flushed (holdback.c) once the caller dropped its
+ * locks. Takes a reference to the queue until then.
+ */
+void dev_ready_push(struct d3dq_device *dev, struct d3dq_queue *q)
+{
+	pthread_mutex_lock(&dev->ready_lock);
+	if (!q->ready_queued) {
+		q->ready_queued = true;
+		queue_ref(q);
+		q->ready_next = NULL;
+		if (dev->ready_tail)
+			dev->ready_tail->ready_next = q;
+		else
+			dev->ready_head = q;
+		dev->ready_tail = q;
+	}
+	pthread_mutex_unlock(&dev->ready_lock);
+}
+
+/*
+ * Wake the worker: it waits for the doorbell's next point. The lock keeps
+ * the points in order; it is only taken here.
+ */
+void dev_ring(struct d3dq_device *dev)
+{
+	pthread_mutex_lock(&dev->doorbell_lock);
+	dev->doorbell_point++;
+	syncobj_timeline_signal(dev->fd, dev->doorbell, dev->doorbell_point);
+	atomic_store(&dev->doorbell_seen, dev->doorbell_point);
+	pthread_mutex_unlock(&dev->doorbell_lock);
+}
+
+/* Eventfd references. */
+
+static struct evref **evtab_slot(struct d3dq_device *dev, int app_fd)
+{
+	return &dev->evtab[(unsigned int)app_fd % EVTAB_SIZE];
+}
+
+static struct evref *evtab_find_locked(struct d3dq_device *dev, int app_fd)
+{
+	struct evref *e;
+
+	for (e = *evtab_slot(dev, app_fd); e; e = e->hnext)
+		if (e->app_fd == app_fd)
+			return e;
+	return NULL;
+}
+
+static void evtab_unlink_locked(struct d3dq_device *dev, struct evref *e)
+{
+	struct evref **p;
+
+	if (!e->in_table)
+		return;
+	for (p = evtab_slot(dev, e->app_fd); *p; p = &(*p)->hnext) {
+		if (*p == e) {
+			*p = e->hnext;
+			break;
+		}
+	}
+	e->in_table = false;
+}
+
+void evref_put(struct d3dq_device *dev, struct evref *e)
+{
+	bool last;
+
+	pthread_mutex_lock(&dev->evtab_lock);
+	last = --e->refs == 0;
+	if (last)
+		evtab_unlink_locked(dev, e);
+	pthread_mutex_unlock(&dev->evtab_lock);
+	if (!last)
+		return;
+	close(e->fd);
+	free(e);
+}
+
+/*
+ * Do @a and @b name the same open file? 1 yes, 0 no, -errno if the
+ * kernel cannot tell (no kcmp(2): CONFIG_KCMP off, or a seccomp policy).
+ */
+static int same_file(int a, int b)
+{
+	pid_t pid = getpid();
+	long r = syscall(SYS_kcmp, pid, pid, KCMP_FILE, a, b);
+
+	if (r < 0)
+		return -errno;
+	return r == 0;
+}
+
+/* Take a reference on the table's entry for @app_fd if it is that file. */
+static int evref_lookup(struct d3dq_device *dev, int app_fd, int fd,
+			struct evref **out)
+{
+	struct evref *e;
+	int same;
+
+	*out = NULL;
+	pthread_mutex_lock(&dev->evtab_lock);
+	e = evtab_find_locked(dev, app_fd);
+	if (e)
+		e->refs++;
+	pthread_mutex_unlock(&dev->evtab_lock);
+	if (!e)
+		return 0;
+	same = same_file(fd, e->fd);
+	if (same == 1) {
+		*out = e;
+		return 0;
+	}
+	if (same == -EBADF && fd == app_fd) {
+		evref_put(dev, e);
+		return -EBADF;
+	}
+	if (same < 0)
+		atomic_store(&dev->kcmp_state, -1);
+	/* The application closed the number and reused it: forget it. */
+	pthread_mutex_lock(&dev->evtab_lock);
+	evtab_unlink_locked(dev, e);
+	pthread_mutex_unlock(&dev->evtab_lock);
+	evref_put(dev, e);
+	return 0;
+}
+
+/*
+ * A reference to the open file behind the application's @app_fd. One
+ * duplicate serves every registration with the same file; without
+ * kcmp(2) every registration gets its own duplicate.
+ */
+int evref_get(struct d3dq_device *dev, int app_fd, struct evref **out)
+{
+	struct evref *e, *other;
+	bool table = atomic_load(&dev->kcmp_state) >= 0;
+	int ret, fd;
+
+	if (table) {
+		ret = evref_lookup(dev, app_fd, app_fd, &e);
+		if (ret)
+			return ret;
+		if (e) {
+			*out = e;
+			return 0;
+		}
+		table = atomic_load(&dev->kcmp_state) >= 0;
+	}
+	fd = fcntl(app_fd, F_DUPFD_CLOEXEC, 0);
+	if (fd < 0)
+		return -errno;
+	e = calloc(1, sizeof(*e));
+	if (!e) {
+		close(fd);
+		return -ENOMEM;
+	}
+	e->app_fd = app_fd;
+	e->fd = fd;
+	e->refs = 1;
+	if (table) {
+		/* Another thread may have added the same file meanwhile. */
+		ret = evref_lookup(dev, app_fd, fd, &other);
+		if (!ret && other) {
+			close(fd);
+			free(e);
+			*out = other;
+			return 0;
+		}
+		pthread_mutex_lock(&dev->evtab_lock);
+		other = evtab_find_locked(dev, app_fd);
+		if (other)
+			evtab_unlink_locked(dev, other);
+		e->hnext = *evtab_slot(dev, app_fd);
+		*evtab_slot(dev, app_fd) = e;
+		e->in_table = true;
+		pthread_mutex_unlock(&dev->evtab_lock);
+		if (atomic_load(&dev->kcmp_state) == 0)
+			atomic_store(&dev->kcmp_state, 1);
+	}
+	*out = e;
+	return 0;
+}
+
 static int get_param(int fd, uint32_t param, uint64_t *value)
 {
 	struct drm_d3dq_get_param args = { .param = param };
@@ -147,35 +363,6 @@ static int open_node(const char *path)
 	return -ENODEV;
 }
 
-/*
- * DRM_IOCTL_SYNCOBJ_EVENTFD exists from Linux 6.6. Older kernels reject the
- * unknown ioctl number with -EINVAL.
- */
-static bool probe_syncobj_eventfd(int fd)
-{
-	struct drm_syncobj_eventfd args = { 0 };
-	const char *env = getenv("D3DQ_NO_SYNCOBJ_EVENTFD");
-	uint32_t handle;
-	bool ok;
-	int efd;
-
-	if (env && *env && strcmp(env, "0"))
-		return false;
-	if (syncobj_create(fd, &handle))
-		return false;
-	efd = eventfd(0, EFD_CLOEXEC);
-	if (efd < 0) {
-		syncobj_destroy(fd, handle);
-		return false;
-	}
-	args.handle = handle;
-	args.fd = efd;
-	ok = !d3dq_ioctl(fd, DRM_IOCTL_SYNCOBJ_EVENTFD, &args);
-	syncobj_destroy(fd, handle);
-	close(efd);
-	return ok;
-}
-
 D3DQ_EXPORT int d3dq_device_open(const char *path, struct d3dq_device **out)
 {
 	struct d3dq_device *dev;
@@ -202,6 +389,10 @@ D3DQ_EXPORT int d3dq_device_open(const char *path, struct d3dq_device **out)
 		ret = -ENOTSUP;
 		goto err;
 	}
+	ret = get_param(fd, DRM_D3DQ_PARAM_FEATURES, &v);
+	if (ret)
+		goto err;
+	dev->can_release = v & DRM_D3DQ_FEATURE_WAIT_RELEASE;
 	ret = get_param(fd, DRM_D3DQ_PARAM_MAX_SYNCS, &v);
 	if (ret)
 		goto err;
@@ -221,14 +412,18 @@ D3DQ_EXPORT int d3dq_device_open(const char *path, struct d3dq_device **out)
 	ret = syncobj_create(fd, &dev->doorbell);
 	if (ret)
 		goto err;
-	dev->has_syncobj_eventfd = probe_syncobj_eventfd(fd);
 
 	pthread_mutex_init(&dev->lock, NULL);
 	pthread_mutex_init(&dev->remove_lock, NULL);
-	pthread_mutex_init(&dev->flush_lock, NULL);
+	pthread_mutex_init(&dev->apply_lock, NULL);
+	pthread_mutex_init(&dev->ready_lock, NULL);
+	pthread_mutex_init(&dev->evtab_lock, NULL);
 	pthread_mutex_init(&dev->doorbell_lock, NULL);
+	pthread_mutex_init(&dev->worker_lock, NULL);
 	list_init(&dev->queues);
 	list_init(&dev->fences);
+	list_init(&dev->buffers);
+	list_init(&dev->cmdlists);
 	*out = dev;
 	return 0;
 
@@ -238,26 +433,50 @@ err:
 	return ret;
 }
 
+/*
+ * Everything the application did not destroy is destroyed here, queues
+ * first (their submitted work finishes, held work is dropped), so that
+ * the waits they still had on fences are gone before the fences.
+ */
 D3DQ_EXPORT void d3dq_device_close(struct d3dq_device *dev)
 {
 	struct list *pos, *tmp;
+	unsigned int i;
 
 	if (!dev)
 		return;
 	worker_stop(dev);
-	/* Objects the application forgot: release what we still can. */
 	list_for_each_safe(pos, tmp, &dev->queues)
 		d3dq_queue_destroy(container_of(pos, struct d3dq_queue,
 						dev_link));
 	list_for_each_safe(pos, tmp, &dev->fences)
 		d3dq_fence_destroy(container_of(pos, struct d3dq_fence,
 						dev_link));
+	list_for_each_safe(pos, tmp, &dev->buffers)
+		d3dq_buffer_destroy(container_of(pos, struct d3dq_buffer,
+						 dev_link));
+	list_for_each_safe(pos, tmp, &dev->cmdlists)
+		d3dq_cmdlist_destroy(container_of(pos, struct d3dq_cmdlist,
+						  dev_link));
+	/* Only entries nobody references any more can be left. */
+	for (i = 0; i < EVTAB_SIZE; i++) {
+		while (dev->evtab[i]) {
+			struct evref *e = dev->evtab[i];
+
+			dev->evtab[i] = e->hnext;
+			close(e->fd);
+			free(e);
+		}
+	}
 	syncobj_destroy(dev->fd, dev->doorbell);
 	close(dev->fd);
 	pthread_mutex_destroy(&dev->lock);
 	pthread_mutex_destroy(&dev->remove_lock);
-	pthread_mutex_destroy(&dev->flush_lock);
+	pthread_mutex_destroy(&dev->apply_lock);
+	pthread_mutex_destroy(&dev->ready_lock);
+	pthread_mutex_destroy(&dev->evtab_lock);
 	pthread_mutex_destroy(&dev->doorbell_lock);
+	pthread_mutex_destroy(&dev->worker_lock);
 	free(dev);
 }
 
@@ -268,87 +487,11 @@ D3DQ_EXPORT int d3dq_device_removed_reason(struct d3dq_device *dev)
 	return atomic_load(&dev->removed_reason);
 }
 
-bool dev_removed(struct d3dq_device *dev)
-{
-	return atomic_load_explicit(&dev->stopped, memory_order_acquire);
-}
-
-/* What creating an object returns: 0, or the removal reason. */
-int dev_removal_error(struct d3dq_device *dev)
-{
-	int reason;
-
-	if (!dev_removed(dev))
-		return 0;
-	reason = atomic_load(&dev->removed_reason);
-	/* Removal still in progress: the reason is not published yet. */
-	return reason ? reason : -ENODEV;
-}
-
-/*
- * Remove the device: first make sure no job of ours runs any more, then
- * release every waiter. May be called with a queue lock held (never with
- * the device lock or a fence lock held); the queues are flushed (their held
- * work dropped) by dev_run_flushes() once the callers drop their locks.
- */
-void dev_remove(struct d3dq_device *dev, int reason)
-{
-	struct drm_d3dq_remove args = { 0 };
-	struct list *pos, *tmp;
-
-	/*
-	 * Concurrent callers wait here until the first one is done, so that
-	 * every caller returns with the device fully removed.
-	 */
-	pthread_mutex_lock(&dev->remove_lock);
-	if (dev_removed(dev)) {
-		pthread_mutex_unlock(&dev->remove_lock);
-		return;
-	}
-
-	/*
-	 * Returns once no job of this file runs or will run. Only then does
-	 * the device count as removed: shared fences read UINT64_MAX and
-	 * queue operations are refused from that moment on.
-	 */
-	d3dq_ioctl(dev->fd, DRM_IOCTL_D3DQ_REMOVE, &args);
-	atomic_store_explicit(&dev->stopped, true, memory_order_release);
-
-	pthread_mutex_lock(&dev->lock);
-	/*
-	 * Every value first: a thread that the release of one fence wakes
-	 * must find the others at UINT64_MAX too (shared fences read it
-	 * through dev_removed()).
-	 */
-	list_for_each_safe(pos, tmp, &dev->fences) {
-		struct d3dq_fence *f = container_of(pos, struct d3dq_fence,
-						    dev_link);
-
-		if (!f->shared)
-			atomic_store(&f->value, UINT64_MAX);
-	}
-	/*
-	 * Then the reason: whoever reads it finds every value at UINT64_MAX,
-	 * and whoever is released below finds the reason.
-	 */
-	atomic_store_explicit(&dev->removed_reason, reason,
-			      memory_order_release);
-	list_for_each_safe(pos, tmp, &dev->fences)
-		fence_release_all(container_of(pos, struct d3dq_fence,
-					       dev_link));
-	list_for_each_safe(pos, tmp, &dev->queues)
-		dev_queue_flush_later(dev, container_of(pos, struct d3dq_queue,
-							dev_link));
-	pthread_mutex_unlock(&dev->lock);
-	pthread_mutex_unlock(&dev->remove_lock);
-	worker_ring(dev);
-}
-
 D3DQ_EXPORT int d3dq_device_remove(struct d3dq_device *dev)
 {
 	if (!dev)
 		return -EINVAL;
 	dev_remove(dev, -ENODEV);
-	dev_run_flushes(dev);
+	run_flushes(dev);
 	return 0;
 }

@@ -4,28 +4,29 @@
  *
  * Copyright (C) 2026 The d3dq authors
  *
- * A fence that is not shared lives in library memory: its value is one
- * atomic variable, so reading it needs no lock and no system call. Queue
- * signals reach it through the device's worker (worker.c), which applies
- * them in submission order. A shared fence is a timeline syncobj whose
- * points are the D3D12 values, so that other processes see it.
+ * A fence's value is one atomic variable, so reading it needs no lock and
+ * (for a fence that is not shared) no system call. Everything that
+ * changes it goes through fence_signalled_locked(), under the fence's
+ * lock: CPU signals here, queue signals through the completion applier
+ * (worker.c), destruction and device removal. That function satisfies the
+ * tickets of held queue waits, releases queue waits already in the
+ * kernel and pops event registrations; what needs a system call (eventfd
+ * writes, early releases) is collected in a struct fire and done by
+ * fire_run() once the fence lock is dropped.
+ *
+ * A shared fence is also a timeline syncobj whose points are values, so
+ * that other processes see it. Points are only added once a value has
+ * really taken effect (by a CPU signal, or by the applier in causal
+ * order), never below the timeline's last point: see library.rst.
  */
 #define _GNU_SOURCE
+#include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
 
 #include "internal.h"
-
-static void multi_unref(struct multi_reg *m)
-{
-	if (atomic_fetch_sub(&m->refs, 1) != 1)
-		return;
-	pthread_mutex_destroy(&m->lock);
-	pthread_cond_destroy(&m->cond);
-	free(m);
-}
 
 static void write_event(int fd)
 {
@@ -36,49 +37,81 @@ static void write_event(int fd)
 		return;
 }
 
-/* One fence of a multi-fence registration reached its value. */
-static void multi_hit(struct multi_reg *m)
+static void multi_unref(struct d3dq_device *dev, struct multi_reg *m)
 {
-	pthread_mutex_lock(&m->lock);
-	if (!m->fired && (m->any || --m->remaining == 0)) {
-		m->fired = true;
-		if (m->eventfd >= 0)
-			write_event(m->eventfd);
-		else
-			pthread_cond_broadcast(&m->cond);
-	}
-	pthread_mutex_unlock(&m->lock);
-}
+	uint32_t i;
 
-void fence_ref(struct d3dq_fence *f)
-{
-	atomic_fetch_add(&f->refs, 1);
+	if (atomic_fetch_sub(&m->refs, 1) != 1)
+		return;
+	for (i = 0; i < m->count; i++)
+		if (m->regs[i].fence)
+			fence_unref(m->regs[i].fence);
+	if (m->ev)
+		evref_put(dev, m->ev);
+	pthread_mutex_destroy(&m->lock);
+	pthread_cond_destroy(&m->cond);
+	free(m);
 }
 
 void fence_unref(struct d3dq_fence *f)
 {
+	struct d3dq_device *dev = f->dev;
 	size_t i;
 
 	if (atomic_fetch_sub(&f->refs, 1) != 1)
 		return;
+	/*
+	 * Destruction released every registration; a multi-fence one holds
+	 * a reference to the fence, so none of those can be left.
+	 */
 	for (i = 0; i < f->heap_len; i++) {
-		if (f->heap[i]->multi)
-			multi_unref(f->heap[i]->multi);
+		if (f->heap[i]->ev)
+			evref_put(dev, f->heap[i]->ev);
 		free(f->heap[i]);
 	}
 	free(f->heap);
 	if (f->shared)
-		syncobj_destroy(f->dev->fd, f->syncobj);
+		syncobj_destroy(dev->fd, f->syncobj);
+	syncobj_destroy(dev->fd, f->wake);
 	pthread_mutex_destroy(&f->lock);
 	pthread_cond_destroy(&f->cond);
 	free(f);
 }
 
-/* Min-heap of registrations keyed by target. */
+/* Min-heap of registrations keyed by target; each knows its index. */
+static void heap_set(struct d3dq_fence *f, size_t i, struct ev_reg *r)
+{
+	f->heap[i] = r;
+	r->heap_idx = i;
+}
+
+static void heap_up(struct d3dq_fence *f, size_t i, struct ev_reg *r)
+{
+	while (i && f->heap[(i - 1) / 2]->target > r->target) {
+		heap_set(f, i, f->heap[(i - 1) / 2]);
+		i = (i - 1) / 2;
+	}
+	heap_set(f, i, r);
+}
+
+static void heap_down(struct d3dq_fence *f, size_t i, struct ev_reg *r)
+{
+	size_t c;
+
+	while ((c = 2 * i + 1) < f->heap_len) {
+		if (c + 1 < f->heap_len &&
+		    f->heap[c + 1]->target < f->heap[c]->target)
+			c++;
+		if (f->heap[c]->target >= r->target)
+			break;
+		heap_set(f, i, f->heap[c]);
+		i = c;
+	}
+	heap_set(f, i, r);
+}
+
 static int heap_push(struct d3dq_fence *f, struct ev_reg *r)
 {
-	size_t i;
-
 	if (f->heap_len == f->heap_cap) {
 		size_t cap = f->heap_cap ? f->heap_cap * 2 : 16;
 		struct ev_reg **h = realloc(f->heap, cap * sizeof(*h));
@@ -88,56 +121,153 @@ static int heap_push(struct d3dq_fence *f, struct ev_reg *r)
 		f->heap = h;
 		f->heap_cap = cap;
 	}
-	i = f->heap_len++;
-	while (i && f->heap[(i - 1) / 2]->target > r->target) {
-		f->heap[i] = f->heap[(i - 1) / 2];
-		i = (i - 1) / 2;
-	}
-	f->heap[i] = r;
+	heap_up(f, f->heap_len++, r);
 	return 0;
+}
+
+static void heap_remove(struct d3dq_fence *f, size_t i)
+{
+	struct ev_reg *r = f->heap[i], *last = f->heap[--f->heap_len];
+
+	r->heap_idx = NO_HEAP;
+	if (i == f->heap_len)
+		return;
+	if (i && f->heap[(i - 1) / 2]->target > last->target)
+		heap_up(f, i, last);
+	else
+		heap_down(f, i, last);
 }
 
 static struct ev_reg *heap_pop(struct d3dq_fence *f)
 {
-	struct ev_reg *top = f->heap[0], *last = f->heap[--f->heap_len];
-	size_t i = 0, c;
+	struct ev_reg *top = f->heap[0];
 
-	while ((c = 2 * i + 1) < f->heap_len) {
-		if (c + 1 < f->heap_len &&
-		    f->heap[c + 1]->target < f->heap[c]->target)
-			c++;
-		if (f->heap[c]->target >= last->target)
-			break;
-		f->heap[i] = f->heap[c];
-		i = c;
-	}
-	if (f->heap_len)
-		f->heap[i] = last;
+	heap_remove(f, 0);
 	return top;
 }
 
-static int cmp_int(const void *a, const void *b)
+/*
+ * @arr with room for element @n: @arr itself, a larger copy (*@cap
+ * updated), or NULL when out of memory (@arr unchanged).
+ */
+static void *grow(void *arr, size_t *cap, size_t n, size_t size)
 {
-	int x = *(const int *)a, y = *(const int *)b;
+	size_t ncap;
+	void *p;
+
+	if (n < *cap)
+		return arr;
+	ncap = *cap ? *cap * 2 : 8;
+	p = realloc(arr, ncap * size);
+	if (p)
+		*cap = ncap;
+	return p;
+}
+
+int fire_add_release(struct fire *fire, uint32_t queue_id, uint32_t index,
+		     uint64_t seqno)
+{
+	struct release *rel = grow(fire->rel, &fire->caprel, fire->nrel,
+				   sizeof(*rel));
+
+	if (!rel)
+		return -ENOMEM;
+	fire->rel = rel;
+	fire->rel[fire->nrel].queue_id = queue_id;
+	fire->rel[fire->nrel].index = index;
+	fire->rel[fire->nrel].seqno = seqno;
+	fire->nrel++;
+	return 0;
+}
+
+/* Wake the threads in a kernel wait on @f; f->lock held. */
+static void wake_kernel_waiters_locked(struct d3dq_fence *f)
+{
+	if (!f->kernel_waiters || !f->wake)
+		return;
+	f->wake_point++;
+	syncobj_timeline_signal(f->dev->fd, f->wake, f->wake_point);
+}
+
+/*
+ * One fence of a multi-fence registration reached its value. If this hit
+ * fires it, the event is written (or the blocked caller woken) now, and
+ * the heap's reference to @m moves to the fire list, which removes what
+ * is left of @m on other fences; otherwise the reference is dropped.
+ */
+static void multi_hit(struct multi_reg *m, struct fire *fire)
+{
+	pthread_mutex_lock(&m->lock);
+	if (!m->fired && (m->any || --m->remaining == 0)) {
+		m->fired = true;
+		if (m->ev)
+			write_event(m->ev->fd);
+		else
+			pthread_cond_broadcast(&m->cond);
+		m->fire_next = fire->multis;
+		fire->multis = m;
+		pthread_mutex_unlock(&m->lock);
+		return;
+	}
+	pthread_mutex_unlock(&m->lock);
+	/*
+	 * Never the last reference: until @m fires, the hit that fires it
+	 * still has its own; after, whoever fired it holds one until it
+	 * has removed the rest.
+	 */
+	atomic_fetch_sub(&m->refs, 1);
+}
+
+static int cmp_ptr(const void *a, const void *b)
+{
+	uintptr_t x = *(const uintptr_t *)a, y = *(const uintptr_t *)b;
 
 	return (x > y) - (x < y);
 }
 
 /*
- * The fence's value is now @value (or, with @all, the fence is released):
- * satisfy queued waits and fire events whose target is reached. Events
- * that the kernel fires itself (SYNCOBJ_EVENTFD) are only dropped, unless
- * @all and their target is above @kernel_upto (the kernel never reached it).
- * One eventfd is written once per call even if several of its
- * registrations fire. Called with f->lock held.
+ * Write the events of the registrations popped in one change of the
+ * value, each eventfd once however many of its registrations were
+ * reached (R10).
  */
-void fence_reach_locked(struct d3dq_fence *f, uint64_t value, bool all,
-			uint64_t kernel_upto)
+static void write_events(struct ev_reg *popped)
 {
-	struct ev_reg *fired = NULL, *r;
-	struct list *pos, *tmp;
+	uintptr_t *evs;
+	struct ev_reg *r;
 	size_t n = 0, i;
-	int *fds;
+
+	for (r = popped; r; r = r->next)
+		n++;
+	if (!n)
+		return;
+	evs = malloc(n * sizeof(*evs));
+	if (!evs) {
+		for (r = popped; r; r = r->next)
+			write_event(r->ev->fd);
+		return;
+	}
+	for (i = 0, r = popped; r; r = r->next)
+		evs[i++] = (uintptr_t)r->ev;
+	qsort(evs, n, sizeof(*evs), cmp_ptr);
+	for (i = 0; i < n; i++)
+		if (!i || evs[i] != evs[i - 1])
+			write_event(((struct evref *)evs[i])->fd);
+	free(evs);
+}
+
+/*
+ * The value of @f is now @value, or, with @all, @f is released (destroyed
+ * or the device removed): satisfy tickets, release kernel waits, fire the
+ * events reached, then wake blocked threads, so that a thread this
+ * releases finds the events fired. What needs no fence lock (freeing the
+ * registrations, early releases, removing what is left of fired
+ * multi-fence registrations) goes to @fire. f->lock held.
+ */
+void fence_signalled_locked(struct d3dq_fence *f, uint64_t value, bool all,
+			    struct fire *fire)
+{
+	struct ev_reg *r, *popped = NULL, *last = NULL;
+	struct list *pos, *tmp;
 
 	list_for_each_safe(pos, tmp, &f->tickets) {
 		struct ticket *t = container_of(pos, struct ticket, link);
@@ -145,82 +275,400 @@ void fence_reach_locked(struct d3dq_fence *f, uint64_t value, bool all,
 		if (!all && t->value > value)
 			continue;
 		t->satisfied = true;
-		t->in_list = false;
+		t->linked = false;
 		list_del(&t->link);
-		dev_queue_flush_later(f->dev, t->queue);
+		dev_ready_push(f->dev, t->queue);
 	}
+	list_for_each_safe(pos, tmp, &f->kwaits) {
+		struct edge *e = container_of(pos, struct edge, flink);
 
+		if (!all && e->value > value)
+			continue;
+		e->linked = false;
+		list_del(&e->flink);
+		/*
+		 * Whoever applies the waiting queue ignores this edge once it
+		 * is released. Out of memory, it is not: the wait then ends
+		 * with its point and stays a dependency.
+		 */
+		if (!fire_add_release(fire, e->queue_id, e->index, e->seqno))
+			atomic_store_explicit(&e->released, true,
+					      memory_order_release);
+	}
 	while (f->heap_len && (all || f->heap[0]->target <= value)) {
 		r = heap_pop(f);
 		if (r->multi) {
-			multi_hit(r->multi);
-			multi_unref(r->multi);
-			free(r);
-		} else if (r->kernel && (!all || r->target <= kernel_upto)) {
-			free(r);
-		} else {
-			r->next = fired;
-			fired = r;
-			n++;
+			multi_hit(r->multi, fire);
+			continue;
 		}
+		r->next = popped;
+		popped = r;
+		if (!last)
+			last = r;
+	}
+	write_events(popped);
+	if (last) {
+		last->next = fire->events;
+		fire->events = popped;
 	}
 	pthread_cond_broadcast(&f->cond);
-	/* Threads asleep in the kernel (wait_pending_locked()) look again. */
-	if (f->kernel_waiters)
-		worker_ring(f->dev);
-	if (!n)
-		return;
+	wake_kernel_waiters_locked(f);
+}
 
-	fds = malloc(n * sizeof(*fds));
-	for (i = 0, r = fired; r; i++) {
-		struct ev_reg *next = r->next;
+/* Remove the registrations of a fired multi-fence registration. */
+static void multi_cancel(struct multi_reg *m)
+{
+	uint32_t i;
 
-		if (fds)
-			fds[i] = r->eventfd;
-		else
-			write_event(r->eventfd);
-		free(r);
-		r = next;
+	for (i = 0; i < m->count; i++) {
+		struct ev_reg *r = &m->regs[i];
+		bool dropped = false;
+
+		if (!r->fence)
+			continue;
+		pthread_mutex_lock(&r->fence->lock);
+		if (r->heap_idx != NO_HEAP) {
+			heap_remove(r->fence, r->heap_idx);
+			dropped = true;
+		}
+		pthread_mutex_unlock(&r->fence->lock);
+		/* The caller holds a reference: never the last one. */
+		if (dropped)
+			atomic_fetch_sub(&m->refs, 1);
 	}
-	if (!fds)
-		return;
-	qsort(fds, n, sizeof(*fds), cmp_int);
-	for (i = 0; i < n; i++)
-		if (!i || fds[i] != fds[i - 1])
-			write_event(fds[i]);
-	free(fds);
 }
 
-int fence_shared_query(struct d3dq_fence *f, uint64_t *value)
+/*
+ * Do what @fire collected, with no fence lock held: free the fired
+ * registrations (and the library's eventfd references), remove what is
+ * left of fired multi-fence registrations, release kernel waits early.
+ */
+void fire_run(struct d3dq_device *dev, struct fire *fire)
 {
-	return syncobj_query(f->dev->fd, &f->syncobj, value, 1, 0);
+	struct ev_reg *r, *next;
+	struct multi_reg *m, *mnext;
+	size_t i;
+
+	for (r = fire->events; r; r = next) {
+		next = r->next;
+		evref_put(dev, r->ev);
+		free(r);
+	}
+	fire->events = NULL;
+
+	for (m = fire->multis; m; m = mnext) {
+		mnext = m->fire_next;
+		multi_cancel(m);
+		multi_unref(dev, m);
+	}
+	fire->multis = NULL;
+
+	for (i = 0; i < fire->nrel; i++) {
+		struct drm_d3dq_wait_release args = {
+			.queue_id = fire->rel[i].queue_id,
+			.index = fire->rel[i].index,
+			.seqno = fire->rel[i].seqno,
+		};
+
+		/* Idempotent; a job that already ran is no error. */
+		d3dq_ioctl(dev->fd, DRM_IOCTL_D3DQ_WAIT_RELEASE, &args);
+	}
+	free(fire->rel);
+	fire->rel = NULL;
+	fire->nrel = 0;
+	fire->caprel = 0;
 }
 
-/* Device removal or fence destruction: release every waiter. */
-void fence_release_all(struct d3dq_fence *f)
+/*
+ * The highest point on a shared fence's timeline, submitted by anyone,
+ * or what this process set if that is higher (a failed signal).
+ */
+static uint64_t shared_last(struct d3dq_fence *f)
 {
-	uint64_t cur = 0;
+	uint64_t v = 0, mine = atomic_load(&f->value);
 
-	pthread_mutex_lock(&f->lock);
-	if (f->shared)
-		fence_shared_query(f, &cur);
-	else
-		atomic_store(&f->value, UINT64_MAX);
-	fence_reach_locked(f, UINT64_MAX, true, cur);
-	pthread_mutex_unlock(&f->lock);
+	if (syncobj_query(f->dev->fd, &f->syncobj, &v, 1,
+			  DRM_SYNCOBJ_QUERY_FLAGS_LAST_SUBMITTED))
+		v = 0;
+	return v > mine ? v : mine;
 }
 
 uint64_t fence_value(struct d3dq_fence *f)
 {
-	uint64_t v = 0;
+	uint64_t v = 0, mine;
 
 	if (!f->shared)
 		return atomic_load_explicit(&f->value, memory_order_acquire);
-	if (dev_removed(f->dev) || f->destroyed)
+	if (dev_removed(f->dev) || atomic_load(&f->destroyed))
 		return UINT64_MAX;
-	if (fence_shared_query(f, &v))
-		return 0;
-	return v;
+	mine = atomic_load_explicit(&f->value, memory_order_acquire);
+	if (syncobj_query(f->dev->fd, &f->syncobj, &v, 1, 0))
+		v = 0;
+	return v > mine ? v : mine;
+}
+
+/* Is the wait for @value over? f->lock held or not. */
+static bool reached(struct d3dq_fence *f, uint64_t value, uint64_t cur)
+{
+	return cur >= value || atomic_load(&f->destroyed) ||
+	       dev_removed(f->dev);
+}
+
+/*
+ * Check a signal of a shared fence against its timeline: a CPU signal
+ * needs at least the last point, a queue signal also at least every
+ * queue signal this process made before (see library.rst). A queue
+ * signal that passes raises that floor. f->lock held.
+ */
+int fence_shared_check_locked(struct d3dq_fence *f, uint64_t value,
+			      bool queue)
+{
+	uint64_t floor = shared_last(f);
+
+	if (queue && f->queue_max > floor)
+		floor = f->queue_max;
+	if (value < floor)
+		return -EINVAL;
+	if (queue)
+		f->queue_max = value;
+	return 0;
+}
+
+/*
+ * The completion applier (worker.c) applies queue signal @s, apply_lock
+ * and f->lock held: the value becomes exactly s->value unless a signal
+ * ordered after it already took effect (R4). A shared fence takes it on
+ * its timeline first, unless that already holds a higher point (a value
+ * only grows), also when the fence was destroyed here (peers still see
+ * it).
+ */
+void fence_apply_locked(struct sig_rec *s, struct fire *fire)
+{
+	struct d3dq_fence *f = s->fence;
+	bool destroyed = atomic_load(&f->destroyed);
+	uint64_t last;
+
+	list_del(&s->flink);
+	if (dev_removed(f->dev) || s->order < f->applied_order)
+		return;
+	f->applied_order = s->order;
+	if (!f->shared) {
+		if (destroyed)
+			return;
+		atomic_store_explicit(&f->value, s->value,
+				      memory_order_release);
+		fence_signalled_locked(f, s->value, false, fire);
+		return;
+	}
+	last = shared_last(f);
+	if (s->value > last &&
+	    syncobj_timeline_signal(f->dev->fd, f->syncobj, s->value))
+		return;
+	if (destroyed || s->value <= atomic_load(&f->value))
+		return;
+	atomic_store_explicit(&f->value, s->value, memory_order_release);
+	fence_signalled_locked(f, s->value, false, fire);
+}
+
+/*
+ * R18: will pending signal @u certainly take effect, so that a wait for
+ * @value may rely on it? Not if a signal ordered after it already did,
+ * nor if one ordered after it on another queue, with a lower value, is
+ * already in the kernel: it may complete first and discard @u (R4).
+ * Signals submitted later respect the pin (fence_pins_locked()). On a
+ * shared fence any later queue signal is at least as high. f->lock held.
+ */
+static bool certain(struct d3dq_fence *f, struct sig_rec *u, uint64_t value)
+{
+	struct list *pos, *tmp;
+
+	if (f->shared)
+		return true;
+	if (u->order < f->applied_order)
+		return false;
+	list_for_each_safe(pos, tmp, &f->pending) {
+		struct sig_rec *w = container_of(pos, struct sig_rec, flink);
+
+		if (w->order > u->order && w->queue != u->queue &&
+		    w->value < value)
+			return false;
+	}
+	return true;
+}
+
+/*
+ * Which submitted signal can a wait for @value rely on? CHOICE_SAME_QUEUE
+ * if one comes earlier on @q itself (R9: queue order); CHOICE_POINT with
+ * @out set (and a reference to its queue) for the earliest one that will
+ * certainly take effect, pinned when @pin (a queue wait); else
+ * CHOICE_NONE. @q is NULL for a CPU wait. f->lock held.
+ */
+enum choice fence_choose_locked(struct d3dq_fence *f, struct d3dq_queue *q,
+				uint64_t value, bool pin, struct dep *out)
+{
+	struct sig_rec *best = NULL;
+	struct list *pos, *tmp;
+
+	list_for_each_safe(pos, tmp, &f->pending) {
+		struct sig_rec *u = container_of(pos, struct sig_rec, flink);
+
+		if (u->value < value)
+			continue;
+		if (q && u->queue == q)
+			return CHOICE_SAME_QUEUE;
+		if ((!best || u->order < best->order) && certain(f, u, value))
+			best = u;
+	}
+	if (!best)
+		return CHOICE_NONE;
+	if (pin && !f->shared && best->pin < value)
+		best->pin = value;
+	queue_ref(best->queue);
+	out->q = best->queue;
+	out->point = best->r.point;
+	return CHOICE_POINT;
+}
+
+/*
+ * A queue signal of @f with @value and @order is about to be submitted
+ * on @q: the points it must wait for so that it cannot discard a pinned
+ * signal (a signal a queue wait relies on, see fence_choose_locked()).
+ * One point per queue (the highest). f->lock held; *deps is allocated
+ * (NULL when none) and holds queue references.
+ */
+int fence_pins_locked(struct d3dq_fence *f, struct d3dq_queue *q,
+		      uint64_t order, uint64_t value, struct dep **deps,
+		      uint32_t *ndeps)
+{
+	struct dep *d = NULL, *grown;
+	struct list *pos, *tmp;
+	size_t n = 0, cap = 0, i;
+
+	*deps = NULL;
+	*ndeps = 0;
+	list_for_each_safe(pos, tmp, &f->pending) {
+		struct sig_rec *u = container_of(pos, struct sig_rec, flink);
+
+		if (u->pin <= value || u->order > order || u->queue == q)
+			continue;
+		for (i = 0; i < n && d[i].q != u->queue; i++)
+			;
+		if (i < n) {
+			if (d[i].point < u->r.point)
+				d[i].point = u->r.point;
+			continue;
+		}
+		grown = grow(d, &cap, n, sizeof(*d));
+		if (!grown) {
+			for (i = 0; i < n; i++)
+				queue_unref(d[i].q);
+			free(d);
+			return -ENOMEM;
+		}
+		d = grown;
+		queue_ref(u->queue);
+		d[n].q = u->queue;
+		d[n].point = u->r.point;
+		n++;
+	}
+	*deps = d;
+	*ndeps = (uint32_t)n;
+	return 0;
+}
+
+/*
+ * A queue wait for e->value is in the kernel as job e->seqno: link it so
+ * that a CPU signal reaching the value, destruction or removal release
+ * it (R6, R14); release it at once if that already happened.
+ */
+void fence_kwait_link(struct edge *e, struct fire *fire)
+{
+	struct d3dq_fence *f = e->fence;
+
+	pthread_mutex_lock(&f->lock);
+	if (reached(f, e->value, atomic_load(&f->value))) {
+		if (!fire_add_release(fire, e->queue_id, e->index, e->seqno))
+			atomic_store_explicit(&e->released, true,
+					      memory_order_release);
+	} else {
+		list_add_tail(&e->flink, &f->kwaits);
+		e->linked = true;
+	}
+	pthread_mutex_unlock(&f->lock);
+}
+
+void fence_kwait_unlink(struct edge *e)
+{
+	struct d3dq_fence *f = e->fence;
+
+	pthread_mutex_lock(&f->lock);
+	if (e->linked) {
+		list_del(&e->flink);
+		e->linked = false;
+	}
+	pthread_mutex_unlock(&f->lock);
+}
+
+/* Destruction or removal: release every waiter. */
+void fence_release_all(struct d3dq_fence *f, struct fire *fire)
+{
+	pthread_mutex_lock(&f->lock);
+	fence_signalled_locked(f, UINT64_MAX, true, fire);
+	pthread_mutex_unlock(&f->lock);
+}
+
+/*
+ * Device removal: the fence reads UINT64_MAX from now on. A shared fence
+ * also takes it on its timeline, so that other processes waiting for a
+ * value this process would have signalled see the removal too.
+ */
+void fence_remove(struct d3dq_fence *f)
+{
+	pthread_mutex_lock(&f->lock);
+	if (f->shared && shared_last(f) < UINT64_MAX)
+		syncobj_timeline_signal(f->dev->fd, f->syncobj, UINT64_MAX);
+	atomic_store_explicit(&f->value, UINT64_MAX, memory_order_release);
+	pthread_mutex_unlock(&f->lock);
+}
+
+/*
+ * Worker: the lowest value something of this process waits for on a
+ * shared fence that another process (or the kernel) may bring.
+ */
+bool fence_watch(struct d3dq_fence *f, uint64_t *target)
+{
+	struct list *pos, *tmp;
+	bool any = false;
+
+	if (atomic_load(&f->destroyed))
+		return false;
+	pthread_mutex_lock(&f->lock);
+	if (f->heap_len) {
+		*target = f->heap[0]->target;
+		any = true;
+	}
+	list_for_each_safe(pos, tmp, &f->tickets) {
+		struct ticket *t = container_of(pos, struct ticket, link);
+
+		if (!any || t->value < *target)
+			*target = t->value;
+		any = true;
+	}
+	pthread_mutex_unlock(&f->lock);
+	return any;
+}
+
+/* Worker: a shared fence's timeline reached @value. */
+void fence_watch_fired(struct d3dq_fence *f, uint64_t value,
+		       struct fire *fire)
+{
+	pthread_mutex_lock(&f->lock);
+	if (!atomic_load(&f->destroyed) && !dev_removed(f->dev) &&
+	    value > atomic_load(&f->value)) {
+		atomic_store_explicit(&f->value, value, memory_order_release);
+		fence_signalled_locked(f, value, false, fire);
+	}
+	pthread_mutex_unlock(&f->lock);
 }
 
 static int fence_alloc(struct d3dq_device *dev, struct d3dq_fence **out)
@@ -240,26 +688,10 @@ static int fence_alloc(struct d3dq_device *dev, struct d3dq_fence **out)
 	pthread_condattr_destroy(&attr);
 	list_init(&f->pending);
 	list_init(&f->tickets);
+	list_init(&f->kwaits);
 	list_init(&f->dev_link);
 	*out = f;
 	return 0;
-}
-
-/*
- * Make the fence visible to device removal. Checked under the device lock,
- * which removal holds while it releases the fences: a fence either gets
- * released with the others or is refused here.
- */
-static int fence_publish(struct d3dq_fence *f)
-{
-	int ret;
-
-	pthread_mutex_lock(&f->dev->lock);
-	ret = dev_removal_error(f->dev);
-	if (!ret)
-		list_add_tail(&f->dev_link, &f->dev->fences);
-	pthread_mutex_unlock(&f->dev->lock);
-	return ret;
 }
 
 D3DQ_EXPORT int d3dq_fence_create(struct d3dq_device *dev,
@@ -291,9 +723,8 @@ D3DQ_EXPORT int d3dq_fence_create(struct d3dq_device *dev,
 			fence_unref(f);
 			return ret;
 		}
-		f->shared_reserved = initial_value;
 	}
-	ret = fence_publish(f);
+	ret = dev_link_object(dev, &f->dev_link, &dev->fences);
 	if (ret) {
 		fence_unref(f);
 		return ret;
@@ -331,6 +762,9 @@ D3DQ_EXPORT int d3dq_fence_import(struct d3dq_device *dev, int fd,
 	*out = NULL;
 	if (!dev || fd < 0)
 		return -EINVAL;
+	/* The driver says -EINVAL for both; tell a closed fd apart. */
+	if (fcntl(fd, F_GETFD) < 0)
+		return -EBADF;
 	ret = dev_removal_error(dev);
 	if (ret)
 		return ret;
@@ -345,7 +779,7 @@ D3DQ_EXPORT int d3dq_fence_import(struct d3dq_device *dev, int fd,
 	}
 	f->shared = true;
 	f->syncobj = args.handle;
-	ret = fence_publish(f);
+	ret = dev_link_object(dev, &f->dev_link, &dev->fences);
 	if (ret) {
 		fence_unref(f);
 		return ret;
@@ -356,6 +790,7 @@ D3DQ_EXPORT int d3dq_fence_import(struct d3dq_device *dev, int fd,
 
 D3DQ_EXPORT void d3dq_fence_destroy(struct d3dq_fence *f)
 {
+	struct fire fire = FIRE_INIT;
 	struct d3dq_device *dev;
 
 	if (!f)
@@ -366,10 +801,14 @@ D3DQ_EXPORT void d3dq_fence_destroy(struct d3dq_fence *f)
 	pthread_mutex_unlock(&dev->lock);
 
 	pthread_mutex_lock(&f->lock);
-	f->destroyed = true;
+	atomic_store(&f->destroyed, true);
+	fence_signalled_locked(f, UINT64_MAX, true, &fire);
 	pthread_mutex_unlock(&f->lock);
-	fence_release_all(f);
-	dev_run_flushes(dev);
+	fire_run(dev, &fire);
+	run_flushes(dev);
+	/* The worker may watch it: let it drop its reference. */
+	if (f->shared && atomic_load(&dev->worker_started))
+		dev_ring(dev);
 	fence_unref(f);
 }
 
@@ -380,166 +819,148 @@ D3DQ_EXPORT uint64_t d3dq_fence_get_completed_value(struct d3dq_fence *f)
 	return fence_value(f);
 }
 
-/*
- * Highest value already given to the shared timeline, by anyone. The
- * timeline only moves forward: a lower value cannot be signalled.
- */
-static int shared_last(struct d3dq_fence *f, uint64_t *last)
-{
-	uint64_t v = 0;
-	int ret = syncobj_query(f->dev->fd, &f->syncobj, &v, 1,
-				DRM_SYNCOBJ_QUERY_FLAGS_LAST_SUBMITTED);
-
-	if (ret)
-		return ret;
-	*last = v > f->shared_reserved ? v : f->shared_reserved;
-	return 0;
-}
-
-/* Called with f->lock held. */
-int fence_shared_reserve(struct d3dq_fence *f, uint64_t value, bool *noop)
-{
-	uint64_t last;
-	int ret = shared_last(f, &last);
-
-	*noop = false;
-	if (ret)
-		return ret;
-	if (value < last)
-		return -EINVAL;
-	if (value == last) {
-		*noop = true;
-		return 0;
-	}
-	f->shared_reserved = value;
-	return 0;
-}
-
 D3DQ_EXPORT int d3dq_fence_signal(struct d3dq_fence *f, uint64_t value)
 {
+	struct fire fire = FIRE_INIT;
 	struct d3dq_device *dev;
-	bool noop;
 	int ret = 0;
 
 	if (!f)
 		return -EINVAL;
 	dev = f->dev;
-	if (dev_removed(dev))
-		return -ENODEV;
-
 	pthread_mutex_lock(&f->lock);
-	if (f->shared) {
-		ret = fence_shared_reserve(f, value, &noop);
-		if (!ret && !noop)
+	/* Under the lock: removal sets UINT64_MAX under it too. */
+	if (dev_removed(dev)) {
+		ret = -ENODEV;
+	} else if (f->shared) {
+		ret = fence_shared_check_locked(f, value, false);
+		if (!ret && value > shared_last(f))
 			ret = syncobj_timeline_signal(dev->fd, f->syncobj,
 						      value);
+		if (!ret && value > atomic_load(&f->value))
+			atomic_store_explicit(&f->value, value,
+					      memory_order_release);
 		if (!ret)
-			fence_reach_locked(f, value, false, value);
+			fence_signalled_locked(f, value, false, &fire);
 	} else {
 		atomic_store_explicit(&f->value, value, memory_order_release);
-		fence_reach_locked(f, value, false, value);
+		fence_signalled_locked(f, value, false, &fire);
 	}
 	pthread_mutex_unlock(&f->lock);
-	dev_run_flushes(dev);
+	fire_run(dev, &fire);
+	run_flushes(dev);
 	return ret;
 }
 
-static int wait_shared(struct d3dq_fence *f, uint64_t value,
-		       uint64_t timeout_ns)
+/*
+ * Sleep in the kernel until point @point of @handle is signalled, or the
+ * fence's doorbell rings (any change of its value, destruction, removal).
+ * f->lock held, dropped meanwhile. Returns the wait's result; *first is
+ * 0 when the point was signalled.
+ */
+static int wait_kernel_locked(struct d3dq_fence *f, uint32_t handle,
+			      uint64_t point, int64_t deadline,
+			      uint32_t *first)
 {
-	int64_t deadline = abs_timeout(timeout_ns);
+	uint32_t handles[2] = { handle, 0 };
+	uint64_t points[2] = { point, 0 };
 	int ret;
 
-	for (;;) {
-		int64_t slice = now_ns() + 50000000;
-		uint64_t point = value;
-
-		if (dev_removed(f->dev) || f->destroyed)
-			return 0;
-		if (slice > deadline)
-			slice = deadline;
-		ret = syncobj_timeline_wait(f->dev->fd, &f->syncobj, &point, 1,
-					    slice,
-					    DRM_SYNCOBJ_WAIT_FLAGS_WAIT_FOR_SUBMIT,
-					    NULL);
-		if (ret != -ETIME && ret != -EINTR)
+	if (!f->wake) {
+		ret = syncobj_create(f->dev->fd, &f->wake);
+		if (ret)
 			return ret;
-		if (ret == -ETIME && slice >= deadline)
-			return -ETIMEDOUT;
 	}
+	handles[1] = f->wake;
+	points[1] = f->wake_point + 1;
+	f->kernel_waiters++;
+	pthread_mutex_unlock(&f->lock);
+	*first = 1;
+	ret = syncobj_timeline_wait(f->dev->fd, handles, points, 2, deadline,
+				    DRM_SYNCOBJ_WAIT_FLAGS_WAIT_FOR_SUBMIT,
+				    first);
+	pthread_mutex_lock(&f->lock);
+	f->kernel_waiters--;
+	return ret;
+}
+
+static int cond_wait_locked(struct d3dq_fence *f, int64_t deadline)
+{
+	struct timespec ts;
+
+	if (deadline == INT64_MAX)
+		return pthread_cond_wait(&f->cond, &f->lock) ? -EINTR : 0;
+	ts.tv_sec = deadline / 1000000000;
+	ts.tv_nsec = deadline % 1000000000;
+	return pthread_cond_timedwait(&f->cond, &f->lock, &ts) ? -ETIME : 0;
 }
 
 /*
- * When a submitted queue signal brings @f to @value, wait in the kernel for
- * that signal's point and apply it on this thread, as the worker would:
- * the caller then wakes once, instead of after the worker woke and then
- * woke it. The doorbell is waited for too, and fence_reach_locked() rings
- * it while kernel_waiters is not zero, so a CPU signal, destruction or
- * removal still releases the caller at once. Called with f->lock held,
- * which is dropped meanwhile. Returns 0 to look at the value again, 1 when
- * no submitted signal reaches @value (or the kernel wait failed): sleep on
- * the condition variable then; -ETIME at the deadline.
+ * Block until @f reaches @value. When a submitted queue signal will bring
+ * it there, wait in the kernel for that signal's point and apply the
+ * completions up to it on this thread (the same applier the worker uses,
+ * so in causal order): the caller wakes once instead of after the worker.
+ * A shared fence is waited for on its timeline (another process may
+ * signal it). Otherwise sleep on the condition variable. The fence's
+ * doorbell or condition variable wakes the caller at once on any change,
+ * destruction or removal.
  */
-static int wait_pending_locked(struct d3dq_fence *f, uint64_t value,
-			       int64_t deadline)
+static int wait_value(struct d3dq_fence *f, uint64_t value, int64_t deadline)
 {
-	struct d3dq_device *dev = f->dev;
-	struct drm_d3dq_queue_get_state st = { 0 };
-	struct pending_update *best = NULL;
-	struct list *pos, *tmp;
-	struct d3dq_queue *q;
-	uint32_t handles[2], first = 1;
-	uint64_t points[2];
-	int ret;
+	uint32_t first;
+	struct dep d;
+	int ret = 0, w;
 
-	list_for_each_safe(pos, tmp, &f->pending) {
-		struct pending_update *pu =
-			container_of(pos, struct pending_update, fence_link);
-
-		if (pu->value >= value && (!best || pu->order < best->order))
-			best = pu;
-	}
-	if (!best)
-		return 1;
-	q = best->queue;
-	queue_ref(q);
-	handles[0] = q->tl;
-	points[0] = best->point;
-	handles[1] = dev->doorbell;
-	points[1] = atomic_load(&dev->doorbell_point) + 1;
-	f->kernel_waiters++;
-	pthread_mutex_unlock(&f->lock);
-
-	ret = syncobj_timeline_wait(dev->fd, handles, points, 2, deadline,
-				    DRM_SYNCOBJ_WAIT_FLAGS_WAIT_FOR_SUBMIT,
-				    &first);
-	if (!ret && first == 0) {
-		/* As the worker: a lost queue removes the device first (R15). */
-		st.id = q->id;
-		if (!d3dq_ioctl(dev->fd, DRM_IOCTL_D3DQ_QUEUE_GET_STATE, &st) &&
-		    st.state == DRM_D3DQ_QUEUE_STATE_LOST) {
-			dev_remove(dev, st.reason ? st.reason : -ECANCELED);
-		} else {
-			pthread_mutex_lock(&dev->lock);
-			queue_apply_completed(q, points[0]);
-			pthread_mutex_unlock(&dev->lock);
-		}
-		dev_run_flushes(dev);
-	}
-	queue_unref(q);
 	pthread_mutex_lock(&f->lock);
-	f->kernel_waiters--;
-	if (ret == -ETIME)
-		return -ETIME;
-	return ret ? 1 : 0;
+	for (;;) {
+		uint64_t cur = f->shared ? fence_value(f) :
+					   atomic_load(&f->value);
+
+		if (reached(f, value, cur))
+			break;
+		if (now_ns() >= deadline) {
+			ret = -ETIMEDOUT;
+			break;
+		}
+		if (fence_choose_locked(f, NULL, value, false, &d) ==
+		    CHOICE_POINT) {
+			w = wait_kernel_locked(f, d.q->tl, d.point, deadline,
+					       &first);
+			if (!w && first == 0) {
+				pthread_mutex_unlock(&f->lock);
+				w = queue_check_lost(d.q);
+				if (w)
+					dev_remove(f->dev, w);
+				else
+					apply_upto(d.q, d.point);
+				run_flushes(f->dev);
+				pthread_mutex_lock(&f->lock);
+				w = 0;
+			}
+			queue_unref(d.q);
+		} else if (f->shared) {
+			w = wait_kernel_locked(f, f->syncobj, value, deadline,
+					       &first);
+		} else {
+			w = cond_wait_locked(f, deadline);
+		}
+		if (w == -ETIME || w == -ETIMEDOUT)
+			continue;
+		if (w && w != -EINTR) {
+			/* No kernel wait possible now: sleep briefly. */
+			int64_t soon = now_ns() + 10000000;
+
+			cond_wait_locked(f, soon < deadline ? soon : deadline);
+		}
+	}
+	pthread_mutex_unlock(&f->lock);
+	return ret;
 }
 
 D3DQ_EXPORT int d3dq_fence_wait(struct d3dq_fence *f, uint64_t value,
 				uint64_t timeout_ns)
 {
-	struct timespec ts;
-	int64_t deadline;
-	int ret = 0;
+	int ret;
 
 	if (!f)
 		return -EINVAL;
@@ -549,97 +970,61 @@ D3DQ_EXPORT int d3dq_fence_wait(struct d3dq_fence *f, uint64_t value,
 		return -ETIMEDOUT;
 	/* Another thread may destroy the fence while we sleep. */
 	fence_ref(f);
-	if (f->shared) {
-		ret = wait_shared(f, value, timeout_ns);
-		fence_unref(f);
-		return ret;
-	}
-
-	deadline = abs_timeout(timeout_ns);
-	ts.tv_sec = deadline / 1000000000;
-	ts.tv_nsec = deadline % 1000000000;
-	pthread_mutex_lock(&f->lock);
-	while (fence_value(f) < value && !f->destroyed) {
-		int w = wait_pending_locked(f, value, deadline);
-
-		if (!w)
-			continue;
-		if (w == -ETIME) {
-			if (fence_value(f) < value && !f->destroyed)
-				ret = -ETIMEDOUT;
-			break;
-		}
-		if (deadline == INT64_MAX) {
-			pthread_cond_wait(&f->cond, &f->lock);
-		} else if (pthread_cond_timedwait(&f->cond, &f->lock, &ts)) {
-			if (fence_value(f) < value && !f->destroyed)
-				ret = -ETIMEDOUT;
-			break;
-		}
-	}
-	pthread_mutex_unlock(&f->lock);
+	ret = wait_value(f, value, abs_timeout(timeout_ns));
 	fence_unref(f);
 	return ret;
-}
-
-/* Register @r on @f unless the value is reached; f->lock held. */
-static int register_locked(struct d3dq_fence *f, struct ev_reg *r, bool *now)
-{
-	int ret;
-
-	*now = fence_value(f) >= r->target || f->destroyed;
-	if (*now)
-		return 0;
-	ret = heap_push(f, r);
-	if (ret)
-		return ret;
-	if (f->shared)
-		worker_ring(f->dev);
-	return 0;
 }
 
 D3DQ_EXPORT int d3dq_fence_set_event_on_completion(struct d3dq_fence *f,
 						   uint64_t value, int eventfd)
 {
-	struct drm_syncobj_eventfd kargs = { 0 };
+	struct d3dq_device *dev;
+	struct evref *ev;
 	struct ev_reg *r;
-	bool now, kernel;
+	bool now;
 	int ret;
 
 	if (!f)
 		return -EINVAL;
 	if (eventfd < 0)
 		return d3dq_fence_wait(f, value, D3DQ_TIMEOUT_INFINITE);
-
-	r = calloc(1, sizeof(*r));
-	if (!r)
-		return -ENOMEM;
-	r->target = value;
-	r->eventfd = eventfd;
-	if (f->shared) {
-		ret = worker_ensure(f->dev);
-		if (ret) {
-			free(r);
-			return ret;
-		}
+	dev = f->dev;
+	/* Reached already: fire during the call, no reference needed. */
+	if (reached(f, value, fence_value(f))) {
+		write_event(eventfd);
+		return 0;
 	}
+	if (f->shared) {
+		ret = worker_ensure(dev);
+		if (ret)
+			return ret;
+	}
+	ret = evref_get(dev, eventfd, &ev);
+	if (ret)
+		return ret;
+	r = calloc(1, sizeof(*r));
+	if (!r) {
+		evref_put(dev, ev);
+		return -ENOMEM;
+	}
+	r->target = value;
+	r->ev = ev;
+	r->heap_idx = NO_HEAP;
 
 	pthread_mutex_lock(&f->lock);
-	if (f->shared && f->dev->has_syncobj_eventfd &&
-	    fence_value(f) < value) {
-		kargs.handle = f->syncobj;
-		kargs.point = value;
-		kargs.fd = eventfd;
-		r->kernel = !d3dq_ioctl(f->dev->fd, DRM_IOCTL_SYNCOBJ_EVENTFD,
-					&kargs);
-	}
-	ret = register_locked(f, r, &now);
+	now = reached(f, value, atomic_load(&f->value));
+	if (!now)
+		ret = heap_push(f, r);
 	pthread_mutex_unlock(&f->lock);
-	kernel = r->kernel;
-	if (ret || now)
+	if (now)
+		write_event(ev->fd);
+	if (now || ret) {
+		evref_put(dev, ev);
 		free(r);
-	if (now && !kernel)
-		write_event(eventfd);
+	} else if (f->shared) {
+		/* Another process may bring the value: the worker watches. */
+		dev_ring(dev);
+	}
 	return ret;
 }
 
@@ -649,57 +1034,82 @@ D3DQ_EXPORT int d3dq_device_set_event_on_multiple_fence_completion(
 		int eventfd)
 {
 	struct multi_reg *m;
+	bool shared = false;
 	uint32_t i;
 	int ret = 0;
 
 	if (!dev || !count || !fences || !values ||
 	    flags > D3DQ_MULTIPLE_FENCE_WAIT_ANY)
 		return -EINVAL;
-	for (i = 0; i < count; i++)
+	for (i = 0; i < count; i++) {
 		if (!fences[i] || fences[i]->dev != dev)
 			return -EINVAL;
+		shared |= fences[i]->shared;
+	}
 	if (count == 1)
 		return d3dq_fence_set_event_on_completion(fences[0], values[0],
 							  eventfd);
+	if (shared) {
+		ret = worker_ensure(dev);
+		if (ret)
+			return ret;
+	}
 
-	m = calloc(1, sizeof(*m));
+	m = calloc(1, sizeof(*m) + count * sizeof(m->regs[0]));
 	if (!m)
 		return -ENOMEM;
+	if (eventfd >= 0) {
+		ret = evref_get(dev, eventfd, &m->ev);
+		if (ret) {
+			free(m);
+			return ret;
+		}
+	}
 	atomic_init(&m->refs, 1);
 	pthread_mutex_init(&m->lock, NULL);
 	pthread_cond_init(&m->cond, NULL);
+	m->count = count;
 	m->remaining = count;
 	m->any = flags == D3DQ_MULTIPLE_FENCE_WAIT_ANY;
-	m->eventfd = eventfd < 0 ? -1 : eventfd;
+	for (i = 0; i < count; i++) {
+		m->regs[i].target = values[i];
+		m->regs[i].heap_idx = NO_HEAP;
+		m->regs[i].multi = m;
+		m->regs[i].fence = fences[i];
+		fence_ref(fences[i]);
+	}
 
 	for (i = 0; i < count && !ret; i++) {
 		struct d3dq_fence *f = fences[i];
-		struct ev_reg *r;
-		bool now;
+		struct fire fire = FIRE_INIT;
+		uint64_t cur = fence_value(f);
+		bool fired;
 
-		if (f->shared) {
-			ret = worker_ensure(dev);
-			if (ret)
-				break;
-		}
-		r = calloc(1, sizeof(*r));
-		if (!r) {
-			ret = -ENOMEM;
+		pthread_mutex_lock(&f->lock);
+		pthread_mutex_lock(&m->lock);
+		fired = m->fired;
+		pthread_mutex_unlock(&m->lock);
+		if (fired) {
+			/* ANY already fired (maybe on another thread). */
+			pthread_mutex_unlock(&f->lock);
 			break;
 		}
-		r->target = values[i];
-		r->eventfd = -1;
-		r->multi = m;
 		atomic_fetch_add(&m->refs, 1);
-		pthread_mutex_lock(&f->lock);
-		ret = register_locked(f, r, &now);
-		pthread_mutex_unlock(&f->lock);
-		if (ret || now) {
-			multi_unref(m);
-			free(r);
+		if (reached(f, values[i], cur)) {
+			multi_hit(m, &fire);
+		} else {
+			ret = heap_push(f, &m->regs[i]);
+			if (ret)
+				atomic_fetch_sub(&m->refs, 1);
 		}
-		if (now)
-			multi_hit(m);
+		pthread_mutex_unlock(&f->lock);
+		fire_run(dev, &fire);
+	}
+	if (ret) {
+		/* Out of memory: nothing of it may fire later. */
+		multi_cancel(m);
+	} else if (shared) {
+		dev_ring(dev);
 	}
 
 	if (!ret && eventfd < 0) {
@@ -708,87 +1118,6 @@ D3DQ_EXPORT int d3dq_device_set_event_on_multiple_fence_completion(
 			pthread_cond_wait(&m->cond, &m->lock);
 		pthread_mutex_unlock(&m->lock);
 	}
-	multi_unref(m);
+	multi_unref(dev, m);
 	return ret;
-}
-
-/* Lower *@target to the lowest value of a queued wait; true if any. */
-static bool tickets_min_locked(struct d3dq_fence *f, uint64_t *target,
-			       bool any)
-{
-	struct list *pos, *tmp;
-
-	list_for_each_safe(pos, tmp, &f->tickets) {
-		struct ticket *t = container_of(pos, struct ticket, link);
-
-		if (!any || t->value < *target)
-			*target = t->value;
-		any = true;
-	}
-	return any;
-}
-
-/* Worker: lowest value someone waits for on a shared fence. */
-bool fence_watch_collect(struct d3dq_fence *f, uint64_t *target)
-{
-	bool any = false;
-
-	pthread_mutex_lock(&f->lock);
-	if (f->heap_len) {
-		*target = f->heap[0]->target;
-		any = true;
-	}
-	any = tickets_min_locked(f, target, any);
-	pthread_mutex_unlock(&f->lock);
-	return any;
-}
-
-/* Worker: a shared fence's timeline reached @value. */
-void fence_watch_fired(struct d3dq_fence *f, uint64_t value)
-{
-	pthread_mutex_lock(&f->lock);
-	fence_reach_locked(f, value, false, value);
-	pthread_mutex_unlock(&f->lock);
-}
-
-/* Availability thread: lowest value a queued wait of this process needs. */
-bool fence_tickets_min(struct d3dq_fence *f, uint64_t *target)
-{
-	bool any;
-
-	pthread_mutex_lock(&f->lock);
-	any = tickets_min_locked(f, target, false);
-	pthread_mutex_unlock(&f->lock);
-	return any;
-}
-
-/*
- * Availability thread: some point of a shared fence was submitted. Queued
- * waits whose value now has a fence become kernel waits on that point.
- */
-void fence_resolve_available(struct d3dq_fence *f)
-{
-	struct list *pos, *tmp;
-	uint64_t last = 0;
-
-	pthread_mutex_lock(&f->lock);
-	if (list_empty(&f->tickets) ||
-	    syncobj_query(f->dev->fd, &f->syncobj, &last, 1,
-			  DRM_SYNCOBJ_QUERY_FLAGS_LAST_SUBMITTED)) {
-		pthread_mutex_unlock(&f->lock);
-		return;
-	}
-	list_for_each_safe(pos, tmp, &f->tickets) {
-		struct ticket *t = container_of(pos, struct ticket, link);
-
-		if (t->value > last)
-			continue;
-		t->resolved = true;
-		t->in_list = false;
-		list_del(&t->link);
-		t->wait_handle = f->syncobj;
-		t->wait_point = t->value;
-		dev_queue_flush_later(f->dev, t->queue);
-	}
-	pthread_mutex_unlock(&f->lock);
 }

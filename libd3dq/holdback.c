@@ -1,85 +1,88 @@
 // SPDX-License-Identifier: MIT
 /*
- * libd3dq: holding work back behind waits whose signal is not submitted.
+ * libd3dq: queue waits, and holding work back behind waits that no kernel
+ * point can serve yet.
  *
  * Copyright (C) 2026 The d3dq authors
  *
  * The kernel only accepts a wait on a syncobj point that already has a
- * fence. When a queue waits for a fence value that no submitted signal
- * produces yet, the wait and everything queued after it on that queue stay
- * in a FIFO in library memory; the queue is "held". The FIFO is drained in
- * order, on whichever thread made its head wait submittable: a CPU signal,
- * a queue signal submitted on another queue, the device worker applying a
- * completed signal, a fence being destroyed, or device removal. Those
- * threads only put the queue on the device's flush list; the flush itself
- * runs once they have dropped their own locks, so flushing one queue can
- * release others (a cascade) without nesting queue locks and without
- * extra threads.
+ * fence. When a queue waits for a fence value that no submitted signal is
+ * certain to produce, the wait and everything queued after it on that
+ * queue stay in a FIFO in library memory; the queue is "held". The wait
+ * has a ticket on its fence, satisfied (for good, R6) when the value is
+ * reached. The FIFO is drained in order by a flush, on whichever thread
+ * made its head wait possible: a CPU signal, a queue signal recorded on
+ * another queue, the completion applier, a fence being destroyed, or
+ * device removal. Those threads only put the queue on the device's ready
+ * list; the flush runs once they dropped their own locks, and only if it
+ * can take the queue's lock without waiting (otherwise the holder of that
+ * lock runs it before releasing it), so flushing one queue can release
+ * others without nesting queue locks and without extra threads.
  */
 #include <stdlib.h>
 
 #include "internal.h"
 
-void dev_queue_flush_later(struct d3dq_device *dev, struct d3dq_queue *q)
+void queue_lock(struct d3dq_queue *q)
 {
-	pthread_mutex_lock(&dev->flush_lock);
-	if (!q->flush_queued) {
-		q->flush_queued = true;
-		queue_ref(q);
-		q->flush_next = NULL;
-		if (dev->flush_tail)
-			dev->flush_tail->flush_next = q;
-		else
-			dev->flush_head = q;
-		dev->flush_tail = q;
-	}
-	pthread_mutex_unlock(&dev->flush_lock);
+	pthread_mutex_lock(&q->lock);
 }
 
-/* Call with no library lock held. */
-void dev_run_flushes(struct d3dq_device *dev)
+/*
+ * Release q->lock, running the flushes requested meanwhile: whoever asked
+ * and could not take the lock left it to the holder.
+ */
+void queue_unlock(struct d3dq_queue *q)
+{
+	for (;;) {
+		if (atomic_exchange(&q->flush_req, false))
+			queue_flush_locked(q);
+		pthread_mutex_unlock(&q->lock);
+		if (!atomic_load(&q->flush_req) ||
+		    pthread_mutex_trylock(&q->lock))
+			return;
+	}
+}
+
+/* Flush the queues on the ready list. Called with no library lock held. */
+void run_flushes(struct d3dq_device *dev)
 {
 	struct d3dq_queue *q;
 
 	for (;;) {
-		pthread_mutex_lock(&dev->flush_lock);
-		q = dev->flush_head;
+		pthread_mutex_lock(&dev->ready_lock);
+		q = dev->ready_head;
 		if (q) {
-			dev->flush_head = q->flush_next;
-			if (!dev->flush_head)
-				dev->flush_tail = NULL;
-			q->flush_queued = false;
+			dev->ready_head = q->ready_next;
+			if (!dev->ready_head)
+				dev->ready_tail = NULL;
+			q->ready_queued = false;
 		}
-		pthread_mutex_unlock(&dev->flush_lock);
+		pthread_mutex_unlock(&dev->ready_lock);
 		if (!q)
 			return;
-		pthread_mutex_lock(&q->lock);
-		queue_flush_locked(q);
-		pthread_mutex_unlock(&q->lock);
+		atomic_store(&q->flush_req, true);
+		if (!pthread_mutex_trylock(&q->lock))
+			queue_unlock(q);
 		queue_unref(q);
 	}
 }
 
-void ticket_cancel(struct d3dq_fence *f, struct ticket *t)
+static void ticket_unlink(struct d3dq_fence *f, struct ticket *t)
 {
-	if (!t)
-		return;
 	pthread_mutex_lock(&f->lock);
-	if (t->in_list) {
+	if (t->linked) {
 		list_del(&t->link);
-		t->in_list = false;
+		t->linked = false;
 	}
 	pthread_mutex_unlock(&f->lock);
-	if (t->wait_queue)
-		queue_unref(t->wait_queue);
-	free(t);
 }
 
 static void held_op_free(struct held_op *op)
 {
 	if (op->fence) {
-		if (op->ticket)
-			ticket_cancel(op->fence, op->ticket);
+		if (op->type == OP_WAIT)
+			ticket_unlink(op->fence, &op->ticket);
 		fence_unref(op->fence);
 	}
 	free(op->cmds);
@@ -97,144 +100,188 @@ void queue_drop_held_locked(struct d3dq_queue *q)
 	q->held_tail = NULL;
 }
 
-/*
- * Submit a queue signal. For a fence that is not shared, nothing needs to
- * run: the update waits for the queue's last submitted point, which
- * completes once everything queued before the signal has. Only a queue
- * that never submitted anything, or a shared fence (whose own syncobj
- * point must be signalled), needs a pure synchronisation job. Then record
- * the pending update and resolve queued waits of other queues that this
- * signal satisfies.
- */
-int queue_submit_signal_locked(struct d3dq_queue *q, struct d3dq_fence *f,
-			       uint64_t value)
+static void held_append(struct d3dq_queue *q, struct held_op *op)
 {
-	struct drm_d3dq_sync extra = {
-		.handle = f->syncobj,
-		.flags = DRM_D3DQ_SYNC_TIMELINE,
-		.point = value,
-	};
-	struct pending_update *pu = NULL;
-	struct list *pos, *tmp;
-	uint64_t point;
-	bool ring;
-	int ret;
+	op->next = NULL;
+	if (q->held_tail)
+		q->held_tail->next = op;
+	else
+		q->held_head = op;
+	q->held_tail = op;
+}
 
-	if (!f->shared) {
-		pu = calloc(1, sizeof(*pu));
-		if (!pu)
-			return -ENOMEM;
-	}
-	if (f->shared || !q->tl_point) {
-		ret = queue_submit(q, NULL, 0, f->shared ? &extra : NULL,
-				   NULL, 0);
-		if (ret) {
-			free(pu);
-			return ret;
-		}
-	}
-	point = q->tl_point;
+/* R9: is a signal of @f reaching @value held on @q (so earlier)? */
+static bool held_signal(struct d3dq_queue *q, struct d3dq_fence *f,
+			uint64_t value)
+{
+	struct held_op *op;
+
+	for (op = q->held_head; op; op = op->next)
+		if (op->type == OP_SIGNAL && op->fence == f &&
+		    op->value >= value)
+			return true;
+	return false;
+}
+
+/* The value a shared fence has, read before taking its lock. */
+static uint64_t value_outside(struct d3dq_fence *f)
+{
+	return f->shared ? fence_value(f) : 0;
+}
+
+static bool wait_reached_locked(struct d3dq_fence *f, uint64_t value,
+				uint64_t outside)
+{
+	return atomic_load(&f->value) >= value || outside >= value ||
+	       atomic_load(&f->destroyed) || dev_removed(f->dev);
+}
+
+/*
+ * d3dq_queue_wait(): satisfied now (R6), by an earlier signal on this
+ * queue (R9), by a kernel wait on a submitted signal that will certainly
+ * take effect (R18), or held with a ticket. q->lock held.
+ */
+int queue_wait_locked(struct d3dq_queue *q, struct d3dq_fence *f,
+		      uint64_t value)
+{
+	uint64_t outside = value_outside(f);
+	bool held = q->held_head != NULL;
+	enum choice c = CHOICE_NONE;
+	struct held_op *op;
+	struct dep d;
+
+	if (held && held_signal(q, f, value))
+		return 0;
+	op = calloc(1, sizeof(*op));
+	if (!op)
+		return -ENOMEM;
 
 	pthread_mutex_lock(&f->lock);
-	if (pu) {
-		fence_ref(f);
-		queue_ref(q);
-		pu->fence = f;
-		pu->queue = q;
-		pu->value = value;
-		pu->point = point;
-		pu->order = ++f->next_order;
-		list_add_tail(&pu->fence_link, &f->pending);
+	if (wait_reached_locked(f, value, outside)) {
+		pthread_mutex_unlock(&f->lock);
+		free(op);
+		return 0;
 	}
-	list_for_each_safe(pos, tmp, &f->tickets) {
-		struct ticket *t = container_of(pos, struct ticket, link);
-
-		if (t->value > value)
-			continue;
-		t->resolved = true;
-		t->in_list = false;
-		list_del(&t->link);
-		if (t->queue == q) {
-			t->same_queue = true;
-		} else if (f->shared) {
-			t->wait_handle = f->syncobj;
-			t->wait_point = t->value;
-		} else {
-			queue_ref(q);
-			t->wait_queue = q;
-			t->wait_handle = q->tl;
-			t->wait_point = point;
-		}
-		dev_queue_flush_later(q->dev, t->queue);
+	c = fence_choose_locked(f, q, value, !held, &d);
+	if (c == CHOICE_POINT && held) {
+		queue_unref(d.q);
+		c = CHOICE_NONE;
+	}
+	if (c == CHOICE_NONE) {
+		op->type = OP_WAIT;
+		fence_ref(f);
+		op->fence = f;
+		op->value = value;
+		op->ticket.queue = q;
+		op->ticket.value = value;
+		op->ticket.linked = true;
+		list_add_tail(&op->ticket.link, &f->tickets);
 	}
 	pthread_mutex_unlock(&f->lock);
 
-	if (pu) {
-		pthread_mutex_lock(&q->pend_lock);
-		list_add_tail(&pu->queue_link, &q->pending);
-		/* The point may be one the worker has seen complete already. */
-		ring = !q->in_wait_set || q->watch_point > point;
-		pthread_mutex_unlock(&q->pend_lock);
-		if (ring)
-			worker_ring(q->dev);
+	if (c == CHOICE_SAME_QUEUE) {
+		free(op);
+		return 0;
 	}
+	if (c == CHOICE_POINT) {
+		free(op);
+		return queue_submit_wait_locked(q, f, value, &d);
+	}
+	held_append(q, op);
+	/* Another process may bring the value: the worker watches it. */
+	if (f->shared)
+		dev_ring(q->dev);
 	return 0;
 }
 
 /*
- * Submit a command stream, split at command boundaries into jobs of at
- * most max_cmd_bytes. The queue runs them in order, so this is the same as
- * one job.
+ * d3dq_queue_signal(): its API order is taken now, also when it is held
+ * (R4); a shared fence checks it against its timeline now. q->lock held.
  */
-int queue_submit_cmds_locked(struct d3dq_queue *q, const uint8_t *cmds,
-			     size_t len)
+int queue_signal_locked(struct d3dq_queue *q, struct d3dq_fence *f,
+			uint64_t value)
 {
-	size_t start = 0, pos = 0;
-	int ret;
+	struct held_op *op = NULL;
+	uint64_t order;
+	int ret = 0;
 
-	while (pos < len) {
-		const struct drm_d3dq_cmd_header *h =
-			(const void *)(cmds + pos);
-
-		if (pos + h->size - start > q->dev->max_cmd_bytes) {
-			ret = queue_submit(q, NULL, 0, NULL, cmds + start,
-					   (uint32_t)(pos - start));
-			if (ret)
-				return ret;
-			start = pos;
-		}
-		pos += h->size;
+	if (q->held_head) {
+		op = calloc(1, sizeof(*op));
+		if (!op)
+			return -ENOMEM;
 	}
-	if (pos > start)
-		return queue_submit(q, NULL, 0, NULL, cmds + start,
-				    (uint32_t)(pos - start));
+	pthread_mutex_lock(&f->lock);
+	if (f->shared)
+		ret = fence_shared_check_locked(f, value, true);
+	order = ++f->next_order;
+	pthread_mutex_unlock(&f->lock);
+	if (ret) {
+		free(op);
+		return ret;
+	}
+	if (!op)
+		return queue_submit_signal_locked(q, f, value, order);
+	op->type = OP_SIGNAL;
+	fence_ref(f);
+	op->fence = f;
+	op->value = value;
+	op->order = order;
+	held_append(q, op);
 	return 0;
 }
 
-/* Returns 1 if the head wait still blocks, else 0 or -errno. */
+/*
+ * d3dq_queue_execute(): on success @cmds belongs to the queue (held, or
+ * freed once submitted). q->lock held.
+ */
+int queue_execute_locked(struct d3dq_queue *q, void *cmds, size_t len)
+{
+	struct held_op *op;
+	int ret;
+
+	if (!q->held_head) {
+		ret = queue_submit_cmds_locked(q, cmds, len);
+		if (!ret)
+			free(cmds);
+		return ret;
+	}
+	op = calloc(1, sizeof(*op));
+	if (!op)
+		return -ENOMEM;
+	op->type = OP_EXECUTE;
+	op->cmds = cmds;
+	op->cmd_bytes = (uint32_t)len;
+	held_append(q, op);
+	return 0;
+}
+
+/* The held wait at the head: 1 if it still blocks, else 0 or -errno. */
 static int flush_wait(struct d3dq_queue *q, struct held_op *op)
 {
-	struct ticket *t = op->ticket;
 	struct d3dq_fence *f = op->fence;
-	struct drm_d3dq_sync sync = { .flags = DRM_D3DQ_SYNC_TIMELINE };
-	bool submit = false;
+	struct ticket *t = &op->ticket;
+	uint64_t outside = value_outside(f);
+	enum choice c;
+	struct dep d;
 
 	pthread_mutex_lock(&f->lock);
-	if (!t->satisfied && !f->destroyed) {
-		if (!t->resolved) {
+	if (t->satisfied || wait_reached_locked(f, t->value, outside)) {
+		c = CHOICE_SAME_QUEUE;
+	} else {
+		c = fence_choose_locked(f, q, t->value, true, &d);
+		if (c == CHOICE_NONE) {
 			pthread_mutex_unlock(&f->lock);
 			return 1;
 		}
-		if (!t->same_queue) {
-			submit = true;
-			sync.handle = t->wait_handle;
-			sync.point = t->wait_point;
-		}
+	}
+	if (t->linked) {
+		list_del(&t->link);
+		t->linked = false;
 	}
 	pthread_mutex_unlock(&f->lock);
-	if (!submit)
-		return 0;
-	return queue_submit(q, &sync, 1, NULL, NULL, 0);
+	if (c == CHOICE_POINT)
+		return queue_submit_wait_locked(q, f, t->value, &d);
+	return 0;
 }
 
 void queue_flush_locked(struct d3dq_queue *q)
@@ -245,7 +292,7 @@ void queue_flush_locked(struct d3dq_queue *q)
 	if (q->dead)
 		return;
 	while ((op = q->held_head)) {
-		if (dev_removed(q->dev)) {
+		if (dev_refusing(q->dev)) {
 			queue_drop_held_locked(q);
 			return;
 		}
@@ -257,7 +304,7 @@ void queue_flush_locked(struct d3dq_queue *q)
 			break;
 		case OP_SIGNAL:
 			ret = queue_submit_signal_locked(q, op->fence,
-							 op->value);
+							 op->value, op->order);
 			break;
 		case OP_EXECUTE:
 			ret = queue_submit_cmds_locked(q, op->cmds,
@@ -270,7 +317,7 @@ void queue_flush_locked(struct d3dq_queue *q)
 		held_op_free(op);
 		if (ret) {
 			/* Work cannot run as queued: the device is lost. */
-			dev_remove(q->dev, ret == -ENODEV ? -ENODEV : ret);
+			dev_remove(q->dev, ret);
 			queue_drop_held_locked(q);
 			return;
 		}

@@ -4,14 +4,47 @@
  *
  * Copyright (C) 2026 The d3dq authors
  *
- * Lock order (outer first):
+ * Layers. Internal functions of a file belong to that file's layer and
+ * call only functions of lower layers (and the inline helpers below):
+ *
+ *   5 holdback.c  work held back behind waits; flushes; queue-wait choice
+ *   4 queue.c     submission: kernel jobs, recording what they signal
+ *   3 worker.c    completion: the records of submitted work, the one
+ *                 causal applier, device removal, the worker thread
+ *   2 fence.c     fence state: values, events, tickets, kernel waits
+ *   1 device.c    kernel calls, eventfd references, the ready list
+ *
+ * Entry points sit on top: the d3dq_*() functions of every file and the
+ * worker thread's body may call any layer. Dropping a reference
+ * (queue_unref(), fence_unref()) is allowed anywhere: the last one only
+ * frees memory and kernel handles.
+ *
+ * Lock order (outer first; a thread holding one lock takes only locks to
+ * its right):
+ *
  *   queue->lock -> device->remove_lock -> device->lock
- *     -> queue->pend_lock, fence->lock
- *     -> device->flush_lock, device->doorbell_lock, multi->lock
- * Nobody takes a queue lock while holding a fence or device lock, and no
- * queue lock is taken while another queue lock is held: queues that became
- * flushable are put on the device's flush list and flushed once the caller
- * has dropped its own locks (dev_run_flushes()).
+ *     -> device->apply_lock -> fence->lock -> multi->lock
+ *     -> device->ready_lock | device->evtab_lock | device->doorbell_lock
+ *
+ * device->worker_lock is only taken alone (starting, stopping the
+ * worker). No thread holds two queue locks or two fence locks.
+ *
+ * System calls under a lock. device->lock, ready_lock and evtab_lock are
+ * never held across one, so creating objects and taking eventfd
+ * references never wait for the kernel. The others are held across a
+ * call only where the order of the calls matters, and only for calls
+ * that do not block: queue->lock across DRM_IOCTL_D3DQ_SUBMIT of that
+ * queue (the order of the calls is the order of the work, R16);
+ * fence->lock (and multi->lock) across the eventfd writes of the events
+ * a change of that fence's value fires (a thread that change releases
+ * finds them fired), the query and timeline signal of that shared fence
+ * and the doorbell of its kernel waiters; device->apply_lock across what
+ * the values it applies cause (causal order); doorbell_lock across the
+ * worker's doorbell. remove_lock is held across a whole removal and only
+ * delays concurrent removals. Nobody
+ * waits for a queue lock while holding another lock: flushes are
+ * requested through the ready list and queue->flush_req and run by
+ * whoever holds or next takes the queue lock.
  */
 #ifndef LIBD3DQ_INTERNAL_H
 #define LIBD3DQ_INTERNAL_H
@@ -26,7 +59,6 @@
 #include <xf86drm.h>
 #include "d3dq_drm.h"
 #include "d3dq/d3dq.h"
-#include "compat/drm_syncobj_eventfd.h"
 
 #define D3DQ_EXPORT __attribute__((visibility("default")))
 
@@ -68,118 +100,207 @@ static inline void list_del(struct list *item)
 	for ((pos) = (head)->next, (tmp) = (pos)->next; (pos) != (head); \
 	     (pos) = (tmp), (tmp) = (pos)->next)
 
+/*
+ * The library's own reference to an application eventfd: a duplicate
+ * (F_DUPFD_CLOEXEC), shared by every registration made with the same open
+ * file, so an application may close its descriptor while registrations
+ * are outstanding (the library never writes into a reused number).
+ */
+struct evref {
+	struct evref *hnext;		/* hash chain, under dev->evtab_lock */
+	int app_fd;			/* the number the application passed */
+	int fd;				/* our duplicate */
+	int refs;			/* under dev->evtab_lock */
+	bool in_table;
+};
+
+#define EVTAB_SIZE 64
+
 struct d3dq_device {
 	int fd;
+
+	/* Kernel limits and features. */
+	uint32_t max_syncs;
+	uint32_t max_cmd_bytes;
+	uint64_t max_delay_ns;
+	bool can_release;		/* uapi 1.1: releasable waits */
+
 	/*
 	 * Removal: "stopped" once the driver stopped every job (queue work is
-	 * refused and shared fences read UINT64_MAX from then on); the reason
-	 * is published once every local fence reads UINT64_MAX, before any
-	 * waiter is released.
+	 * refused from then on); the reason is published once every fence
+	 * reads UINT64_MAX, before any waiter is released.
 	 */
+	_Atomic bool refusing;		/* removal started: refuse queue work */
 	_Atomic bool stopped;
 	_Atomic int removed_reason;
 	pthread_mutex_t remove_lock;	/* serialises dev_remove() */
 
-	/* Kernel limits. */
-	uint32_t max_syncs;
-	uint32_t max_cmd_bytes;
-	uint64_t max_delay_ns;
-	bool has_syncobj_eventfd;
-
-	pthread_mutex_t lock;		/* queues, fences, worker state */
+	pthread_mutex_t lock;		/* lists, worker state */
 	struct list queues;
 	struct list fences;
+	struct list buffers;
+	struct list cmdlists;
 
-	/* Queues waiting to be flushed, see holdback.c. */
-	pthread_mutex_t flush_lock;
-	struct d3dq_queue *flush_head;
-	struct d3dq_queue *flush_tail;
+	/* Completion records of every queue, see worker.c. */
+	pthread_mutex_t apply_lock;
 
-	/* Fence worker, see worker.c. */
-	bool worker_started;
-	bool worker_quit;
+	/* Queues to flush, see holdback.c. */
+	pthread_mutex_t ready_lock;
+	struct d3dq_queue *ready_head;
+	struct d3dq_queue *ready_tail;
+
+	/* Eventfd references, see device.c. */
+	pthread_mutex_t evtab_lock;
+	struct evref *evtab[EVTAB_SIZE];
+	_Atomic int kcmp_state;		/* 0 unknown, 1 works, -1 does not */
+
+	/* The worker thread, see worker.c. */
+	pthread_mutex_t worker_lock;	/* starting and stopping it, alone */
+	_Atomic bool worker_started;
+	bool worker_quit;		/* under lock */
 	pthread_t worker;
 	uint32_t doorbell;		/* timeline syncobj */
 	pthread_mutex_t doorbell_lock;
-	_Atomic uint64_t doorbell_point;
-
-	/*
-	 * Second thread, started with the first queue wait on a shared fence
-	 * value nobody has submitted yet: waits for such values to become
-	 * available (submitted, possibly by another process).
-	 */
-	bool avail_started;
-	pthread_t avail;
-	uint32_t avail_doorbell;	/* timeline syncobj */
-	_Atomic uint64_t avail_doorbell_point;
-};
-
-/* A queue signal that was submitted and not yet applied to its fence. */
-struct pending_update {
-	struct list fence_link;		/* fence->pending, under fence->lock */
-	struct list queue_link;		/* queue->pending, under pend_lock */
-	struct d3dq_fence *fence;	/* reference */
-	struct d3dq_queue *queue;	/* reference */
-	uint64_t value;			/* D3D12 value */
-	uint64_t point;			/* point on queue->tl */
-	uint64_t order;			/* per fence submission order */
+	uint64_t doorbell_point;	/* under doorbell_lock */
+	_Atomic uint64_t doorbell_seen;	/* last point rung */
 };
 
 /*
- * A queue wait whose value was not reached when it was queued. It is
- * satisfied (sticky) or resolved to a submitted syncobj point.
+ * Completion records: what a queue's submitted work does when a point of
+ * its timeline completes, in the order it was submitted. Linked in
+ * queue->recs under dev->apply_lock.
  */
-struct ticket {
-	struct list link;		/* fence->tickets while unresolved */
-	struct d3dq_queue *queue;	/* owner, no reference */
-	uint64_t value;
-	bool in_list;
-	bool satisfied;
-	bool resolved;
-	bool same_queue;		/* resolved by the owner's own order */
-	uint32_t wait_handle;
-	uint64_t wait_point;
-	struct d3dq_queue *wait_queue;	/* reference keeping wait_handle alive */
+enum rec_kind { REC_SIGNAL, REC_EDGE };
+
+struct rec {
+	struct list qlink;
+	enum rec_kind kind;
+	uint64_t point;			/* point of the queue's timeline */
 };
 
-/* An event registration (single or part of a multi-fence one). */
+/* A queue signal submitted and not yet applied. */
+struct sig_rec {
+	struct rec r;
+	struct list flink;		/* fence->pending, under fence->lock */
+	struct d3dq_fence *fence;	/* reference */
+	struct d3dq_queue *queue;	/* valid while linked (see queue.c) */
+	uint64_t value;
+	uint64_t order;			/* API order among the fence's signals */
+	uint64_t pin;			/* highest value of a wait relying on it */
+};
+
+/*
+ * The jobs of a queue from @r.point on depend, in the kernel, on point
+ * @dep_point of queue @dep. With @fence set it is a queue wait for
+ * @value that may be released early (R6, R14): linked in fence->kwaits
+ * until released or completed.
+ */
+struct edge {
+	struct rec r;
+	struct d3dq_queue *dep;		/* reference */
+	uint64_t dep_point;
+	_Atomic bool released;
+	struct d3dq_fence *fence;	/* reference, or NULL */
+	struct list flink;		/* fence->kwaits, under fence->lock */
+	bool linked;			/* under fence->lock */
+	uint64_t value;
+	uint32_t queue_id;		/* the waiting queue */
+	uint32_t index;			/* index of the wait in its job */
+	uint64_t seqno;			/* the job, 0: not releasable */
+};
+
+/*
+ * A queue wait held in the library (no kernel point can serve it yet).
+ * Linked in fence->tickets until satisfied; satisfaction is sticky.
+ */
+struct ticket {
+	struct list link;		/* under fence->lock */
+	struct d3dq_queue *queue;	/* owner; valid while linked */
+	uint64_t value;
+	bool linked;
+	bool satisfied;
+};
+
 struct multi_reg;
 
+/* An event registration (single, or one fence of a multi-fence one). */
 struct ev_reg {
 	uint64_t target;
-	int eventfd;			/* -1 when multi != NULL */
-	bool kernel;			/* registered with SYNCOBJ_EVENTFD too */
-	struct multi_reg *multi;	/* reference */
+	size_t heap_idx;		/* in the fence's heap, or NO_HEAP */
+	struct evref *ev;		/* single: the event (reference) */
+	struct multi_reg *multi;	/* part of a multi registration */
+	struct d3dq_fence *fence;	/* multi: its fence (held by multi) */
 	struct ev_reg *next;		/* firing list */
 };
 
+#define NO_HEAP SIZE_MAX
+
 struct multi_reg {
 	_Atomic int refs;
-	pthread_mutex_t lock;
+	pthread_mutex_t lock;		/* @remaining, @fired, @cond */
 	pthread_cond_t cond;
+	uint32_t count;
 	uint32_t remaining;
 	bool any;
 	bool fired;
-	int eventfd;			/* < 0: a thread blocks on cond */
+	struct evref *ev;		/* NULL: a thread blocks on @cond */
+	struct multi_reg *fire_next;	/* firing list */
+	struct ev_reg regs[];		/* one per fence */
 };
+
+/* A point of a queue's timeline, with a reference to the queue. */
+struct dep {
+	struct d3dq_queue *q;
+	uint64_t point;
+};
+
+/* Early releases to issue, see fire_run(). */
+struct release {
+	uint32_t queue_id;
+	uint32_t index;
+	uint64_t seqno;
+};
+
+/*
+ * What a change of fence values leaves for after the fence lock: free
+ * the fired registrations, remove what is left of fired multi-fence
+ * registrations, release kernel waits early.
+ */
+struct fire {
+	struct ev_reg *events;
+	struct multi_reg *multis;
+	struct release *rel;
+	size_t nrel, caprel;
+};
+
+#define FIRE_INIT { NULL, NULL, NULL, 0, 0 }
 
 struct d3dq_fence {
 	struct d3dq_device *dev;
 	_Atomic int refs;
-	_Atomic uint64_t value;		/* non-shared fences */
 	bool shared;
 	uint32_t syncobj;		/* shared fences: timeline, points = values */
 	struct list dev_link;		/* dev->fences, under dev->lock */
 
+	/*
+	 * The value. For a shared fence, the highest value this process
+	 * gave it or saw it take; the kernel's timeline may be higher.
+	 * Written under @lock, read without.
+	 */
+	_Atomic uint64_t value;
+	_Atomic bool destroyed;
+
 	pthread_mutex_t lock;
 	pthread_cond_t cond;
-	_Atomic bool destroyed;		/* read without the lock too */
-	uint64_t next_order;
-	uint64_t applied_order;
-	uint64_t shared_reserved;	/* highest value signalled from here */
-	struct list pending;		/* struct pending_update */
+	uint64_t next_order;		/* queue signals, in API order */
+	uint64_t applied_order;		/* last queue signal that took effect */
+	uint64_t queue_max;		/* shared: highest queue signal accepted */
+	struct list pending;		/* struct sig_rec */
 	struct list tickets;		/* struct ticket */
-	uint32_t kernel_waiters;	/* threads in wait_pending_locked() */
+	struct list kwaits;		/* struct edge */
+	uint32_t kernel_waiters;	/* threads in a kernel wait on it */
+	uint32_t wake;			/* their doorbell (timeline), or 0 */
+	uint64_t wake_point;
 	struct ev_reg **heap;		/* min-heap on target */
 	size_t heap_len, heap_cap;
 };
@@ -192,7 +313,8 @@ struct held_op {
 	enum op_type type;
 	struct d3dq_fence *fence;	/* reference (WAIT, SIGNAL) */
 	uint64_t value;
-	struct ticket *ticket;		/* WAIT */
+	uint64_t order;			/* SIGNAL */
+	struct ticket ticket;		/* WAIT */
 	void *cmds;			/* EXECUTE: copy of the stream */
 	uint32_t cmd_bytes;
 };
@@ -204,25 +326,27 @@ struct d3dq_queue {
 	uint32_t tl;			/* timeline syncobj of the queue */
 	struct list dev_link;		/* dev->queues, under dev->lock */
 
-	pthread_mutex_t lock;		/* serialises operations */
+	pthread_mutex_t lock;		/* operations, FIFO, submission */
 	bool dead;
 	uint64_t tl_point;		/* last point submitted */
-	uint64_t submitted;		/* copy of tl_point, under pend_lock */
 	struct held_op *held_head, *held_tail;
+	_Atomic uint64_t submitted;	/* copy of tl_point */
+	_Atomic bool flush_req;		/* see queue_unlock() */
 
-	pthread_mutex_t pend_lock;
-	struct list pending;		/* struct pending_update, by point */
-	bool in_wait_set;
-	uint64_t watch_point;		/* worker: the point it waits for */
-	uint64_t completed;		/* worker: last completed point seen */
+	/* dev->ready list, under dev->ready_lock */
+	struct d3dq_queue *ready_next;
+	bool ready_queued;
 
-	/* dev->flush list, under dev->flush_lock */
-	struct d3dq_queue *flush_next;
-	bool flush_queued;
+	/* Under dev->apply_lock. */
+	struct list recs;		/* struct rec, by point */
+	uint64_t completed;		/* points up to here are applied */
+	uint64_t watch_point;		/* what the worker waits for */
+	bool watched;
 };
 
 struct d3dq_buffer {
 	struct d3dq_device *dev;
+	struct list dev_link;		/* dev->buffers, under dev->lock */
 	uint32_t handle;
 	uint64_t size;
 	uint64_t map_size;
@@ -233,6 +357,7 @@ enum cmdlist_state { CMDLIST_RECORDING, CMDLIST_CLOSED };
 
 struct d3dq_cmdlist {
 	struct d3dq_device *dev;
+	struct list dev_link;		/* dev->cmdlists, under dev->lock */
 	pthread_mutex_t lock;
 	enum cmdlist_state state;
 	int error;			/* first recording error */
@@ -240,50 +365,85 @@ struct d3dq_cmdlist {
 	size_t len, cap;
 };
 
+static inline bool dev_removed(struct d3dq_device *dev)
+{
+	return atomic_load_explicit(&dev->stopped, memory_order_acquire);
+}
+
+/* Queue work is refused from the start of a removal on. */
+static inline bool dev_refusing(struct d3dq_device *dev)
+{
+	return atomic_load_explicit(&dev->refusing, memory_order_acquire);
+}
+
+static inline void queue_ref(struct d3dq_queue *q)
+{
+	atomic_fetch_add(&q->refs, 1);
+}
+
+static inline void fence_ref(struct d3dq_fence *f)
+{
+	atomic_fetch_add(&f->refs, 1);
+}
+
 /*
  * Functions shared between the library's files. They are hidden in the
  * shared library; the prefix keeps them out of the application's name
  * space when it links libd3dq.a.
  */
 #define abs_timeout d3dqp_abs_timeout
+#define apply_upto d3dqp_apply_upto
 #define d3dq_ioctl d3dqp_ioctl
-#define dev_queue_flush_later d3dqp_dev_queue_flush_later
+#define dev_link_object d3dqp_dev_link_object
+#define edge_free d3dqp_edge_free
+#define edge_new d3dqp_edge_new
+#define dev_ready_push d3dqp_dev_ready_push
 #define dev_remove d3dqp_dev_remove
-#define dev_removed d3dqp_dev_removed
 #define dev_removal_error d3dqp_dev_removal_error
-#define dev_run_flushes d3dqp_dev_run_flushes
-#define fence_reach_locked d3dqp_fence_reach_locked
-#define fence_ref d3dqp_fence_ref
+#define dev_ring d3dqp_dev_ring
+#define evref_get d3dqp_evref_get
+#define evref_put d3dqp_evref_put
+#define fence_apply_locked d3dqp_fence_apply_locked
+#define fence_choose_locked d3dqp_fence_choose_locked
+#define fence_kwait_link d3dqp_fence_kwait_link
+#define fence_kwait_unlink d3dqp_fence_kwait_unlink
+#define fence_pins_locked d3dqp_fence_pins_locked
 #define fence_release_all d3dqp_fence_release_all
-#define fence_shared_query d3dqp_fence_shared_query
-#define fence_shared_reserve d3dqp_fence_shared_reserve
+#define fence_remove d3dqp_fence_remove
+#define fence_shared_check_locked d3dqp_fence_shared_check_locked
+#define fence_signalled_locked d3dqp_fence_signalled_locked
 #define fence_unref d3dqp_fence_unref
 #define fence_value d3dqp_fence_value
-#define fence_watch_collect d3dqp_fence_watch_collect
-#define fence_tickets_min d3dqp_fence_tickets_min
+#define fence_watch d3dqp_fence_watch
 #define fence_watch_fired d3dqp_fence_watch_fired
+#define fire_add_release d3dqp_fire_add_release
+#define fire_run d3dqp_fire_run
 #define now_ns d3dqp_now_ns
-#define queue_apply_completed d3dqp_queue_apply_completed
+#define queue_check_lost d3dqp_queue_check_lost
 #define queue_drop_held_locked d3dqp_queue_drop_held_locked
 #define queue_flush_locked d3dqp_queue_flush_locked
-#define queue_ref d3dqp_queue_ref
+#define queue_lock d3dqp_queue_lock
+#define queue_unlock d3dqp_queue_unlock
+#define queue_unref d3dqp_queue_unref
 #define queue_submit d3dqp_queue_submit
 #define queue_submit_cmds_locked d3dqp_queue_submit_cmds_locked
 #define queue_submit_signal_locked d3dqp_queue_submit_signal_locked
-#define queue_unref d3dqp_queue_unref
+#define queue_submit_wait_locked d3dqp_queue_submit_wait_locked
+#define queue_wait_locked d3dqp_queue_wait_locked
+#define queue_signal_locked d3dqp_queue_signal_locked
+#define queue_execute_locked d3dqp_queue_execute_locked
+#define record_edge d3dqp_record_edge
+#define record_signal d3dqp_record_signal
+#define run_flushes d3dqp_run_flushes
 #define syncobj_create d3dqp_syncobj_create
 #define syncobj_destroy d3dqp_syncobj_destroy
 #define syncobj_query d3dqp_syncobj_query
 #define syncobj_timeline_signal d3dqp_syncobj_timeline_signal
 #define syncobj_timeline_wait d3dqp_syncobj_timeline_wait
-#define ticket_cancel d3dqp_ticket_cancel
 #define worker_ensure d3dqp_worker_ensure
-#define worker_ring d3dqp_worker_ring
 #define worker_stop d3dqp_worker_stop
-#define avail_watch d3dqp_avail_watch
-#define fence_resolve_available d3dqp_fence_resolve_available
 
-/* ioctl helpers (device.c): 0 or -errno. */
+/* 1: device.c. Kernel calls: 0 or -errno. */
 int d3dq_ioctl(int fd, unsigned long req, void *arg);
 int syncobj_create(int fd, uint32_t *handle);
 void syncobj_destroy(int fd, uint32_t handle);
@@ -295,49 +455,73 @@ int syncobj_timeline_wait(int fd, uint32_t *handles, uint64_t *points,
 			  uint32_t *first);
 int64_t now_ns(void);
 int64_t abs_timeout(uint64_t timeout_ns);
-
-/* device.c */
-bool dev_removed(struct d3dq_device *dev);
 int dev_removal_error(struct d3dq_device *dev);
-void dev_remove(struct d3dq_device *dev, int reason);
+int dev_link_object(struct d3dq_device *dev, struct list *link,
+		    struct list *head);
+void dev_ready_push(struct d3dq_device *dev, struct d3dq_queue *q);
+void dev_ring(struct d3dq_device *dev);
+int evref_get(struct d3dq_device *dev, int app_fd, struct evref **out);
+void evref_put(struct d3dq_device *dev, struct evref *e);
 
-/* fence.c */
-void fence_ref(struct d3dq_fence *f);
+/* 2: fence.c */
 void fence_unref(struct d3dq_fence *f);
 uint64_t fence_value(struct d3dq_fence *f);
-void fence_reach_locked(struct d3dq_fence *f, uint64_t value, bool all,
-			uint64_t kernel_upto);
-void fence_release_all(struct d3dq_fence *f);
-int fence_shared_query(struct d3dq_fence *f, uint64_t *value);
-int fence_shared_reserve(struct d3dq_fence *f, uint64_t value, bool *noop);
-bool fence_watch_collect(struct d3dq_fence *f, uint64_t *target);
-bool fence_tickets_min(struct d3dq_fence *f, uint64_t *target);
-void fence_resolve_available(struct d3dq_fence *f);
-void fence_watch_fired(struct d3dq_fence *f, uint64_t value);
+void fence_signalled_locked(struct d3dq_fence *f, uint64_t value, bool all,
+			    struct fire *fire);
+void fence_apply_locked(struct sig_rec *s, struct fire *fire);
+int fence_shared_check_locked(struct d3dq_fence *f, uint64_t value,
+			      bool queue);
+enum choice { CHOICE_NONE, CHOICE_SAME_QUEUE, CHOICE_POINT };
+enum choice fence_choose_locked(struct d3dq_fence *f, struct d3dq_queue *q,
+				uint64_t value, bool pin, struct dep *out);
+int fence_pins_locked(struct d3dq_fence *f, struct d3dq_queue *q,
+		      uint64_t order, uint64_t value, struct dep **deps,
+		      uint32_t *ndeps);
+void fence_kwait_link(struct edge *e, struct fire *fire);
+void fence_kwait_unlink(struct edge *e);
+void fence_release_all(struct d3dq_fence *f, struct fire *fire);
+void fence_remove(struct d3dq_fence *f);
+bool fence_watch(struct d3dq_fence *f, uint64_t *target);
+void fence_watch_fired(struct d3dq_fence *f, uint64_t value,
+		       struct fire *fire);
+int fire_add_release(struct fire *fire, uint32_t queue_id, uint32_t index,
+		     uint64_t seqno);
+void fire_run(struct d3dq_device *dev, struct fire *fire);
 
-/* queue.c */
-void queue_ref(struct d3dq_queue *q);
+/* 3: worker.c */
+int record_signal(struct d3dq_queue *q, struct d3dq_fence *f, uint64_t value,
+		  uint64_t order, uint64_t point);
+struct edge *edge_new(struct d3dq_queue *dep, uint64_t dep_point);
+void edge_free(struct edge *e);
+void record_edge(struct d3dq_queue *q, uint64_t point, struct edge *e);
+void apply_upto(struct d3dq_queue *q, uint64_t upto);
+int queue_check_lost(struct d3dq_queue *q);
+void dev_remove(struct d3dq_device *dev, int reason);
+int worker_ensure(struct d3dq_device *dev);
+void worker_stop(struct d3dq_device *dev);
+
+/* 4: queue.c */
 void queue_unref(struct d3dq_queue *q);
 int queue_submit(struct d3dq_queue *q, const struct drm_d3dq_sync *waits,
-		 uint32_t nwaits, const struct drm_d3dq_sync *extra_signal,
-		 const void *cmds, uint32_t cmd_bytes);
-
-/* holdback.c */
-void dev_queue_flush_later(struct d3dq_device *dev, struct d3dq_queue *q);
-void dev_run_flushes(struct d3dq_device *dev);
-void queue_flush_locked(struct d3dq_queue *q);
-void queue_drop_held_locked(struct d3dq_queue *q);
+		 uint32_t nwaits, const void *cmds, uint32_t cmd_bytes,
+		 uint64_t *seqno);
 int queue_submit_signal_locked(struct d3dq_queue *q, struct d3dq_fence *f,
-			       uint64_t value);
+			       uint64_t value, uint64_t order);
+int queue_submit_wait_locked(struct d3dq_queue *q, struct d3dq_fence *f,
+			     uint64_t value, struct dep *d);
 int queue_submit_cmds_locked(struct d3dq_queue *q, const uint8_t *cmds,
 			     size_t len);
-void ticket_cancel(struct d3dq_fence *f, struct ticket *t);
 
-/* worker.c */
-int worker_ensure(struct d3dq_device *dev);
-void worker_ring(struct d3dq_device *dev);
-void worker_stop(struct d3dq_device *dev);
-int avail_watch(struct d3dq_device *dev);
-void queue_apply_completed(struct d3dq_queue *q, uint64_t completed);
+/* 5: holdback.c */
+void queue_lock(struct d3dq_queue *q);
+void queue_unlock(struct d3dq_queue *q);
+int queue_wait_locked(struct d3dq_queue *q, struct d3dq_fence *f,
+		      uint64_t value);
+int queue_signal_locked(struct d3dq_queue *q, struct d3dq_fence *f,
+			uint64_t value);
+int queue_execute_locked(struct d3dq_queue *q, void *cmds, size_t len);
+void queue_flush_locked(struct d3dq_queue *q);
+void queue_drop_held_locked(struct d3dq_queue *q);
+void run_flushes(struct d3dq_device *dev);
 
 #endif /* LIBD3DQ_INTERNAL_H */

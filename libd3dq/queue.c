@@ -1,85 +1,224 @@
 // SPDX-License-Identifier: MIT
 /*
- * libd3dq: queues (Wait, Signal, ExecuteCommandLists).
+ * libd3dq: queues (Wait, Signal, ExecuteCommandLists) and submission.
  *
  * Copyright (C) 2026 The d3dq authors
  *
  * Each queue owns a kernel queue and a timeline syncobj; every job the
- * library submits signals the next point of that timeline. D3D12 fence
- * values never reach the kernel for fences that are not shared: a queue
- * signal is recorded as "fence F takes value v when point p of queue Q
- * completes", and a queue wait becomes a kernel wait on such a point.
+ * library submits signals the next point of that timeline. Fence values
+ * never reach the kernel as job signals: a queue signal is recorded as
+ * "fence F takes value v when point p of queue Q completes" (worker.c
+ * applies it), and a queue wait becomes a kernel wait on such a point,
+ * recorded as an edge. Work that cannot be submitted yet is held back
+ * (holdback.c).
  */
 #include <stdlib.h>
 #include <string.h>
 
 #include "internal.h"
 
-void queue_ref(struct d3dq_queue *q)
-{
-	atomic_fetch_add(&q->refs, 1);
-}
-
+/*
+ * The last reference frees memory and kernel handles only: by then the
+ * queue was destroyed, which applied (and so dropped) all its records.
+ */
 void queue_unref(struct d3dq_queue *q)
 {
 	if (atomic_fetch_sub(&q->refs, 1) != 1)
 		return;
 	syncobj_destroy(q->dev->fd, q->tl);
 	pthread_mutex_destroy(&q->lock);
-	pthread_mutex_destroy(&q->pend_lock);
 	free(q);
 }
 
 /*
- * Submit one job. It always signals the queue's next timeline point, so
- * the worker can tell when the queue's work has completed. Called with
- * q->lock held.
+ * Submit one job signalling the queue's next timeline point. q->lock
+ * held. A lost queue removes the device (-ENODEV).
  */
 int queue_submit(struct d3dq_queue *q, const struct drm_d3dq_sync *waits,
-		 uint32_t nwaits, const struct drm_d3dq_sync *extra_signal,
-		 const void *cmds, uint32_t cmd_bytes)
+		 uint32_t nwaits, const void *cmds, uint32_t cmd_bytes,
+		 uint64_t *seqno)
 {
-	struct drm_d3dq_sync signals[2] = {
-		{
-			.handle = q->tl,
-			.flags = DRM_D3DQ_SYNC_TIMELINE,
-			.point = q->tl_point + 1,
-		},
+	struct drm_d3dq_sync signal = {
+		.handle = q->tl,
+		.flags = DRM_D3DQ_SYNC_TIMELINE,
+		.point = q->tl_point + 1,
 	};
 	struct drm_d3dq_submit args = {
 		.queue_id = q->id,
 		.waits = DRM_D3DQ_OBJ_ARRAY(nwaits, waits),
-		.signals = DRM_D3DQ_OBJ_ARRAY(extra_signal ? 2 : 1, signals),
+		.signals = DRM_D3DQ_OBJ_ARRAY(1, &signal),
 		.cmds = (uintptr_t)cmds,
 		.cmd_bytes = cmd_bytes,
 	};
-	struct drm_d3dq_queue_get_state state = { .id = q->id };
-	bool ring;
 	int ret;
 
 	if (!nwaits)
 		args.waits.stride = 0;
-	if (extra_signal)
-		signals[1] = *extra_signal;
 	ret = d3dq_ioctl(q->dev->fd, DRM_IOCTL_D3DQ_SUBMIT, &args);
 	if (ret == -ECANCELED) {
 		/* The queue is lost: so is the device. */
-		if (d3dq_ioctl(q->dev->fd, DRM_IOCTL_D3DQ_QUEUE_GET_STATE,
-			       &state) || !state.reason)
-			state.reason = -ECANCELED;
-		dev_remove(q->dev, state.reason);
+		ret = queue_check_lost(q);
+		dev_remove(q->dev, ret ? ret : -ECANCELED);
 		return -ENODEV;
 	}
 	if (ret)
 		return ret;
 	q->tl_point++;
+	atomic_store(&q->submitted, q->tl_point);
+	if (seqno)
+		*seqno = args.seqno;
+	return 0;
+}
 
-	pthread_mutex_lock(&q->pend_lock);
-	q->submitted = q->tl_point;
-	ring = !q->in_wait_set;
-	pthread_mutex_unlock(&q->pend_lock);
-	if (ring)
-		worker_ring(q->dev);
+/*
+ * Submit synchronisation jobs waiting for @deps (as many jobs as the
+ * driver's limit on waits needs) and record an edge for each. q->lock
+ * held; the references in @deps stay the caller's.
+ */
+static int submit_deps(struct d3dq_queue *q, struct dep *deps, uint32_t n)
+{
+	uint32_t max = q->dev->max_syncs, i, j, k;
+	struct drm_d3dq_sync *syncs;
+	struct edge **edges;
+	int ret = 0;
+
+	syncs = calloc(n < max ? n : max, sizeof(*syncs));
+	edges = calloc(n, sizeof(*edges));
+	if (!syncs || !edges) {
+		ret = -ENOMEM;
+		goto out;
+	}
+	for (i = 0; i < n; i++) {
+		edges[i] = edge_new(deps[i].q, deps[i].point);
+		if (!edges[i]) {
+			ret = -ENOMEM;
+			goto out;
+		}
+	}
+	for (i = 0; i < n && !ret; i = j) {
+		for (j = i; j < n && j - i < max; j++) {
+			syncs[j - i].handle = deps[j].q->tl;
+			syncs[j - i].flags = DRM_D3DQ_SYNC_TIMELINE;
+			syncs[j - i].point = deps[j].point;
+		}
+		ret = queue_submit(q, syncs, j - i, NULL, 0, NULL);
+		if (ret)
+			break;
+		for (k = i; k < j; k++) {
+			record_edge(q, q->tl_point, edges[k]);
+			edges[k] = NULL;
+		}
+	}
+out:
+	for (i = 0; edges && i < n; i++)
+		if (edges[i])
+			edge_free(edges[i]);
+	free(edges);
+	free(syncs);
+	return ret;
+}
+
+/*
+ * Submit queue signal (@f, @value) of API order @order. Nothing needs to
+ * run: the signal takes effect when the queue's last submitted point
+ * completes (point 0: at once), unless it could discard a signal that a
+ * queue wait relies on (R18): then it first waits, in the kernel, for
+ * that signal's point. q->lock held.
+ */
+int queue_submit_signal_locked(struct d3dq_queue *q, struct d3dq_fence *f,
+			       uint64_t value, uint64_t order)
+{
+	struct dep *deps;
+	uint32_t ndeps, i;
+	int ret;
+
+	pthread_mutex_lock(&f->lock);
+	ret = fence_pins_locked(f, q, order, value, &deps, &ndeps);
+	pthread_mutex_unlock(&f->lock);
+	if (ret)
+		return ret;
+	if (ndeps)
+		ret = submit_deps(q, deps, ndeps);
+	for (i = 0; i < ndeps; i++)
+		queue_unref(deps[i].q);
+	free(deps);
+	if (ret)
+		return ret;
+	return record_signal(q, f, value, order, q->tl_point);
+}
+
+/*
+ * Submit a queue wait for (@f, @value) as a kernel wait on @d (chosen by
+ * fence_choose_locked(), whose reference this drops), recorded as an
+ * edge, and releasable early where the driver can (R6, R14). q->lock
+ * held.
+ */
+int queue_submit_wait_locked(struct d3dq_queue *q, struct d3dq_fence *f,
+			     uint64_t value, struct dep *d)
+{
+	struct drm_d3dq_sync sync = {
+		.handle = d->q->tl,
+		.flags = DRM_D3DQ_SYNC_TIMELINE,
+		.point = d->point,
+	};
+	struct fire fire = FIRE_INIT;
+	uint64_t seqno = 0;
+	struct edge *e;
+	int ret;
+
+	e = edge_new(d->q, d->point);
+	queue_unref(d->q);
+	if (!e)
+		return -ENOMEM;
+	if (q->dev->can_release)
+		sync.flags |= DRM_D3DQ_SYNC_RELEASABLE;
+	ret = queue_submit(q, &sync, 1, NULL, 0, &seqno);
+	if (ret) {
+		edge_free(e);
+		return ret;
+	}
+	if (seqno && q->dev->can_release) {
+		fence_ref(f);
+		e->fence = f;
+		e->value = value;
+		e->queue_id = q->id;
+		e->index = 0;
+		e->seqno = seqno;
+		/* Linked first: a released edge is no dependency. */
+		fence_kwait_link(e, &fire);
+	}
+	record_edge(q, q->tl_point, e);
+	fire_run(q->dev, &fire);
+	return 0;
+}
+
+/*
+ * Submit a command stream, split at command boundaries into jobs of at
+ * most max_cmd_bytes. The queue runs them in order, so this is the same as
+ * one job. q->lock held.
+ */
+int queue_submit_cmds_locked(struct d3dq_queue *q, const uint8_t *cmds,
+			     size_t len)
+{
+	size_t start = 0, pos = 0;
+	int ret;
+
+	while (pos < len) {
+		const struct drm_d3dq_cmd_header *h =
+			(const void *)(cmds + pos);
+
+		if (pos + h->size - start > q->dev->max_cmd_bytes) {
+			ret = queue_submit(q, NULL, 0, cmds + start,
+					   (uint32_t)(pos - start), NULL);
+			if (ret)
+				return ret;
+			start = pos;
+		}
+		pos += h->size;
+	}
+	if (pos > start)
+		return queue_submit(q, NULL, 0, cmds + start,
+				    (uint32_t)(pos - start), NULL);
 	return 0;
 }
 
@@ -111,8 +250,7 @@ D3DQ_EXPORT int d3dq_queue_create(struct d3dq_device *dev,
 	q->dev = dev;
 	atomic_init(&q->refs, 1);
 	pthread_mutex_init(&q->lock, NULL);
-	pthread_mutex_init(&q->pend_lock, NULL);
-	list_init(&q->pending);
+	list_init(&q->recs);
 	list_init(&q->dev_link);
 
 	ret = syncobj_create(dev->fd, &q->tl);
@@ -125,16 +263,14 @@ D3DQ_EXPORT int d3dq_queue_create(struct d3dq_device *dev,
 		goto err;
 	q->id = create.id;
 
-	pthread_mutex_lock(&dev->lock);
-	ret = dev_removal_error(dev);
-	if (!ret)
-		list_add_tail(&q->dev_link, &dev->queues);
-	pthread_mutex_unlock(&dev->lock);
+	ret = dev_link_object(dev, &q->dev_link, &dev->queues);
 	if (ret) {
 		destroy.id = q->id;
 		d3dq_ioctl(dev->fd, DRM_IOCTL_D3DQ_QUEUE_DESTROY, &destroy);
 		goto err;
 	}
+	/* The worker watches it from its next round. */
+	dev_ring(dev);
 	*out = q;
 	return 0;
 
@@ -145,148 +281,45 @@ err:
 
 /*
  * Work already submitted is allowed to finish (it is bounded by the job
- * timeout); work still held back in the library is dropped.
+ * timeout) and applied; work still held back in the library is dropped.
  */
 D3DQ_EXPORT void d3dq_queue_destroy(struct d3dq_queue *q)
 {
 	struct drm_d3dq_queue_destroy destroy = { 0 };
 	struct d3dq_device *dev;
 	uint64_t point;
+	int lost;
 
 	if (!q)
 		return;
 	dev = q->dev;
-	pthread_mutex_lock(&q->lock);
+	queue_lock(q);
 	q->dead = true;
 	queue_drop_held_locked(q);
 	point = q->tl_point;
-	pthread_mutex_unlock(&q->lock);
+	queue_unlock(q);
 
-	if (point)
+	if (point) {
 		syncobj_timeline_wait(dev->fd, &q->tl, &point, 1, INT64_MAX,
 				      DRM_SYNCOBJ_WAIT_FLAGS_WAIT_FOR_SUBMIT,
 				      NULL);
+		lost = queue_check_lost(q);
+		if (lost)
+			dev_remove(dev, lost);
+	}
+	/* Also after a removal: applying then only drops the records. */
+	apply_upto(q, point);
 
 	pthread_mutex_lock(&dev->lock);
 	list_del(&q->dev_link);
-	queue_apply_completed(q, point);
 	pthread_mutex_unlock(&dev->lock);
-
 	destroy.id = q->id;
 	d3dq_ioctl(dev->fd, DRM_IOCTL_D3DQ_QUEUE_DESTROY, &destroy);
-	dev_run_flushes(dev);
+	run_flushes(dev);
+	/* The worker may watch it: let it drop its reference. */
+	if (atomic_load(&dev->worker_started))
+		dev_ring(dev);
 	queue_unref(q);
-}
-
-static void held_append(struct d3dq_queue *q, struct held_op *op)
-{
-	op->next = NULL;
-	if (q->held_tail)
-		q->held_tail->next = op;
-	else
-		q->held_head = op;
-	q->held_tail = op;
-}
-
-/* Queue wait on a shared fence; q->lock held. */
-static int wait_shared_locked(struct d3dq_queue *q, struct d3dq_fence *f,
-			      uint64_t value, struct held_op *op)
-{
-	struct drm_d3dq_sync sync = {
-		.handle = f->syncobj,
-		.flags = DRM_D3DQ_SYNC_TIMELINE,
-		.point = value,
-	};
-	uint64_t point = value;
-	bool held = q->held_head != NULL;
-	bool available;
-
-	if (fence_value(f) >= value)
-		return 0;
-	available = !syncobj_timeline_wait(q->dev->fd, &f->syncobj, &point, 1,
-					   0,
-					   DRM_SYNCOBJ_WAIT_FLAGS_WAIT_FOR_SUBMIT |
-					   DRM_SYNCOBJ_WAIT_FLAGS_WAIT_AVAILABLE,
-					   NULL);
-	if (available && !held)
-		return queue_submit(q, &sync, 1, NULL, NULL, 0);
-
-	pthread_mutex_lock(&f->lock);
-	if (available) {
-		op->ticket->resolved = true;
-		op->ticket->wait_handle = f->syncobj;
-		op->ticket->wait_point = value;
-	} else {
-		op->ticket->in_list = true;
-		list_add_tail(&op->ticket->link, &f->tickets);
-	}
-	pthread_mutex_unlock(&f->lock);
-	fence_ref(f);
-	held_append(q, op);
-	/*
-	 * The worker (started with the first queue) satisfies the wait once
-	 * the value is reached; the availability thread resolves it as soon
-	 * as the value is submitted. If that thread cannot start, the worker
-	 * alone still releases the queue, only later.
-	 */
-	if (!available) {
-		worker_ring(q->dev);
-		avail_watch(q->dev);
-	}
-	return 1;
-}
-
-/* Queue wait on a library fence; q->lock held. 1 = op consumed. */
-static int wait_local_locked(struct d3dq_queue *q, struct d3dq_fence *f,
-			     uint64_t value, struct held_op *op)
-{
-	struct drm_d3dq_sync sync = { .flags = DRM_D3DQ_SYNC_TIMELINE };
-	struct pending_update *best = NULL;
-	struct d3dq_queue *wq;
-	struct list *pos, *tmp;
-	bool held = q->held_head != NULL;
-	int ret;
-
-	pthread_mutex_lock(&f->lock);
-	if (fence_value(f) >= value || f->destroyed) {
-		pthread_mutex_unlock(&f->lock);
-		return 0;
-	}
-	list_for_each_safe(pos, tmp, &f->pending) {
-		struct pending_update *pu =
-			container_of(pos, struct pending_update, fence_link);
-
-		if (pu->value >= value && (!best || pu->order < best->order))
-			best = pu;
-	}
-	if (best && best->queue == q) {
-		/* Signalled earlier on this queue: queue order is enough. */
-		pthread_mutex_unlock(&f->lock);
-		return 0;
-	}
-	if (best) {
-		wq = best->queue;
-		queue_ref(wq);
-		sync.handle = wq->tl;
-		sync.point = best->point;
-		if (!held) {
-			pthread_mutex_unlock(&f->lock);
-			ret = queue_submit(q, &sync, 1, NULL, NULL, 0);
-			queue_unref(wq);
-			return ret;
-		}
-		op->ticket->resolved = true;
-		op->ticket->wait_queue = wq;
-		op->ticket->wait_handle = sync.handle;
-		op->ticket->wait_point = sync.point;
-	} else {
-		op->ticket->in_list = true;
-		list_add_tail(&op->ticket->link, &f->tickets);
-	}
-	pthread_mutex_unlock(&f->lock);
-	fence_ref(f);
-	held_append(q, op);
-	return 1;
 }
 
 static int check_args(struct d3dq_queue *q, struct d3dq_fence *f)
@@ -299,94 +332,92 @@ static int check_args(struct d3dq_queue *q, struct d3dq_fence *f)
 D3DQ_EXPORT int d3dq_queue_wait(struct d3dq_queue *q, struct d3dq_fence *f,
 				uint64_t value)
 {
-	struct held_op *op;
 	int ret = check_args(q, f);
 
 	if (ret)
 		return ret;
-	op = calloc(1, sizeof(*op));
-	if (!op)
-		return -ENOMEM;
-	op->ticket = calloc(1, sizeof(*op->ticket));
-	if (!op->ticket) {
-		free(op);
-		return -ENOMEM;
-	}
-	op->type = OP_WAIT;
-	op->fence = f;
-	op->value = value;
-	op->ticket->queue = q;
-	op->ticket->value = value;
-
-	pthread_mutex_lock(&q->lock);
-	if (dev_removed(q->dev) || q->dead)
+	queue_lock(q);
+	if (dev_refusing(q->dev) || q->dead)
 		ret = -ENODEV;
-	else if (f->shared)
-		ret = wait_shared_locked(q, f, value, op);
 	else
-		ret = wait_local_locked(q, f, value, op);
-	pthread_mutex_unlock(&q->lock);
-	if (ret == 1) {
-		ret = 0;
-	} else {
-		free(op->ticket);
-		free(op);
-	}
-	dev_run_flushes(q->dev);
+		ret = queue_wait_locked(q, f, value);
+	queue_unlock(q);
+	run_flushes(q->dev);
 	return ret;
 }
 
 D3DQ_EXPORT int d3dq_queue_signal(struct d3dq_queue *q, struct d3dq_fence *f,
 				  uint64_t value)
 {
-	struct held_op *op = NULL;
-	bool noop = false;
 	int ret = check_args(q, f);
 
 	if (ret)
 		return ret;
-	pthread_mutex_lock(&q->lock);
-	if (dev_removed(q->dev) || q->dead) {
+	queue_lock(q);
+	if (dev_refusing(q->dev) || q->dead)
 		ret = -ENODEV;
-		goto out;
-	}
-	if (f->shared) {
-		pthread_mutex_lock(&f->lock);
-		ret = fence_shared_reserve(f, value, &noop);
-		pthread_mutex_unlock(&f->lock);
-		if (ret || noop)
-			goto out;
-	}
-	if (q->held_head) {
-		op = calloc(1, sizeof(*op));
-		if (!op) {
-			ret = -ENOMEM;
-			goto out;
-		}
-		op->type = OP_SIGNAL;
-		op->fence = f;
-		op->value = value;
-		fence_ref(f);
-		held_append(q, op);
-	} else {
-		ret = queue_submit_signal_locked(q, f, value);
-	}
-out:
-	pthread_mutex_unlock(&q->lock);
-	dev_run_flushes(q->dev);
+	else
+		ret = queue_signal_locked(q, f, value);
+	queue_unlock(q);
+	run_flushes(q->dev);
 	return ret;
+}
+
+/*
+ * Copy the streams of @lists into one buffer, each list under its own
+ * lock, so that a list reset and recorded again by another thread is
+ * either copied whole or refused, never overrun. 1 if a list is not
+ * closed (or had a recording error).
+ */
+static int snapshot_lists(struct d3dq_cmdlist *const *lists, uint32_t count,
+			  uint8_t **out, size_t *out_len)
+{
+	uint8_t *buf = NULL, *grown;
+	size_t len = 0, cap = 0;
+	uint32_t i;
+	int ret = 0;
+
+	for (i = 0; i < count && !ret; i++) {
+		struct d3dq_cmdlist *l = lists[i];
+
+		pthread_mutex_lock(&l->lock);
+		if (l->state != CMDLIST_CLOSED || l->error) {
+			ret = 1;
+		} else if (l->len > SIZE_MAX - len) {
+			ret = -E2BIG;
+		} else if (len + l->len > cap) {
+			cap = len + l->len;
+			if (cap < 2 * len)
+				cap = 2 * len;
+			grown = realloc(buf, cap ? cap : 1);
+			if (!grown)
+				ret = -ENOMEM;
+			else
+				buf = grown;
+		}
+		if (!ret && l->len) {
+			memcpy(buf + len, l->data, l->len);
+			len += l->len;
+		}
+		pthread_mutex_unlock(&l->lock);
+	}
+	if (ret) {
+		free(buf);
+		return ret;
+	}
+	*out = buf;
+	*out_len = len;
+	return 0;
 }
 
 D3DQ_EXPORT int d3dq_queue_execute(struct d3dq_queue *q,
 				   struct d3dq_cmdlist *const *lists,
 				   uint32_t count)
 {
-	struct held_op *op;
-	bool recording = false;
 	uint8_t *buf = NULL;
 	size_t total = 0;
 	uint32_t i;
-	int ret = 0;
+	int ret;
 
 	if (!q || (count && !lists))
 		return -EINVAL;
@@ -396,56 +427,36 @@ D3DQ_EXPORT int d3dq_queue_execute(struct d3dq_queue *q,
 	if (!count)
 		return 0;
 
-	for (i = 0; i < count; i++) {
-		pthread_mutex_lock(&lists[i]->lock);
-		if (lists[i]->state != CMDLIST_CLOSED || lists[i]->error)
-			recording = true;
-		total += lists[i]->len;
-		pthread_mutex_unlock(&lists[i]->lock);
-	}
-	if (recording) {
+	ret = snapshot_lists(lists, count, &buf, &total);
+	if (ret == 1) {
 		/* D3D12 removes the device for this misuse. */
 		dev_remove(q->dev, -EINVAL);
-		dev_run_flushes(q->dev);
+		run_flushes(q->dev);
 		return -EINVAL;
 	}
-	if (dev_removed(q->dev))
+	if (ret)
+		return ret;
+	if (dev_refusing(q->dev)) {
+		free(buf);
 		return -ENODEV;
-	if (!total)
+	}
+	if (!total) {
+		free(buf);
 		return 0;
-	if (total > UINT32_MAX)
+	}
+	if (total > UINT32_MAX) {
+		free(buf);
 		return -E2BIG;
-
-	buf = malloc(total);
-	if (!buf)
-		return -ENOMEM;
-	total = 0;
-	for (i = 0; i < count; i++) {
-		pthread_mutex_lock(&lists[i]->lock);
-		memcpy(buf + total, lists[i]->data, lists[i]->len);
-		total += lists[i]->len;
-		pthread_mutex_unlock(&lists[i]->lock);
 	}
 
-	pthread_mutex_lock(&q->lock);
-	if (dev_removed(q->dev) || q->dead) {
+	queue_lock(q);
+	if (dev_refusing(q->dev) || q->dead)
 		ret = -ENODEV;
-	} else if (q->held_head) {
-		op = calloc(1, sizeof(*op));
-		if (!op) {
-			ret = -ENOMEM;
-		} else {
-			op->type = OP_EXECUTE;
-			op->cmds = buf;
-			op->cmd_bytes = (uint32_t)total;
-			buf = NULL;
-			held_append(q, op);
-		}
-	} else {
-		ret = queue_submit_cmds_locked(q, buf, total);
-	}
-	pthread_mutex_unlock(&q->lock);
-	free(buf);
-	dev_run_flushes(q->dev);
+	else
+		ret = queue_execute_locked(q, buf, total);
+	queue_unlock(q);
+	if (ret)
+		free(buf);
+	run_flushes(q->dev);
 	return ret;
 }

@@ -1,16 +1,32 @@
 // SPDX-License-Identifier: MIT
 /*
- * libd3dq: the device's fence worker.
+ * libd3dq: completions. The records of what submitted work does when it
+ * completes, the one place that applies them, device removal, and the
+ * device's worker thread.
  *
  * Copyright (C) 2026 The d3dq authors
  *
- * One thread per device, started with the first queue, watches GPU
- * completions: for every queue with work in flight it waits on the
- * queue's lowest point that carries a fence update (or on its last point,
- * to notice lost queues), on shared fences that local waiters watch, and
- * on a doorbell timeline that other threads bump when the set changes.
- * When something completes it applies fence updates in submission order,
- * fires events, releases held queues and checks for lost queues.
+ * Every job the library submits signals the next point of its queue's
+ * timeline. Each queue keeps, in submission order, records of
+ *
+ *   - signals: "fence F takes value v when point p completes", and
+ *   - edges: "from point p on, this queue waited in the kernel for point
+ *     p' of queue Q'" (a queue wait handed to the kernel, or an ordering
+ *     dependency added for R18).
+ *
+ * apply_locked() applies a queue's records up to a completed point.
+ * Before it passes an edge it applies the other queue up to the point the
+ * edge names: that point completed before the waiting job could run, and
+ * whatever it produced was a cause of what comes after the edge (R17).
+ * Edges only point to work submitted earlier, so this terminates. It runs
+ * under the device's apply_lock, on the worker, on a thread blocked in
+ * d3dq_fence_wait(), when a queue is destroyed and when a record is added
+ * for a point already known to be complete: every completion is applied
+ * here, in an order where causes come first. The eventfd writes and early
+ * releases it causes happen under the same lock, in the same order.
+ *
+ * An edge that was released early (the wait it stands for was satisfied
+ * by something else, R6) is no dependency any more and is passed over.
  */
 #define _GNU_SOURCE
 #include <stdlib.h>
@@ -18,65 +34,381 @@
 
 #include "internal.h"
 
-static void apply_update(struct pending_update *pu)
+static void free_garbage(struct list *garbage)
 {
-	struct d3dq_fence *f = pu->fence;
+	struct list *pos, *tmp;
+
+	list_for_each_safe(pos, tmp, garbage) {
+		struct rec *r = container_of(pos, struct rec, qlink);
+
+		list_del(pos);
+		if (r->kind == REC_SIGNAL) {
+			struct sig_rec *s = container_of(r, struct sig_rec, r);
+
+			fence_unref(s->fence);
+			free(s);
+		} else {
+			struct edge *e = container_of(r, struct edge, r);
+
+			if (e->fence)
+				fence_unref(e->fence);
+			queue_unref(e->dep);
+			free(e);
+		}
+	}
+}
+
+struct frame {
+	struct d3dq_queue *q;
+	uint64_t upto;
+};
+
+/*
+ * Apply the records of @q up to point @upto, which has completed (and
+ * the queue is not lost), causes first. apply_lock held; what was applied
+ * goes to @fire, freed records to @garbage (freed without the lock).
+ */
+static void apply_locked(struct d3dq_queue *q, uint64_t upto,
+			 struct fire *fire, struct list *garbage)
+{
+	struct frame first = { q, upto }, *stack = &first, *grown;
+	size_t n = 1, cap = 1;
+
+	while (n) {
+		struct frame *top = &stack[n - 1];
+		struct d3dq_queue *cur = top->q;
+		struct rec *r;
+
+		if (list_empty(&cur->recs) ||
+		    (r = container_of(cur->recs.next, struct rec,
+				      qlink))->point > top->upto) {
+			if (cur->completed < top->upto)
+				cur->completed = top->upto;
+			n--;
+			continue;
+		}
+		if (r->kind == REC_EDGE) {
+			struct edge *e = container_of(r, struct edge, r);
+
+			if (!atomic_load_explicit(&e->released,
+						  memory_order_acquire) &&
+			    e->dep->completed < e->dep_point) {
+				if (n == cap) {
+					grown = malloc(2 * cap * sizeof(*grown));
+					if (!grown) {
+						/* Cannot go deeper: order lost. */
+						atomic_store(&e->released, true);
+						continue;
+					}
+					for (size_t i = 0; i < n; i++)
+						grown[i] = stack[i];
+					if (stack != &first)
+						free(stack);
+					stack = grown;
+					cap *= 2;
+				}
+				stack[n].q = e->dep;
+				stack[n].upto = e->dep_point;
+				n++;
+				continue;
+			}
+			list_del(&r->qlink);
+			if (e->fence)
+				fence_kwait_unlink(e);
+		} else {
+			struct sig_rec *s = container_of(r, struct sig_rec, r);
+
+			list_del(&r->qlink);
+			pthread_mutex_lock(&s->fence->lock);
+			fence_apply_locked(s, fire);
+			pthread_mutex_unlock(&s->fence->lock);
+		}
+		list_add_tail(&r->qlink, garbage);
+	}
+	if (stack != &first)
+		free(stack);
+}
+
+/* Apply @q's completions up to @upto (completed, queue not lost). */
+void apply_upto(struct d3dq_queue *q, uint64_t upto)
+{
+	struct d3dq_device *dev = q->dev;
+	struct fire fire = FIRE_INIT;
+	struct list garbage;
+
+	list_init(&garbage);
+	pthread_mutex_lock(&dev->apply_lock);
+	apply_locked(q, upto, &fire, &garbage);
+	fire_run(dev, &fire);
+	pthread_mutex_unlock(&dev->apply_lock);
+	free_garbage(&garbage);
+}
+
+/*
+ * Add @rec to @q's records. A record for a point the applier has already
+ * passed is applied at once (nobody will wait for that point again); one
+ * for a point before what the worker waits for wakes the worker.
+ */
+static void record_add(struct d3dq_queue *q, struct rec *rec)
+{
+	struct d3dq_device *dev = q->dev;
+	struct fire fire = FIRE_INIT;
+	struct list garbage;
+	bool ring;
+
+	list_init(&garbage);
+	pthread_mutex_lock(&dev->apply_lock);
+	list_add_tail(&rec->qlink, &q->recs);
+	ring = q->watched && rec->point < q->watch_point &&
+	       rec->point > q->completed;
+	if (rec->point <= q->completed) {
+		apply_locked(q, q->completed, &fire, &garbage);
+		fire_run(dev, &fire);
+	}
+	pthread_mutex_unlock(&dev->apply_lock);
+	free_garbage(&garbage);
+	if (ring)
+		dev_ring(dev);
+}
+
+/*
+ * Record queue signal (@f, @value) of API order @order at point @point of
+ * @q. Held queue waits on @f that it may satisfy are flushed again, so
+ * that they can rely on it.
+ */
+int record_signal(struct d3dq_queue *q, struct d3dq_fence *f, uint64_t value,
+		  uint64_t order, uint64_t point)
+{
+	struct sig_rec *s = calloc(1, sizeof(*s));
+	struct list *pos, *tmp;
+
+	if (!s)
+		return -ENOMEM;
+	s->r.kind = REC_SIGNAL;
+	s->r.point = point;
+	fence_ref(f);
+	s->fence = f;
+	s->queue = q;
+	s->value = value;
+	s->order = order;
 
 	pthread_mutex_lock(&f->lock);
-	list_del(&pu->fence_link);
-	/* A later-submitted signal that completed first wins (R4). */
-	if (!f->destroyed && !dev_removed(f->dev) &&
-	    pu->order > f->applied_order) {
-		f->applied_order = pu->order;
-		atomic_store_explicit(&f->value, pu->value,
-				      memory_order_release);
-		fence_reach_locked(f, pu->value, false, pu->value);
+	list_add_tail(&s->flink, &f->pending);
+	list_for_each_safe(pos, tmp, &f->tickets) {
+		struct ticket *t = container_of(pos, struct ticket, link);
+
+		if (t->value <= value)
+			dev_ready_push(q->dev, t->queue);
 	}
 	pthread_mutex_unlock(&f->lock);
-	fence_unref(f);
-	queue_unref(pu->queue);
-	free(pu);
+	/*
+	 * Linked to the fence before the queue: the applier frees it only
+	 * from the queue's records.
+	 */
+	record_add(q, &s->r);
+	return 0;
 }
 
-/* Apply every update of @q up to point @completed; dev->lock held. */
-void queue_apply_completed(struct d3dq_queue *q, uint64_t completed)
+/*
+ * A new edge on (@dep, @dep_point), to be recorded with record_edge()
+ * once its point is known. The caller fills in the releasable part and
+ * links it to its fence first.
+ */
+struct edge *edge_new(struct d3dq_queue *dep, uint64_t dep_point)
 {
-	struct list done, *pos, *tmp;
+	struct edge *e = calloc(1, sizeof(*e));
 
-	list_init(&done);
-	pthread_mutex_lock(&q->pend_lock);
-	list_for_each_safe(pos, tmp, &q->pending) {
-		struct pending_update *pu =
-			container_of(pos, struct pending_update, queue_link);
-
-		if (pu->point > completed)
-			break;
-		list_del(&pu->queue_link);
-		list_add_tail(&pu->queue_link, &done);
-	}
-	if (completed > q->completed)
-		q->completed = completed;
-	pthread_mutex_unlock(&q->pend_lock);
-
-	list_for_each_safe(pos, tmp, &done)
-		apply_update(container_of(pos, struct pending_update,
-					  queue_link));
+	if (!e)
+		return NULL;
+	e->r.kind = REC_EDGE;
+	queue_ref(dep);
+	e->dep = dep;
+	e->dep_point = dep_point;
+	list_init(&e->flink);
+	return e;
 }
+
+/* Free an edge that was never recorded. */
+void edge_free(struct edge *e)
+{
+	struct list garbage;
+
+	list_init(&garbage);
+	list_add_tail(&e->r.qlink, &garbage);
+	free_garbage(&garbage);
+}
+
+void record_edge(struct d3dq_queue *q, uint64_t point, struct edge *e)
+{
+	e->r.point = point;
+	record_add(q, &e->r);
+}
+
+/* 0, or the reason @q is lost (its completed jobs then signal nothing). */
+int queue_check_lost(struct d3dq_queue *q)
+{
+	struct drm_d3dq_queue_get_state st = { .id = q->id };
+
+	if (d3dq_ioctl(q->dev->fd, DRM_IOCTL_D3DQ_QUEUE_GET_STATE, &st) ||
+	    st.state != DRM_D3DQ_QUEUE_STATE_LOST)
+		return 0;
+	return st.reason ? st.reason : -ECANCELED;
+}
+
+/* Device removal. */
+
+struct snapshot {
+	struct d3dq_queue **queues;
+	struct d3dq_fence **fences;
+	size_t nq, nf;
+};
+
+/* References to every queue and fence of @dev; dev->lock held. */
+static void snapshot_take_locked(struct d3dq_device *dev, struct snapshot *s)
+{
+	struct list *pos, *tmp;
+	size_t nq = 0, nf = 0;
+
+	list_for_each_safe(pos, tmp, &dev->queues)
+		nq++;
+	list_for_each_safe(pos, tmp, &dev->fences)
+		nf++;
+	s->queues = calloc(nq ? nq : 1, sizeof(*s->queues));
+	s->fences = calloc(nf ? nf : 1, sizeof(*s->fences));
+	s->nq = 0;
+	s->nf = 0;
+	if (!s->queues || !s->fences)
+		return;
+	list_for_each_safe(pos, tmp, &dev->queues) {
+		struct d3dq_queue *q = container_of(pos, struct d3dq_queue,
+						    dev_link);
+
+		queue_ref(q);
+		s->queues[s->nq++] = q;
+	}
+	list_for_each_safe(pos, tmp, &dev->fences) {
+		struct d3dq_fence *f = container_of(pos, struct d3dq_fence,
+						    dev_link);
+
+		fence_ref(f);
+		s->fences[s->nf++] = f;
+	}
+}
+
+static void snapshot_put(struct snapshot *s)
+{
+	size_t i;
+
+	for (i = 0; i < s->nq; i++)
+		queue_unref(s->queues[i]);
+	for (i = 0; i < s->nf; i++)
+		fence_unref(s->fences[i]);
+	free(s->queues);
+	free(s->fences);
+}
+
+/*
+ * The driver refused DRM_IOCTL_D3DQ_REMOVE (it cannot, short of the
+ * device disappearing): then wait until every job submitted so far has
+ * finished, so that nothing is released while the engine still runs.
+ * Queue work is refused already.
+ */
+static void wait_all_jobs(struct d3dq_device *dev)
+{
+	struct snapshot s = { 0 };
+	uint64_t *done;
+	bool again;
+	size_t i;
+
+	pthread_mutex_lock(&dev->lock);
+	snapshot_take_locked(dev, &s);
+	pthread_mutex_unlock(&dev->lock);
+	done = calloc(s.nq ? s.nq : 1, sizeof(*done));
+	if (done) {
+		do {
+			again = false;
+			for (i = 0; i < s.nq; i++) {
+				uint64_t p = atomic_load(&s.queues[i]->submitted);
+
+				if (p <= done[i])
+					continue;
+				syncobj_timeline_wait(dev->fd,
+					&s.queues[i]->tl, &p, 1, INT64_MAX,
+					DRM_SYNCOBJ_WAIT_FLAGS_WAIT_FOR_SUBMIT,
+					NULL);
+				done[i] = p;
+				again = true;
+			}
+		} while (again);
+		free(done);
+	}
+	snapshot_put(&s);
+}
+
+/*
+ * Remove the device (R15), in this order: make sure no job of ours runs
+ * any more; every fence reads UINT64_MAX (shared ones also on their
+ * timelines, for other processes); publish the reason; release every
+ * waiter; drop every held FIFO (through the ready list). Concurrent
+ * callers wait for the first one; the first reason stays. Called with no
+ * lock held, or only the caller's queue lock.
+ */
+void dev_remove(struct d3dq_device *dev, int reason)
+{
+	struct drm_d3dq_remove args = { 0 };
+	struct fire fire = FIRE_INIT;
+	struct snapshot s = { 0 };
+	size_t i;
+
+	pthread_mutex_lock(&dev->remove_lock);
+	if (dev_removed(dev)) {
+		pthread_mutex_unlock(&dev->remove_lock);
+		return;
+	}
+	atomic_store(&dev->refusing, true);
+	if (d3dq_ioctl(dev->fd, DRM_IOCTL_D3DQ_REMOVE, &args))
+		wait_all_jobs(dev);
+	/*
+	 * From here on, values read UINT64_MAX and creation fails; objects
+	 * created before are in the snapshot.
+	 */
+	pthread_mutex_lock(&dev->lock);
+	atomic_store_explicit(&dev->stopped, true, memory_order_release);
+	snapshot_take_locked(dev, &s);
+	pthread_mutex_unlock(&dev->lock);
+
+	for (i = 0; i < s.nf; i++)
+		fence_remove(s.fences[i]);
+	atomic_store_explicit(&dev->removed_reason, reason,
+			      memory_order_release);
+	for (i = 0; i < s.nf; i++)
+		fence_release_all(s.fences[i], &fire);
+	fire_run(dev, &fire);
+	for (i = 0; i < s.nq; i++)
+		dev_ready_push(dev, s.queues[i]);
+	snapshot_put(&s);
+	pthread_mutex_unlock(&dev->remove_lock);
+	if (atomic_load(&dev->worker_started))
+		dev_ring(dev);
+}
+
+/* The worker thread. */
 
 struct watch_set {
 	uint32_t *handles;
 	uint64_t *points;
 	void **objs;
-	uint32_t n, cap;
+	uint64_t *base;			/* queues: completed when collected */
+	uint32_t n, nqueues, cap;
 };
 
 static int watch_add(struct watch_set *w, uint32_t handle, uint64_t point,
-		     void *obj)
+		     void *obj, uint64_t base)
 {
 	if (w->n == w->cap) {
 		uint32_t cap = w->cap ? w->cap * 2 : 64;
 		uint32_t *h = realloc(w->handles, cap * sizeof(*h));
-		uint64_t *p;
+		uint64_t *p, *b;
 		void **o;
 
 		if (!h)
@@ -86,6 +418,10 @@ static int watch_add(struct watch_set *w, uint32_t handle, uint64_t point,
 		if (!p)
 			return -ENOMEM;
 		w->points = p;
+		b = realloc(w->base, cap * sizeof(*b));
+		if (!b)
+			return -ENOMEM;
+		w->base = b;
 		o = realloc(w->objs, cap * sizeof(*o));
 		if (!o)
 			return -ENOMEM;
@@ -95,24 +431,9 @@ static int watch_add(struct watch_set *w, uint32_t handle, uint64_t point,
 	w->handles[w->n] = handle;
 	w->points[w->n] = point;
 	w->objs[w->n] = obj;
+	w->base[w->n] = base;
 	w->n++;
 	return 0;
-}
-
-/*
- * Sleep in the kernel until a point of @w is reached (with @flags), a
- * signal, or an error. An object may vanish while we wait (its handle is
- * then refused) and the caller rebuilds the set: back off briefly on
- * errors rather than spin.
- */
-static void watch_wait(struct d3dq_device *dev, struct watch_set *w,
-		       uint32_t flags)
-{
-	int ret = syncobj_timeline_wait(dev->fd, w->handles, w->points, w->n,
-					INT64_MAX, flags, NULL);
-
-	if (ret && ret != -ETIME && ret != -EINTR)
-		usleep(1000);
 }
 
 static void watch_free(struct watch_set *w)
@@ -120,66 +441,83 @@ static void watch_free(struct watch_set *w)
 	free(w->handles);
 	free(w->points);
 	free(w->objs);
+	free(w->base);
 }
 
-/* Build the wait set; dev->lock held. Entries: doorbell, queues, fences. */
-static uint32_t collect(struct d3dq_device *dev, struct watch_set *w)
+/*
+ * Build the wait set, with references: the doorbell; per queue the point
+ * of its first record, else its last submitted point (to see a lost
+ * queue), else its next point (WAIT_FOR_SUBMIT: an idle queue needs no
+ * doorbell when work is submitted); per shared fence the lowest value
+ * this process waits for (another process may signal it). dev->lock
+ * held.
+ */
+static void collect_locked(struct d3dq_device *dev, struct watch_set *w)
 {
 	struct list *pos, *tmp;
-	uint32_t nqueues = 0;
 
 	w->n = 0;
-	watch_add(w, dev->doorbell, atomic_load(&dev->doorbell_point) + 1,
-		  NULL);
+	watch_add(w, dev->doorbell, atomic_load(&dev->doorbell_seen) + 1,
+		  NULL, 0);
+	pthread_mutex_lock(&dev->apply_lock);
 	list_for_each_safe(pos, tmp, &dev->queues) {
 		struct d3dq_queue *q =
 			container_of(pos, struct d3dq_queue, dev_link);
-		uint64_t point = 0;
+		uint64_t point, submitted = atomic_load(&q->submitted);
 
-		pthread_mutex_lock(&q->pend_lock);
-		if (!list_empty(&q->pending))
-			point = container_of(q->pending.next,
-					     struct pending_update,
-					     queue_link)->point;
-		else if (q->submitted > q->completed)
-			point = q->submitted;
+		if (!list_empty(&q->recs))
+			point = container_of(q->recs.next, struct rec,
+					     qlink)->point;
+		else if (submitted > q->completed)
+			point = submitted;
 		else
-			/*
-			 * An idle queue: wait for its next job, submitted or
-			 * not (WAIT_FOR_SUBMIT), so that submitting needs no
-			 * doorbell.
-			 */
 			point = q->completed + 1;
-		q->in_wait_set = !watch_add(w, q->tl, point, q);
+		if (watch_add(w, q->tl, point, q, q->completed))
+			continue;
+		queue_ref(q);
+		q->watched = true;
 		q->watch_point = point;
-		pthread_mutex_unlock(&q->pend_lock);
-		nqueues += q->in_wait_set;
 	}
+	pthread_mutex_unlock(&dev->apply_lock);
+	w->nqueues = w->n;
 	list_for_each_safe(pos, tmp, &dev->fences) {
 		struct d3dq_fence *f =
 			container_of(pos, struct d3dq_fence, dev_link);
 		uint64_t target;
 
-		if (f->shared && fence_watch_collect(f, &target))
-			watch_add(w, f->syncobj, target, f);
+		if (!f->shared || !fence_watch(f, &target) ||
+		    watch_add(w, f->syncobj, target, f, 0))
+			continue;
+		fence_ref(f);
 	}
-	return nqueues;
 }
 
-/* Something in the set completed; dev->lock held. Returns a lost reason. */
-static int process(struct d3dq_device *dev, struct watch_set *w,
-		   uint32_t nqueues)
+static void watch_put(struct d3dq_device *dev, struct watch_set *w)
 {
-	uint64_t *values = calloc(w->n ? w->n : 1, sizeof(*values));
+	uint32_t i;
+
+	pthread_mutex_lock(&dev->apply_lock);
+	for (i = 1; i < w->nqueues; i++)
+		((struct d3dq_queue *)w->objs[i])->watched = false;
+	pthread_mutex_unlock(&dev->apply_lock);
+	for (i = 1; i < w->nqueues; i++)
+		queue_unref(w->objs[i]);
+	for (; i < w->n; i++)
+		fence_unref(w->objs[i]);
+}
+
+/* Something in the set completed: apply it. No lock held. */
+static void process(struct d3dq_device *dev, struct watch_set *w)
+{
+	uint64_t *values = calloc(w->n, sizeof(*values));
+	struct fire fire = FIRE_INIT;
+	struct list garbage;
 	int lost = 0;
 	uint32_t i;
 
 	if (!values)
-		return 0;
-	/*
-	 * One query for everything; if a syncobj went away meanwhile (its
-	 * owner dropped the last reference), query one by one.
-	 */
+		return;
+	/* One query for everything, else one by one. */
 	if (w->n > 1 && syncobj_query(dev->fd, &w->handles[1], &values[1],
 				      w->n - 1, 0)) {
 		for (i = 1; i < w->n; i++)
@@ -189,188 +527,90 @@ static int process(struct d3dq_device *dev, struct watch_set *w,
 	}
 	/*
 	 * A lost queue's jobs completed with an error: nothing they signal
-	 * counts. Remove the device (the caller does it) before applying.
+	 * counts. Remove the device before applying anything.
 	 */
-	for (i = 1; i <= nqueues && !lost && !dev_removed(dev); i++) {
-		struct d3dq_queue *q = w->objs[i];
-		struct drm_d3dq_queue_get_state st = { .id = q->id };
-		bool advanced;
+	for (i = 1; i < w->nqueues && !lost; i++)
+		if (values[i] > w->base[i])
+			lost = queue_check_lost(w->objs[i]);
+	if (lost)
+		dev_remove(dev, lost);
 
-		pthread_mutex_lock(&q->pend_lock);
-		advanced = values[i] > q->completed;
-		pthread_mutex_unlock(&q->pend_lock);
-		if (advanced &&
-		    !d3dq_ioctl(dev->fd, DRM_IOCTL_D3DQ_QUEUE_GET_STATE, &st) &&
-		    st.state == DRM_D3DQ_QUEUE_STATE_LOST)
-			lost = st.reason ? st.reason : -ECANCELED;
+	list_init(&garbage);
+	pthread_mutex_lock(&dev->apply_lock);
+	for (i = 1; i < w->nqueues; i++) {
+		struct d3dq_queue *q = w->objs[i];
+
+		if (values[i] > q->completed)
+			apply_locked(q, values[i], &fire, &garbage);
 	}
-	if (lost) {
-		free(values);
-		return lost;
+	fire_run(dev, &fire);
+	pthread_mutex_unlock(&dev->apply_lock);
+	free_garbage(&garbage);
+
+	for (i = w->nqueues; i < w->n; i++) {
+		fence_watch_fired(w->objs[i], values[i], &fire);
+		fire_run(dev, &fire);
 	}
-	for (i = 1; i <= nqueues; i++)
-		queue_apply_completed(w->objs[i], values[i]);
-	for (; i < w->n; i++)
-		fence_watch_fired(w->objs[i], values[i]);
 	free(values);
-	return lost;
 }
 
 static void *worker_main(void *arg)
 {
 	struct d3dq_device *dev = arg;
 	struct watch_set w = { 0 };
-	uint32_t nqueues;
-	int lost;
+	int ret;
 
-	pthread_mutex_lock(&dev->lock);
-	while (!dev->worker_quit) {
-		nqueues = collect(dev, &w);
-		pthread_mutex_unlock(&dev->lock);
-
-		watch_wait(dev, &w, DRM_SYNCOBJ_WAIT_FLAGS_WAIT_FOR_SUBMIT);
-
+	for (;;) {
 		pthread_mutex_lock(&dev->lock);
-		if (dev->worker_quit)
+		if (dev->worker_quit) {
+			pthread_mutex_unlock(&dev->lock);
 			break;
-		/* The set may have changed: rebuild it before processing. */
-		nqueues = collect(dev, &w);
-		lost = process(dev, &w, nqueues);
+		}
+		collect_locked(dev, &w);
 		pthread_mutex_unlock(&dev->lock);
-		if (lost)
-			dev_remove(dev, lost);
-		dev_run_flushes(dev);
-		pthread_mutex_lock(&dev->lock);
+
+		ret = syncobj_timeline_wait(dev->fd, w.handles, w.points, w.n,
+					    INT64_MAX,
+					    DRM_SYNCOBJ_WAIT_FLAGS_WAIT_FOR_SUBMIT,
+					    NULL);
+		if (!ret)
+			process(dev, &w);
+		else if (ret != -EINTR)
+			usleep(1000);	/* a handle went away: rebuild */
+		watch_put(dev, &w);
+		run_flushes(dev);
 	}
-	pthread_mutex_unlock(&dev->lock);
 	watch_free(&w);
 	return NULL;
-}
-
-/*
- * The availability thread. The fence worker waits for points to be
- * signalled; a queue wait on a shared fence only needs its value to be
- * submitted (by any process) before it can go to the kernel, and one
- * DRM_IOCTL_SYNCOBJ_TIMELINE_WAIT cannot wait for both kinds at once. So a
- * second, single thread per device waits with WAIT_AVAILABLE for the
- * lowest value each shared fence's queued waits need, plus its own
- * doorbell, and hands the waits it can resolve to the flush list.
- */
-static void *avail_main(void *arg)
-{
-	struct d3dq_device *dev = arg;
-	struct watch_set w = { 0 };
-	struct list *pos, *tmp;
-
-	pthread_mutex_lock(&dev->lock);
-	while (!dev->worker_quit) {
-		w.n = 0;
-		watch_add(&w, dev->avail_doorbell,
-			  atomic_load(&dev->avail_doorbell_point) + 1, NULL);
-		list_for_each_safe(pos, tmp, &dev->fences) {
-			struct d3dq_fence *f =
-				container_of(pos, struct d3dq_fence, dev_link);
-			uint64_t target;
-
-			if (f->shared && fence_tickets_min(f, &target))
-				watch_add(&w, f->syncobj, target, f);
-		}
-		pthread_mutex_unlock(&dev->lock);
-
-		watch_wait(dev, &w, DRM_SYNCOBJ_WAIT_FLAGS_WAIT_FOR_SUBMIT |
-				    DRM_SYNCOBJ_WAIT_FLAGS_WAIT_AVAILABLE);
-
-		pthread_mutex_lock(&dev->lock);
-		if (dev->worker_quit)
-			break;
-		list_for_each_safe(pos, tmp, &dev->fences) {
-			struct d3dq_fence *f =
-				container_of(pos, struct d3dq_fence, dev_link);
-
-			if (f->shared)
-				fence_resolve_available(f);
-		}
-		pthread_mutex_unlock(&dev->lock);
-		dev_run_flushes(dev);
-		pthread_mutex_lock(&dev->lock);
-	}
-	pthread_mutex_unlock(&dev->lock);
-	watch_free(&w);
-	return NULL;
-}
-
-static void avail_ring(struct d3dq_device *dev)
-{
-	pthread_mutex_lock(&dev->doorbell_lock);
-	syncobj_timeline_signal(dev->fd, dev->avail_doorbell,
-			atomic_fetch_add(&dev->avail_doorbell_point, 1) + 1);
-	pthread_mutex_unlock(&dev->doorbell_lock);
-}
-
-/*
- * A queue wait on a shared fence is held: make sure the availability
- * thread runs and looks at it. Called with no lock or a queue lock held.
- */
-int avail_watch(struct d3dq_device *dev)
-{
-	int ret = 0;
-
-	pthread_mutex_lock(&dev->lock);
-	if (!dev->avail_started && !dev->worker_quit) {
-		ret = syncobj_create(dev->fd, &dev->avail_doorbell);
-		if (!ret) {
-			ret = -pthread_create(&dev->avail, NULL, avail_main,
-					      dev);
-			if (ret) {
-				syncobj_destroy(dev->fd, dev->avail_doorbell);
-				dev->avail_doorbell = 0;
-			}
-		}
-		dev->avail_started = !ret;
-	}
-	pthread_mutex_unlock(&dev->lock);
-	if (!ret)
-		avail_ring(dev);
-	return ret;
 }
 
 int worker_ensure(struct d3dq_device *dev)
 {
 	int ret = 0;
 
-	pthread_mutex_lock(&dev->lock);
-	if (!dev->worker_started) {
+	pthread_mutex_lock(&dev->worker_lock);
+	if (!atomic_load(&dev->worker_started) && !dev->worker_quit) {
 		ret = -pthread_create(&dev->worker, NULL, worker_main, dev);
-		dev->worker_started = !ret;
+		if (!ret)
+			atomic_store(&dev->worker_started, true);
 	}
-	pthread_mutex_unlock(&dev->lock);
+	pthread_mutex_unlock(&dev->worker_lock);
 	return ret;
-}
-
-void worker_ring(struct d3dq_device *dev)
-{
-	pthread_mutex_lock(&dev->doorbell_lock);
-	syncobj_timeline_signal(dev->fd, dev->doorbell,
-				atomic_fetch_add(&dev->doorbell_point, 1) + 1);
-	pthread_mutex_unlock(&dev->doorbell_lock);
 }
 
 void worker_stop(struct d3dq_device *dev)
 {
 	bool started;
 
+	pthread_mutex_lock(&dev->worker_lock);
 	pthread_mutex_lock(&dev->lock);
 	dev->worker_quit = true;
-	started = dev->worker_started;
 	pthread_mutex_unlock(&dev->lock);
-	if (dev->avail_started) {
-		avail_ring(dev);
-		pthread_join(dev->avail, NULL);
-		syncobj_destroy(dev->fd, dev->avail_doorbell);
-		dev->avail_started = false;
-	}
+	started = atomic_load(&dev->worker_started);
+	pthread_mutex_unlock(&dev->worker_lock);
 	if (!started)
 		return;
-	worker_ring(dev);
+	dev_ring(dev);
 	pthread_join(dev->worker, NULL);
+	atomic_store(&dev->worker_started, false);
 }

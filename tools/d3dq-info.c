@@ -41,6 +41,7 @@ static const char *const feature_names[] = {
 	"timeline",
 	"prime",
 	"timeout",
+	"wait_release",
 };
 
 static int is_d3dq(int fd, drmVersionPtr *out)
@@ -91,19 +92,50 @@ static int get_param(int fd, uint32_t param, uint64_t *value)
 	return 0;
 }
 
-int main(void)
+/* A JSON string: the characters d3dq-info prints need only these escapes. */
+static void json_str(const char *s)
 {
-	drmVersionPtr v = NULL;
-	char path[sizeof("/dev/dri/") + 256];
-	uint64_t value = 0;
-	unsigned int i, b;
-	int fd, ret;
-
-	fd = open_d3dq(path, sizeof(path), &v);
-	if (fd < 0) {
-		fprintf(stderr, "d3dq-info: no d3dq render node in /dev/dri (is the module loaded?)\n");
-		return 1;
+	putchar('"');
+	for (; s && *s; s++) {
+		if (*s == '"' || *s == '\\')
+			printf("\\%c", *s);
+		else if ((unsigned char)*s < 0x20)
+			printf("\\u%04x", *s);
+		else
+			putchar(*s);
 	}
+	putchar('"');
+}
+
+static void print_features(uint64_t value, bool json)
+{
+	const char *sep = "";
+	unsigned int b;
+
+	for (b = 0; b < 64; b++) {
+		if (!(value & (1ull << b)))
+			continue;
+		if (json) {
+			printf("%s", sep);
+			if (b < ARRAY_SIZE(feature_names)) {
+				json_str(feature_names[b]);
+			} else {
+				printf("\"bit%u\"", b);
+			}
+			sep = ", ";
+		} else if (b < ARRAY_SIZE(feature_names)) {
+			printf(" %s", feature_names[b]);
+		} else {
+			printf(" bit%u", b);
+		}
+	}
+}
+
+static void print_text(int fd, const char *path, drmVersionPtr v)
+{
+	uint64_t value = 0;
+	unsigned int i;
+	int ret;
 
 	printf("device:              %s\n", path);
 	printf("driver:              %s\n", v->name);
@@ -111,7 +143,6 @@ int main(void)
 	       v->version_minor, v->version_patchlevel);
 	printf("date:                %s\n", v->date ? v->date : "");
 	printf("description:         %s\n", v->desc ? v->desc : "");
-	drmFreeVersion(v);
 
 	for (i = 0; i < ARRAY_SIZE(param_names); i++) {
 		ret = get_param(fd, i, &value);
@@ -127,14 +158,7 @@ int main(void)
 			break;
 		case DRM_D3DQ_PARAM_FEATURES:
 			printf("0x%" PRIx64, value);
-			for (b = 0; b < 64; b++) {
-				if (!(value & (1ull << b)))
-					continue;
-				if (b < ARRAY_SIZE(feature_names))
-					printf(" %s", feature_names[b]);
-				else
-					printf(" bit%u", b);
-			}
+			print_features(value, false);
 			printf("\n");
 			break;
 		default:
@@ -142,6 +166,95 @@ int main(void)
 			break;
 		}
 	}
+}
+
+/*
+ * One JSON object: the same facts, numbers as numbers, a parameter the
+ * driver refused as null (and its errno in "errors").
+ */
+static void print_json(int fd, const char *path, drmVersionPtr v)
+{
+	uint64_t value = 0, values[ARRAY_SIZE(param_names)];
+	int errs[ARRAY_SIZE(param_names)];
+	const char *sep = "";
+	unsigned int i;
+
+	printf("{\n  \"device\": ");
+	json_str(path);
+	printf(",\n  \"driver\": ");
+	json_str(v->name);
+	printf(",\n  \"version\": \"%d.%d.%d\",\n", v->version_major,
+	       v->version_minor, v->version_patchlevel);
+	printf("  \"date\": ");
+	json_str(v->date);
+	printf(",\n  \"description\": ");
+	json_str(v->desc);
+	printf(",\n  \"params\": {");
+	for (i = 0; i < ARRAY_SIZE(param_names); i++) {
+		errs[i] = get_param(fd, i, &value);
+		values[i] = value;
+		printf("%s\n    \"%s\": ", sep, param_names[i]);
+		sep = ",";
+		if (errs[i])
+			printf("null");
+		else if (i == DRM_D3DQ_PARAM_UAPI_VERSION)
+			printf("\"%" PRIu64 ".%" PRIu64 "\"", value >> 16,
+			       value & 0xffff);
+		else
+			printf("%" PRIu64, value);
+	}
+	printf("\n  },\n  \"features\": [");
+	if (!errs[DRM_D3DQ_PARAM_FEATURES])
+		print_features(values[DRM_D3DQ_PARAM_FEATURES], true);
+	printf("],\n  \"errors\": {");
+	sep = "";
+	for (i = 0; i < ARRAY_SIZE(param_names); i++) {
+		if (!errs[i])
+			continue;
+		printf("%s\n    \"%s\": ", sep, param_names[i]);
+		json_str(strerror(-errs[i]));
+		sep = ",";
+	}
+	printf("%s}\n}\n", *sep ? "\n  " : "");
+}
+
+static void usage(FILE *f)
+{
+	fprintf(f, "usage: d3dq-info [--json]\n"
+		   "  --json   one JSON object instead of text\n"
+		   "Exit status: 0, 1 when there is no d3dq render node, 2 on bad usage.\n");
+}
+
+int main(int argc, char **argv)
+{
+	drmVersionPtr v = NULL;
+	char path[sizeof("/dev/dri/") + 256];
+	bool json = false;
+	int fd, i;
+
+	for (i = 1; i < argc; i++) {
+		if (strcmp(argv[i], "--json") == 0) {
+			json = true;
+		} else if (strcmp(argv[i], "-h") == 0 ||
+			   strcmp(argv[i], "--help") == 0) {
+			usage(stdout);
+			return 0;
+		} else {
+			usage(stderr);
+			return 2;
+		}
+	}
+
+	fd = open_d3dq(path, sizeof(path), &v);
+	if (fd < 0) {
+		fprintf(stderr, "d3dq-info: no d3dq render node in /dev/dri (is the module loaded?)\n");
+		return 1;
+	}
+	if (json)
+		print_json(fd, path, v);
+	else
+		print_text(fd, path, v);
+	drmFreeVersion(v);
 	close(fd);
 	return 0;
 }

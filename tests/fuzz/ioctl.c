@@ -81,6 +81,10 @@ struct fz {
 	uint32_t stale_bo[MAX_STALE], stale_so[MAX_STALE], stale_q[MAX_STALE];
 	int nstale_bo, nstale_so, nstale_q;
 	uint32_t foreign_bo, foreign_so, foreign_q;
+	/* Jobs submitted with a releasable first wait: queue and seqno. */
+	struct { uint32_t queue; uint64_t seqno; } rel[MAX_STALE];
+	int nrel;
+	uint64_t last_seqno;
 	/* Memory for boundary pointers. */
 	uint8_t *page;		/* 3 x (page, PROT_NONE page) */
 	uint8_t *ro;		/* read-only page */
@@ -239,6 +243,7 @@ static const char *ioctl_name(unsigned long req)
 	case DRM_IOCTL_D3DQ_QUEUE_GET_STATE: return "QUEUE_GET_STATE";
 	case DRM_IOCTL_D3DQ_SUBMIT: return "SUBMIT";
 	case DRM_IOCTL_D3DQ_REMOVE: return "REMOVE";
+	case DRM_IOCTL_D3DQ_WAIT_RELEASE: return "WAIT_RELEASE";
 	case DRM_IOCTL_GEM_CLOSE: return "GEM_CLOSE";
 	case DRM_IOCTL_PRIME_HANDLE_TO_FD: return "PRIME_HANDLE_TO_FD";
 	case DRM_IOCTL_PRIME_FD_TO_HANDLE: return "PRIME_FD_TO_HANDLE";
@@ -701,9 +706,14 @@ static void gen_syncs(struct fz *f, struct drm_d3dq_obj_array *arr,
 				*bad = true;
 			}
 		}
+		/* Waits may be releasable; signals may not. */
+		if (wait && one_in(f, 3))
+			s.flags |= DRM_D3DQ_SYNC_RELEASABLE;
 		if (fault(f, 40)) {
 			s.flags |= 1u << (1 + below(f, 31));
-			*bad = true;
+			if (!wait || s.flags & ~(DRM_D3DQ_SYNC_TIMELINE |
+						 DRM_D3DQ_SYNC_RELEASABLE))
+				*bad = true;
 		}
 		memcpy(buf + (size_t)i * stride, &s, sizeof(s));
 		if (stride > sizeof(s) && fault(f, 8)) {
@@ -804,6 +814,8 @@ static void fz_submit(struct __test_metadata *_metadata, struct fz *f)
 	a.queue_id = pick_queue(f, &bad, &idx);
 	a.flags = reserved(f, &bad);
 	a.pad = reserved(f, &bad);
+	/* An out field: must be zero on input. */
+	a.seqno = reserved(f, &bad);
 	gen_syncs(f, &a.waits, wbuf, sizeof(wbuf), true, &bad, &nodata,
 		  sigs, &dummy);
 	gen_syncs(f, &a.signals, sbuf, sizeof(sbuf), false, &bad, &nodata,
@@ -861,9 +873,61 @@ static void fz_submit(struct __test_metadata *_metadata, struct fz *f)
 	if (err == ENODATA && !bad && !nodata && !f->shared)
 		explain_waits(_metadata, f, &a);
 	if (!err) {
+		struct drm_d3dq_sync w0;
+
 		f->jobs++;
 		note_signals(f, sigs, nsig);
+		if (!a.seqno || a.seqno <= f->last_seqno) {
+			f->failures++;
+			TH_LOG("SUBMIT returned seqno %llu after %llu",
+			       (unsigned long long)a.seqno,
+			       (unsigned long long)f->last_seqno);
+		}
+		f->last_seqno = a.seqno;
+		memcpy(&w0, (const void *)(uintptr_t)a.waits.array,
+		       a.waits.count ? sizeof(w0) : 0);
+		if (a.waits.count && w0.flags & DRM_D3DQ_SYNC_RELEASABLE) {
+			f->rel[f->nrel % MAX_STALE].queue = a.queue_id;
+			f->rel[f->nrel % MAX_STALE].seqno = a.seqno;
+			f->nrel++;
+		}
 	}
+}
+
+/*
+ * WAIT_RELEASE: a wait this file submitted releasable (valid: 0, or
+ * ENOENT if its queue is gone), or anything else.
+ */
+static void fz_wait_release(struct __test_metadata *_metadata, struct fz *f)
+{
+	struct drm_d3dq_wait_release a = { 0 };
+	bool bad = false, known = f->nrel && !fault(f, 3);
+	int idx;
+
+	if (known) {
+		idx = below(f, f->nrel < MAX_STALE ? f->nrel : MAX_STALE);
+		a.queue_id = f->rel[idx].queue;
+		a.seqno = f->rel[idx].seqno;
+	} else {
+		a.queue_id = pick_queue(f, &bad, &idx);
+		switch (below(f, 4)) {
+		case 0: a.seqno = 0; bad = true; break;
+		case 1: a.seqno = f->last_seqno + 1 + below(f, 3); bad = true;
+			break;
+		case 2: a.seqno = boundary64(f); bad = true; break;
+		default: a.seqno = f->last_seqno ? 1 + rnd(f) % f->last_seqno :
+						   0;
+			 bad = true;
+			 break;
+		}
+	}
+	if (fault(f, 4)) {
+		a.index = one_in(f, 2) ? boundary32(f) :
+			  (uint32_t)f->max_syncs + below(f, 2);
+		bad = bad || a.index;
+	}
+	CALL(f->fd, DRM_IOCTL_D3DQ_WAIT_RELEASE, &a, E(EINVAL) | E(ENOENT),
+	     !bad, E(ENOENT));
 }
 
 static void fz_remove(struct __test_metadata *_metadata, struct fz *f)
@@ -906,6 +970,8 @@ static void fz_remove(struct __test_metadata *_metadata, struct fz *f)
 	close(f->fd);
 	f->fd = t_open(0);
 	f->nbos = f->nso = f->nq = 0;
+	f->nrel = 0;
+	f->last_seqno = 0;
 	f->big_bo = 0;
 }
 
@@ -1218,8 +1284,8 @@ static void fz_bad_nr(struct __test_metadata *_metadata, struct fz *f)
 
 	memset(buf, 0, sizeof(buf));
 	if (one_in(f, 2)) {
-		req = DRM_IOWR(DRM_COMMAND_BASE + DRM_D3DQ_REMOVE + 1 +
-			       below(f, 0x60 - DRM_D3DQ_REMOVE - 1),
+		req = DRM_IOWR(DRM_COMMAND_BASE + DRM_D3DQ_WAIT_RELEASE + 1 +
+			       below(f, 0x60 - DRM_D3DQ_WAIT_RELEASE - 1),
 			       struct drm_d3dq_submit);
 		call(_metadata, f, f->fd, req, buf, E(EINVAL), false, 0,
 		     NULL, 0);
@@ -1298,6 +1364,7 @@ static void fz_loop(struct __test_metadata *_metadata, struct fz *f)
 		case 25: fz_syncobj_transfer(_metadata, f); break;
 		case 26: fz_syncobj_fd(_metadata, f); break;
 		case 27: fz_bad_nr(_metadata, f); break;
+		case 28: fz_wait_release(_metadata, f); break;
 		default: fz_submit(_metadata, f); break;
 		}
 		/* Now and then start over with a fresh file. */
@@ -1305,6 +1372,8 @@ static void fz_loop(struct __test_metadata *_metadata, struct fz *f)
 			close(f->fd);
 			f->fd = t_open(0);
 			f->nbos = f->nso = f->nq = 0;
+			f->nrel = 0;
+			f->last_seqno = 0;
 			f->big_bo = 0;
 		}
 	}

@@ -121,6 +121,49 @@ TEST_F(e, many_registrations)
 	}
 }
 
+/*
+ * The library keeps its own reference to the eventfd: an application
+ * that closes its descriptor while a registration is outstanding (after a
+ * timed-out wait, say) never gets 8 bytes written into whatever file
+ * reuses the number. The event itself still fires.
+ */
+TEST_F(e, closed_descriptor_reused)
+{
+	struct d3dq_fence *fences[2] = { self->f, NULL };
+	uint64_t values[2] = { 5, 5 };
+	int keep, reused, old = self->efd;
+
+	ASSERT_EQ(0, d3dq_fence_create(self->dev, 0, 0, &fences[1]));
+	keep = dup(self->efd);
+	ASSERT_GE(keep, 0);
+	ASSERT_EQ(0, d3dq_fence_set_event_on_completion(self->f, 5, self->efd));
+	ASSERT_EQ(0, d3dq_device_set_event_on_multiple_fence_completion(
+			self->dev, fences, values, 2,
+			D3DQ_MULTIPLE_FENCE_WAIT_ALL, self->efd));
+	close(self->efd);
+	reused = util_eventfd();
+	ASSERT_GE(reused, 0);
+	self->efd = reused;
+	if (reused != old)
+		SKIP(return, "the number was not reused");
+	ASSERT_EQ(0, d3dq_fence_signal(self->f, 5));
+	ASSERT_EQ(0, d3dq_fence_signal(fences[1], 5));
+	EXPECT_EQ(0, util_event_take(reused));
+	EXPECT_EQ(2, util_event_take(keep));
+	close(keep);
+	d3dq_fence_destroy(fences[1]);
+}
+
+/* A descriptor that is not open is refused, before anything happens. */
+TEST_F(e, bad_descriptor)
+{
+	int fd = util_eventfd();
+
+	ASSERT_GE(fd, 0);
+	close(fd);
+	EXPECT_EQ(-EBADF, d3dq_fence_set_event_on_completion(self->f, 5, fd));
+}
+
 struct signal_later {
 	struct d3dq_fence *f;
 	uint64_t value;

@@ -8,8 +8,18 @@
  * Copyright (C) 2026 The d3dq authors
  */
 #include <errno.h>
+#include <linux/audit.h>
+#include <linux/filter.h>
+#include <linux/seccomp.h>
 #include <pthread.h>
+#include <stdatomic.h>
+#include <stddef.h>
+#include <sys/prctl.h>
+#include <sys/syscall.h>
 #include <unistd.h>
+
+#include <xf86drm.h>
+#include "d3dq_drm.h"
 
 #include "kselftest_harness.h"
 #include "util/util.h"
@@ -108,6 +118,144 @@ TEST_F(r, execute_recording_list)
 	check_removed(_metadata, self, -EINVAL);
 	EXPECT_EQ(0, util_read64(self->e.buf, 0));
 	d3dq_cmdlist_destroy(l);
+}
+
+struct racer {
+	struct d3dq_fence *f;
+	int efd;
+	_Atomic int rounds;
+};
+
+/* Keeps the fence lock busy: many registrations popped by one signal. */
+static void *popper(void *arg)
+{
+	struct racer *r = arg;
+	int i;
+
+	for (;;) {
+		for (i = 0; i < 2000; i++)
+			d3dq_fence_set_event_on_completion(r->f, 1, r->efd);
+		if (d3dq_fence_signal(r->f, 1) || d3dq_fence_signal(r->f, 0))
+			break;
+		atomic_fetch_add(&r->rounds, 1);
+	}
+	return NULL;
+}
+
+static void *signaller(void *arg)
+{
+	struct racer *r = arg;
+
+	while (!d3dq_fence_signal(r->f, 2))
+		;
+	return NULL;
+}
+
+/* Tests that make their own device. */
+FIXTURE(own) {
+	int unused;
+};
+
+FIXTURE_SETUP(own)
+{
+}
+
+FIXTURE_TEARDOWN(own)
+{
+}
+
+/*
+ * A CPU signal racing device removal never stores its value after the
+ * removal set UINT64_MAX: it either happened before, or fails.
+ */
+TEST_F_TIMEOUT(own, cpu_signal_racing_removal, 300)
+{
+	int i, bad = 0;
+
+	for (i = 0; i < 20; i++) {
+		struct d3dq_device *dev = util_open();
+		struct racer r = { 0 };
+		pthread_t t[2];
+
+		if (!dev)
+			SKIP(return, "no d3dq device");
+		ASSERT_EQ(0, d3dq_fence_create(dev, 0, 0, &r.f));
+		r.efd = util_eventfd();
+		ASSERT_GE(r.efd, 0);
+		ASSERT_EQ(0, pthread_create(&t[0], NULL, popper, &r));
+		ASSERT_EQ(0, pthread_create(&t[1], NULL, signaller, &r));
+		while (atomic_load(&r.rounds) < 2 + i % 3)
+			;
+		ASSERT_EQ(0, d3dq_device_remove(dev));
+		pthread_join(t[0], NULL);
+		pthread_join(t[1], NULL);
+		if (d3dq_fence_get_completed_value(r.f) != UINT64_MAX) {
+			TH_LOG("round %d: %llu after removal", i,
+			       (unsigned long long)
+			       d3dq_fence_get_completed_value(r.f));
+			bad++;
+		}
+		d3dq_fence_destroy(r.f);
+		close(r.efd);
+		d3dq_device_close(dev);
+	}
+	EXPECT_EQ(0, bad);
+}
+
+/* Make DRM_IOCTL_D3DQ_REMOVE fail with -EIO in this process. */
+static int refuse_remove(void)
+{
+	struct sock_filter filter[] = {
+		BPF_STMT(BPF_LD | BPF_W | BPF_ABS,
+			 offsetof(struct seccomp_data, arch)),
+		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, AUDIT_ARCH_X86_64, 1, 0),
+		BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
+		BPF_STMT(BPF_LD | BPF_W | BPF_ABS,
+			 offsetof(struct seccomp_data, nr)),
+		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, __NR_ioctl, 0, 3),
+		BPF_STMT(BPF_LD | BPF_W | BPF_ABS,
+			 offsetof(struct seccomp_data, args[1])),
+		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K,
+			 (uint32_t)DRM_IOCTL_D3DQ_REMOVE, 0, 1),
+		BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ERRNO | EIO),
+		BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
+	};
+	struct sock_fprog prog = {
+		.len = sizeof(filter) / sizeof(filter[0]),
+		.filter = filter,
+	};
+
+	if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0))
+		return -errno;
+	if (syscall(SYS_seccomp, SECCOMP_SET_MODE_FILTER,
+		    SECCOMP_FILTER_FLAG_TSYNC, &prog))
+		return -errno;
+	return 0;
+}
+
+/*
+ * The driver refuses REMOVE: the library must still not release anything
+ * while a job of the device runs (R15). It waits for the jobs instead.
+ */
+TEST_F(own, remove_refused_by_driver)
+{
+	struct util_env e;
+	int ret = util_env_open(&e, 4096, 0, 0);
+
+	if (ret == -ENODEV)
+		SKIP(return, "no d3dq device");
+	ASSERT_EQ(0, ret);
+	ASSERT_EQ(0, util_exec_delay(e.dev, e.a, 300 * MS));
+	ASSERT_EQ(0, util_exec_write64(e.dev, e.a, e.buf, 0, 1));
+	ASSERT_EQ(0, d3dq_queue_signal(e.a, e.f, 5));
+	ASSERT_EQ(0, refuse_remove());
+	ASSERT_EQ(0, d3dq_device_remove(e.dev));
+	EXPECT_EQ(-ENODEV, d3dq_device_removed_reason(e.dev));
+	EXPECT_EQ(UINT64_MAX, d3dq_fence_get_completed_value(e.f));
+	/* The job had finished before the fence read UINT64_MAX. */
+	EXPECT_EQ(1, util_read64(e.buf, 0));
+	EXPECT_EQ(-ENODEV, d3dq_queue_signal(e.a, e.g, 1));
+	util_env_close(&e);
 }
 
 TEST_HARNESS_MAIN

@@ -1,8 +1,10 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * Shared fences: export/import, a queue wait satisfied by another process
- * (wait before signal across processes), events on shared fences, and the
- * documented limitation that a shared fence cannot rewind.
+ * (wait before signal across processes), events on shared fences, the
+ * documented limitation that a shared fence cannot rewind, and what the
+ * timeline shows: only values that took effect, never going back
+ * (library.rst, "Shared fences").
  *
  * Copyright (C) 2026 The d3dq authors
  */
@@ -18,35 +20,7 @@ FIXTURE(sh) {
 	struct util_env e;
 };
 
-/*
- * Events on shared fences come from DRM_IOCTL_SYNCOBJ_EVENTFD where the
- * kernel has it (6.6+), else from the library's worker; the second variant
- * forces the worker everywhere.
- */
-FIXTURE_VARIANT(sh) {
-	bool force_worker;
-};
-
-FIXTURE_VARIANT_ADD(sh, auto) {
-	.force_worker = false,
-};
-
-FIXTURE_VARIANT_ADD(sh, worker) {
-	.force_worker = true,
-};
-
-FIXTURE_SETUP(sh)
-{
-	/* Each test runs in its own process: this stays local. */
-	if (variant->force_worker)
-		setenv("D3DQ_NO_SYNCOBJ_EVENTFD", "1", 1);
-	UTIL_ENV_OPEN(&self->e, 4096, 2, D3DQ_FENCE_FLAG_SHARED);
-}
-
-FIXTURE_TEARDOWN(sh)
-{
-	util_env_close(&self->e);
-}
+UTIL_ENV_FIXTURE(sh, 4096, 2, D3DQ_FENCE_FLAG_SHARED)
 
 TEST_F(sh, values_and_no_rewind)
 {
@@ -96,6 +70,11 @@ TEST_F(sh, wait_before_signal_other_process)
 {
 	int fd, status;
 	pid_t pid;
+
+#ifdef __SANITIZE_THREAD__
+	/* The child starts a worker thread after a multi-threaded fork. */
+	SKIP(return, "ThreadSanitizer: no threads after a multi-threaded fork");
+#endif
 
 	ASSERT_EQ(0, d3dq_fence_export(self->e.f, &fd));
 	ASSERT_EQ(0, d3dq_queue_wait(self->e.a, self->e.f, 7));
@@ -174,10 +153,180 @@ TEST_F(sh, cpu_signal_other_process)
 TEST_F(sh, import_errors)
 {
 	struct d3dq_fence *f = (void *)1;
+	int fd = util_eventfd();
 
+	ASSERT_GE(fd, 0);
 	EXPECT_EQ(-EINVAL, d3dq_fence_import(self->e.dev, -1, &f));
-	EXPECT_NE(0, d3dq_fence_import(self->e.dev, 0, &f));
 	EXPECT_EQ(NULL, f);
+	/* An open file that is no syncobj. */
+	EXPECT_EQ(-EINVAL, d3dq_fence_import(self->e.dev, fd, &f));
+	EXPECT_EQ(NULL, f);
+	close(fd);
+	/* A descriptor that is not open. */
+	EXPECT_EQ(-EBADF, d3dq_fence_import(self->e.dev, fd, &f));
+	EXPECT_EQ(NULL, f);
+}
+
+/*
+ * A queue signal held behind a wait, below a CPU signal made meanwhile,
+ * never reaches the timeline under the higher value: the value never
+ * goes back, not even while that queue's work runs.
+ */
+TEST_F(sh, held_signal_below_cpu_signal)
+{
+	uint64_t v, lowest = UINT64_MAX;
+
+	ASSERT_EQ(0, d3dq_queue_wait(self->e.a, self->e.g, 1));
+	ASSERT_EQ(0, util_exec_delay(self->e.dev, self->e.a, 300 * MS));
+	ASSERT_EQ(0, d3dq_queue_signal(self->e.a, self->e.f, 5));
+	ASSERT_EQ(0, d3dq_queue_signal(self->e.a, self->e.done, 1));
+	ASSERT_EQ(0, d3dq_fence_signal(self->e.f, 7));
+	ASSERT_EQ(0, d3dq_fence_signal(self->e.g, 1));
+	while (d3dq_fence_get_completed_value(self->e.done) < 1) {
+		v = d3dq_fence_get_completed_value(self->e.f);
+		if (v < lowest)
+			lowest = v;
+	}
+	EXPECT_EQ(7, lowest);
+	EXPECT_EQ(7, d3dq_fence_get_completed_value(self->e.f));
+}
+
+/* A CPU signal of a value a queue signal will bring takes effect now. */
+TEST_F(sh, cpu_signal_of_pending_value)
+{
+	ASSERT_EQ(0, util_exec_delay(self->e.dev, self->e.a, 300 * MS));
+	ASSERT_EQ(0, d3dq_queue_signal(self->e.a, self->e.f, 10));
+	ASSERT_EQ(0, d3dq_fence_signal(self->e.f, 10));
+	EXPECT_EQ(10, d3dq_fence_get_completed_value(self->e.f));
+	ASSERT_EQ(0, util_queue_idle(self->e.dev, self->e.a));
+	EXPECT_EQ(10, d3dq_fence_get_completed_value(self->e.f));
+}
+
+/*
+ * A queue signal of a value another queue's signal will bring is no
+ * no-op: it takes effect when its own queue gets there (and what follows
+ * it on that queue sees it, R17).
+ */
+TEST_F(sh, queue_signal_of_pending_value)
+{
+	ASSERT_EQ(0, util_exec_delay(self->e.dev, self->e.a, 600 * MS));
+	ASSERT_EQ(0, d3dq_queue_signal(self->e.a, self->e.f, 10));
+	ASSERT_EQ(0, util_exec_delay(self->e.dev, self->e.b, 100 * MS));
+	ASSERT_EQ(0, d3dq_queue_signal(self->e.b, self->e.f, 10));
+	ASSERT_EQ(0, d3dq_queue_signal(self->e.b, self->e.g, 1));
+	ASSERT_EQ(0, d3dq_fence_wait(self->e.g, 1, 20000 * MS));
+	EXPECT_EQ(10, d3dq_fence_get_completed_value(self->e.f));
+	ASSERT_EQ(0, util_queue_idle(self->e.dev, self->e.a));
+}
+
+/*
+ * A CPU signal between the current value and a pending one is no rewind:
+ * it takes effect, and the pending one later.
+ */
+TEST_F(sh, cpu_signal_between_current_and_pending)
+{
+	ASSERT_EQ(0, util_exec_delay(self->e.dev, self->e.a, 300 * MS));
+	ASSERT_EQ(0, d3dq_queue_signal(self->e.a, self->e.f, 10));
+	ASSERT_EQ(0, d3dq_fence_signal(self->e.f, 5));
+	EXPECT_EQ(5, d3dq_fence_get_completed_value(self->e.f));
+	ASSERT_EQ(0, d3dq_fence_wait(self->e.f, 10, 20000 * MS));
+	EXPECT_EQ(10, d3dq_fence_get_completed_value(self->e.f));
+}
+
+/*
+ * A queue signal below an earlier queue signal of the fence that has not
+ * taken effect yet could take effect after it: refused (documented). A
+ * CPU signal above a pending queue signal is accepted; the queue signal
+ * then changes nothing when it completes.
+ */
+TEST_F(sh, queue_signal_below_pending_refused)
+{
+	ASSERT_EQ(0, util_exec_delay(self->e.dev, self->e.a, 300 * MS));
+	ASSERT_EQ(0, d3dq_queue_signal(self->e.a, self->e.f, 10));
+	EXPECT_EQ(-EINVAL, d3dq_queue_signal(self->e.b, self->e.f, 7));
+	ASSERT_EQ(0, d3dq_fence_signal(self->e.f, 12));
+	ASSERT_EQ(0, util_queue_idle(self->e.dev, self->e.a));
+	EXPECT_EQ(12, d3dq_fence_get_completed_value(self->e.f));
+}
+
+/* R10: registering the same (event, value) twice fires it once. */
+TEST_F(sh, duplicate_registration_fires_once)
+{
+	int efd = util_eventfd();
+
+	ASSERT_GE(efd, 0);
+	ASSERT_EQ(0, d3dq_fence_set_event_on_completion(self->e.f, 10, efd));
+	ASSERT_EQ(0, d3dq_fence_set_event_on_completion(self->e.f, 10, efd));
+	ASSERT_EQ(0, d3dq_fence_signal(self->e.f, 10));
+	util_sleep_ms(100);
+	EXPECT_EQ(1, util_event_take(efd));
+	close(efd);
+}
+
+/*
+ * Destroying a shared fence releases its registrations (the event fires
+ * once); a value reaching the timeline later, through another import,
+ * must not fire them again.
+ */
+TEST_F(sh, no_event_after_destroy)
+{
+	struct d3dq_fence *f, *again;
+	int fd, efd = util_eventfd();
+
+	ASSERT_GE(efd, 0);
+	ASSERT_EQ(0, d3dq_fence_create(self->e.dev, 0, D3DQ_FENCE_FLAG_SHARED,
+				       &f));
+	ASSERT_EQ(0, d3dq_fence_export(f, &fd));
+	ASSERT_EQ(0, d3dq_fence_set_event_on_completion(f, 10, efd));
+	d3dq_fence_destroy(f);
+	EXPECT_EQ(1, util_event_take(efd));
+	ASSERT_EQ(0, d3dq_fence_import(self->e.dev, fd, &again));
+	close(fd);
+	ASSERT_EQ(0, d3dq_fence_signal(again, 10));
+	util_sleep_ms(100);
+	EXPECT_EQ(0, util_event_take(efd));
+	d3dq_fence_destroy(again);
+	close(efd);
+}
+
+/*
+ * Removal is visible to other processes: a peer blocked on a value this
+ * process would have signalled is released with UINT64_MAX.
+ */
+TEST_F(sh, removal_seen_by_other_process)
+{
+	int fd, status, ready[2];
+	pid_t pid;
+	char c;
+
+	ASSERT_EQ(0, pipe(ready));
+	ASSERT_EQ(0, d3dq_fence_export(self->e.f, &fd));
+	pid = fork();
+	ASSERT_GE(pid, 0);
+	if (pid == 0) {
+		struct d3dq_device *dev = util_open();
+		struct d3dq_fence *f;
+		int ok;
+
+		if (!dev || d3dq_fence_import(dev, fd, &f))
+			_exit(2);
+		if (write(ready[1], "r", 1) != 1)
+			_exit(3);
+		ok = !d3dq_fence_wait(f, 10, 10000 * MS) &&
+		     d3dq_fence_get_completed_value(f) == UINT64_MAX;
+		d3dq_fence_destroy(f);
+		d3dq_device_close(dev);
+		_exit(ok ? 0 : 4);
+	}
+	close(fd);
+	ASSERT_EQ(1, read(ready[0], &c, 1));
+	util_sleep_ms(100);
+	ASSERT_EQ(0, d3dq_device_remove(self->e.dev));
+	ASSERT_EQ(pid, waitpid(pid, &status, 0));
+	EXPECT_TRUE(WIFEXITED(status));
+	EXPECT_EQ(0, WEXITSTATUS(status));
+	close(ready[0]);
+	close(ready[1]);
 }
 
 TEST_HARNESS_MAIN

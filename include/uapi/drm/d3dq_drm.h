@@ -70,6 +70,9 @@ enum drm_d3dq_ioctl_id {
 
 	/** @DRM_D3DQ_REMOVE: Lose every queue of the file (device removal). */
 	DRM_D3DQ_REMOVE,
+
+	/** @DRM_D3DQ_WAIT_RELEASE: Release a releasable wait of a job early. */
+	DRM_D3DQ_WAIT_RELEASE,
 };
 
 /**
@@ -80,7 +83,7 @@ enum drm_d3dq_ioctl_id {
  * number grows with every addition.
  */
 #define DRM_D3DQ_UAPI_MAJOR	1
-#define DRM_D3DQ_UAPI_MINOR	0
+#define DRM_D3DQ_UAPI_MINOR	1
 
 /**
  * struct drm_d3dq_obj_array - A user array of structures.
@@ -164,7 +167,8 @@ enum drm_d3dq_param {
 /**
  * DOC: Feature bits
  *
- * Bits of %DRM_D3DQ_PARAM_FEATURES. Version 1.0 sets all of them.
+ * Bits of %DRM_D3DQ_PARAM_FEATURES. Version 1.0 sets the first three,
+ * version 1.1 adds %DRM_D3DQ_FEATURE_WAIT_RELEASE.
  */
 /** DRM_D3DQ_FEATURE_TIMELINE - timeline syncobjs in waits and signals. */
 #define DRM_D3DQ_FEATURE_TIMELINE	(1ull << 0)
@@ -172,6 +176,11 @@ enum drm_d3dq_param {
 #define DRM_D3DQ_FEATURE_PRIME		(1ull << 1)
 /** DRM_D3DQ_FEATURE_TIMEOUT - jobs past the timeout are stopped. */
 #define DRM_D3DQ_FEATURE_TIMEOUT	(1ull << 2)
+/**
+ * DRM_D3DQ_FEATURE_WAIT_RELEASE - %DRM_D3DQ_SYNC_RELEASABLE waits,
+ * &drm_d3dq_submit.seqno and %DRM_D3DQ_WAIT_RELEASE (uapi 1.1).
+ */
+#define DRM_D3DQ_FEATURE_WAIT_RELEASE	(1ull << 3)
 
 /**
  * struct drm_d3dq_get_param - Argument of %DRM_IOCTL_D3DQ_GET_PARAM.
@@ -378,13 +387,23 @@ struct drm_d3dq_queue_get_state {
 #define DRM_D3DQ_SYNC_TIMELINE		(1u << 0)
 
 /**
+ * DRM_D3DQ_SYNC_RELEASABLE - a wait that %DRM_D3DQ_WAIT_RELEASE may end
+ * before its fence signals (waits only; -EINVAL on a signal). See
+ * "Early release".
+ */
+#define DRM_D3DQ_SYNC_RELEASABLE	(1u << 1)
+
+/**
  * struct drm_d3dq_sync - A syncobj point to wait on or to signal.
  */
 struct drm_d3dq_sync {
 	/** @handle: Syncobj handle. */
 	__u32 handle;
 
-	/** @flags: 0 (binary) or %DRM_D3DQ_SYNC_TIMELINE. */
+	/**
+	 * @flags: 0 (binary) or %DRM_D3DQ_SYNC_TIMELINE, and for a wait
+	 * %DRM_D3DQ_SYNC_RELEASABLE.
+	 */
 	__u32 flags;
 
 	/** @point: Timeline point; must be 0 for a binary syncobj. */
@@ -424,6 +443,13 @@ struct drm_d3dq_submit {
 
 	/** @pad: Must be zero. */
 	__u32 pad;
+
+	/**
+	 * @seqno: Out (uapi 1.1): the job's number, unique in the open file
+	 * and never 0; names the job for %DRM_D3DQ_WAIT_RELEASE. Must be
+	 * zero on input.
+	 */
+	__u64 seqno;
 };
 
 /**
@@ -610,6 +636,46 @@ struct drm_d3dq_remove {
 };
 
 /**
+ * DOC: Early release
+ *
+ * A wait element of a submit with %DRM_D3DQ_SYNC_RELEASABLE does not make
+ * the job depend on the waited fence itself but on a driver fence that
+ * signals at the earlier of two events: the waited fence signals, or
+ * %DRM_D3DQ_WAIT_RELEASE names this wait. It never signals later than
+ * the waited fence, so the dma-fence rules hold: the job still completes
+ * in bounded time without userspace. Userspace uses it for a wait that
+ * stood for a condition which another event may satisfy first (a D3D12
+ * queue wait for a fence value that the CPU signalled, or a fence that
+ * was destroyed). If the waited fence signals with an error before the
+ * release, the error propagates as for any wait (the queue becomes lost).
+ *
+ * A wait is named by the job's @seqno (returned by %DRM_D3DQ_SUBMIT), the
+ * job's queue and the wait's index in the submit's wait array, so a job
+ * with several releasable waits has each released separately. Releasing
+ * a wait that is already satisfied or released, or a wait of a job that
+ * already finished (and was freed), succeeds and does nothing.
+ */
+
+/**
+ * struct drm_d3dq_wait_release - Argument of %DRM_IOCTL_D3DQ_WAIT_RELEASE.
+ *
+ * Errors: -ENOENT unknown queue id; -EINVAL @seqno 0 or
+ * not yet returned by a submit of this file, @index not below
+ * %DRM_D3DQ_PARAM_MAX_SYNCS, or (while the job exists) @index not below
+ * its number of waits or naming a wait without %DRM_D3DQ_SYNC_RELEASABLE.
+ */
+struct drm_d3dq_wait_release {
+	/** @queue_id: Queue of the job. */
+	__u32 queue_id;
+
+	/** @index: Index of the wait in the job's wait array. */
+	__u32 index;
+
+	/** @seqno: The job, as returned in &drm_d3dq_submit.seqno. */
+	__u64 seqno;
+};
+
+/**
  * DOC: IOCTL numbers
  */
 #define DRM_D3DQ_IOCTL(__access, __id, __type) \
@@ -632,6 +698,8 @@ struct drm_d3dq_remove {
 	DRM_D3DQ_IOCTL(WR, SUBMIT, submit)
 #define DRM_IOCTL_D3DQ_REMOVE \
 	DRM_D3DQ_IOCTL(WR, REMOVE, remove)
+#define DRM_IOCTL_D3DQ_WAIT_RELEASE \
+	DRM_D3DQ_IOCTL(WR, WAIT_RELEASE, wait_release)
 
 #if defined(__cplusplus)
 }

@@ -1,0 +1,127 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * d3dq jobs: waits, a command stream, signals; created and armed by
+ * SUBMIT, run, finished and freed through the scheduler.
+ *
+ * Copyright (C) 2026 The d3dq authors
+ */
+#ifndef _D3DQ_JOB_H_
+#define _D3DQ_JOB_H_
+
+#include <linux/dma-fence.h>
+#include <linux/ktime.h>
+#include <linux/list.h>
+#include <linux/spinlock.h>
+#include <linux/types.h>
+
+#include <drm/gpu_scheduler.h>
+
+struct d3dq_bo;
+struct d3dq_hw_fence;
+struct d3dq_queue;
+struct drm_device;
+struct drm_file;
+
+/* A validated command, with references to the buffers it uses. */
+struct d3dq_cmd {
+	u32 op;
+	struct d3dq_bo *dst;
+	struct d3dq_bo *src;
+	u64 dst_offset;
+	u64 src_offset;
+	u64 size;
+	u64 a;
+	u64 b;
+};
+
+/**
+ * struct d3dq_release_fence - A dependency that userspace may end early.
+ *
+ * What a job waits for instead of @waited when the wait carries
+ * %DRM_D3DQ_SYNC_RELEASABLE: it signals at the earlier of @waited
+ * signalling and %DRM_D3DQ_WAIT_RELEASE naming the wait, so never later
+ * than @waited and never because of anything else userspace must do.
+ */
+struct d3dq_release_fence {
+	struct dma_fence base;		/* first: freed with dma_fence_free() */
+	spinlock_t lock;
+	struct dma_fence_cb cb;		/* on @waited, holds a reference */
+	struct dma_fence *waited;	/* reference */
+	bool released;			/* signalled by the ioctl, under @lock */
+};
+
+/* A wait of a job, kept for debugfs and for the dependency error check. */
+struct d3dq_wait {
+	u32 handle;
+	u32 flags;
+	u64 point;
+	struct dma_fence *fence;
+	struct d3dq_release_fence *release;	/* releasable wait, or NULL */
+};
+
+enum d3dq_job_state {
+	D3DQ_JOB_QUEUED,	/* waiting for dependencies or its turn */
+	D3DQ_JOB_RUNNING,	/* owned by the engine */
+	D3DQ_JOB_DONE,		/* hardware fence signalled */
+};
+
+/**
+ * struct d3dq_job - A job: waits, a command stream, signals.
+ */
+struct d3dq_job {
+	struct drm_sched_job base;
+	struct d3dq_queue *queue;	/* holds a reference */
+	struct list_head link;		/* in d3dq_queue.jobs */
+	enum d3dq_job_state state;	/* under queue->lock */
+	bool pending_counted;		/* still counted in queue->pending */
+
+	struct d3dq_hw_fence *hw;	/* preallocated at submit */
+	u64 file_seqno;			/* &drm_d3dq_submit.seqno */
+
+	struct d3dq_wait *waits;
+	u32 nwaits;
+
+	struct d3dq_cmd *cmds;
+	u32 ncmds;
+
+	/* Engine state: next command and end of the current delay. */
+	u32 pc;
+	bool delaying;
+	ktime_t delay_end;
+	int cancel;			/* error to stop with, under queue->lock */
+	u64 run_start_ns;		/* the engine took it (fdinfo busy time) */
+};
+
+static inline struct d3dq_job *to_d3dq_job(struct drm_sched_job *job)
+{
+	return container_of(job, struct d3dq_job, base);
+}
+
+/* The job's number in traces and debugfs: its finished fence's seqno. */
+static inline u64 d3dq_job_seqno(struct d3dq_job *job)
+{
+	return job->base.s_fence->finished.seqno;
+}
+
+extern const struct drm_sched_backend_ops d3dq_sched_ops;
+
+struct d3dq_job *d3dq_job_create(struct d3dq_queue *queue,
+				 struct drm_file *file);
+struct dma_fence *d3dq_job_arm(struct d3dq_job *job);
+void d3dq_job_push(struct d3dq_job *job);
+bool d3dq_job_dependency_failed(struct d3dq_job *job);
+void d3dq_job_signal(struct d3dq_job *job, int err);
+void d3dq_job_finished(struct d3dq_job *job);
+void d3dq_job_free(struct d3dq_job *job);
+
+struct d3dq_release_fence *d3dq_release_fence_create(struct dma_fence *waited);
+void d3dq_release_fence_release(struct d3dq_release_fence *rf);
+void d3dq_release_fence_put(struct d3dq_release_fence *rf);
+
+/* d3dq_submit.c */
+int d3dq_ioctl_submit(struct drm_device *drm, void *data,
+		      struct drm_file *file);
+int d3dq_ioctl_wait_release(struct drm_device *drm, void *data,
+			    struct drm_file *file);
+
+#endif /* _D3DQ_JOB_H_ */

@@ -1,0 +1,106 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * d3dq queues: one scheduler, one entity and one engine each; the
+ * device's pool of schedulers.
+ *
+ * Copyright (C) 2026 The d3dq authors
+ */
+#ifndef _D3DQ_QUEUE_H_
+#define _D3DQ_QUEUE_H_
+
+#include <linux/atomic.h>
+#include <linux/kref.h>
+#include <linux/list.h>
+#include <linux/mutex.h>
+#include <linux/spinlock.h>
+#include <linux/types.h>
+#include <linux/wait.h>
+#include <linux/workqueue.h>
+
+#include <drm/gpu_scheduler.h>
+
+#include "d3dq_engine.h"
+
+struct d3dq_device;
+struct d3dq_file;
+struct drm_device;
+struct drm_file;
+
+/* Room for a scheduler name, "d3dq15-s4294967295" at most. */
+#define D3DQ_SCHED_NAME_LEN	24
+
+/**
+ * struct d3dq_sched - A scheduler, lent to one queue at a time.
+ *
+ * Scheduler fences name their timeline through their scheduler, and they
+ * outlive queues, so schedulers are not freed with their queue: an idle
+ * one waits in the device's pool (@link) for the next queue and is freed
+ * with the device.
+ */
+struct d3dq_sched {
+	struct drm_gpu_scheduler base;
+	struct list_head link;
+	/* "d3dq<device>-s<n>": base.name, as long as the scheduler lives. */
+	char name[D3DQ_SCHED_NAME_LEN];
+};
+
+/**
+ * struct d3dq_queue - A queue: one scheduler, one entity, one engine.
+ *
+ * References are held by the file (until the queue is destroyed), by
+ * every job of the queue and, briefly, by ioctls. The last one queues
+ * @teardown_work, which finishes the entity and returns the scheduler to
+ * the device's pool.
+ */
+struct d3dq_queue {
+	struct kref ref;
+	struct d3dq_device *ddev;
+	u32 id;
+	u32 type;
+	u32 priority;
+
+	/*
+	 * Serialises arm+push (the order of jobs in the entity) and the
+	 * pending-jobs check against the queue becoming lost or dead.
+	 */
+	struct mutex submit_lock;
+
+	/*
+	 * Protects @state, @reason, @dead, @jobs, the states of the jobs
+	 * and the engine's running job.
+	 */
+	spinlock_t lock;
+	u32 state;
+	int reason;
+	bool dead;			/* destroyed: refuse new jobs */
+	struct list_head jobs;		/* not freed yet, in order */
+
+	/* Jobs submitted and not finished; submits wait on @pending_wq. */
+	atomic_t pending;
+	wait_queue_head_t pending_wq;
+
+	struct work_struct teardown_work;
+
+	struct d3dq_sched *sched;
+	struct drm_sched_entity entity;
+	struct d3dq_engine engine;
+
+	/* The creating file's usage counters (a reference). */
+	struct d3dq_usage *usage;
+};
+
+int d3dq_ioctl_queue_create(struct drm_device *drm, void *data,
+			    struct drm_file *file);
+int d3dq_ioctl_queue_destroy(struct drm_device *drm, void *data,
+			     struct drm_file *file);
+int d3dq_ioctl_queue_get_state(struct drm_device *drm, void *data,
+			       struct drm_file *file);
+struct d3dq_queue *d3dq_queue_lookup(struct d3dq_file *dfile, u32 id);
+void d3dq_queue_put(struct d3dq_queue *queue);
+void d3dq_queue_set_lost_locked(struct d3dq_queue *queue, int reason);
+bool d3dq_queue_is_usable(struct d3dq_queue *queue);
+void d3dq_sched_pool_fini(struct d3dq_device *ddev);
+void d3dq_file_destroy_queues(struct d3dq_file *dfile);
+void d3dq_file_remove_queues(struct d3dq_file *dfile);
+
+#endif /* _D3DQ_QUEUE_H_ */
