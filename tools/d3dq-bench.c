@@ -408,7 +408,7 @@ static struct mem mem_now(void)
 
 static struct d3dq_queue *lib_queue(struct d3dq_device *dev)
 {
-	struct d3dq_queue_desc desc = { D3DQ_QUEUE_DIRECT, 0, 0 };
+	struct d3dq_queue_desc desc = D3DQ_QUEUE_DESC_INIT;
 	struct d3dq_queue *q;
 
 	CHECK(d3dq_queue_create(dev, &desc, &q));
