@@ -112,6 +112,9 @@ struct m_obs {
 struct m_log {
 	struct m_obs o[M_MAXOPS];
 	bool hang;		/* a sure wait timed out */
+	int lost[2];		/* a process's device was removed (its reason)
+				 * although the program removed nothing there */
+	unsigned int timeouts[2];	/* then: jobs the driver timed out */
 	char note[160];
 };
 

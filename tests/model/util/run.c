@@ -13,6 +13,7 @@
  * program and the log live in memory both processes share.
  */
 #define _GNU_SOURCE
+#include <dirent.h>
 #include <errno.h>
 #include <poll.h>
 #include <stdio.h>
@@ -331,7 +332,9 @@ static void at(struct side *r, int where)
 
 static int side_setup(struct side *r)
 {
-	static const struct d3dq_queue_desc desc = { D3DQ_QUEUE_DIRECT, 0, 0 };
+	static const struct d3dq_queue_desc desc = {
+		.size = sizeof(desc), .type = D3DQ_QUEUE_DIRECT,
+	};
 	const struct m_prog *p = r->p;
 	int i, ret = 0;
 
@@ -380,6 +383,51 @@ static int side_setup(struct side *r)
 	return ret;
 }
 
+/* Does the program remove this process's device? */
+static bool removes_device(const struct side *r)
+{
+	const struct m_prog *p = r->p;
+	int i;
+
+	for (i = 0; i < p->nops; i++)
+		if (p->ops[i].kind == K_REMOVE && op_proc(p, &p->ops[i]) == r->proc)
+			return true;
+	return false;
+}
+
+/*
+ * Jobs of this process the driver timed out (the d3dq-timeouts lines of
+ * the DRM files' fdinfo, Documentation/driver.rst): R15 lets a job that
+ * runs past the timeout remove the device, which no program asks for, so
+ * such a loss is the machine's (a guest starved for seconds), not the
+ * library's.
+ */
+static unsigned int job_timeouts(void)
+{
+	unsigned int sum = 0, n;
+	struct dirent *d;
+	char path[300], line[128];
+	DIR *dir = opendir("/proc/self/fdinfo");
+	FILE *f;
+
+	if (!dir)
+		return 0;
+	while ((d = readdir(dir))) {
+		if (d->d_name[0] == '.')
+			continue;
+		snprintf(path, sizeof(path), "/proc/self/fdinfo/%s", d->d_name);
+		f = fopen(path, "r");
+		if (!f)
+			continue;
+		while (fgets(line, sizeof(line), f))
+			if (sscanf(line, "d3dq-timeouts: %u", &n) == 1)
+				sum += n;
+		fclose(f);
+	}
+	closedir(dir);
+	return sum;
+}
+
 static void side_collect(struct side *r)
 {
 	const struct m_prog *p = r->p;
@@ -399,18 +447,20 @@ static void side_collect(struct side *r)
 	}
 	if (r->hang)
 		r->l->hang = true;
+	/* Nothing but the program's own removal may remove a device. */
+	if (r->dev && !removes_device(r))
+		r->l->lost[r->proc] = d3dq_device_removed_reason(r->dev);
+	if (r->l->lost[r->proc])
+		r->l->timeouts[r->proc] = job_timeouts();
 }
 
 static void side_teardown(struct side *r)
 {
-	const struct m_prog *p = r->p;
-	bool removed = false;
+	bool removed = removes_device(r) ||
+		       (r->dev && d3dq_device_removed_reason(r->dev));
 	int i;
 
 	at(r, W_TEARDOWN);
-	for (i = 0; i < p->nops; i++)
-		if (p->ops[i].kind == K_REMOVE && op_proc(p, &p->ops[i]) == r->proc)
-			removed = true;
 	for (i = 0; i < M_MAXOPS; i++)
 		d3dq_cmdlist_destroy(r->list[i]);
 	for (i = 0; i < M_MAXF; i++)
