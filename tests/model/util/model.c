@@ -265,18 +265,26 @@ static void on_value_in(struct ctx *c, struct mst *s, int f, uint64_t v,
 			}
 			break;
 		case K_EVENT:
-			if (o->f == f && s->st[i] == R_ARMED && o->v <= v) {
+		case K_MULTI:
+			/* R13: count 1 behaves like the single-fence call. */
+			if (o->kind == K_MULTI && o->n > 1)
+				goto multi;
+			if (o->kind == K_EVENT ? o->f != f : o->mf[0] != f)
+				break;
+			if (s->st[i] == R_ARMED &&
+			    (o->kind == K_EVENT ? o->v : o->mv[0]) <= v) {
+				uint64_t t = o->kind == K_EVENT ? o->v : o->mv[0];
 				int e = o->e, n = ntargets[e];
 
 				s->st[i] = R_FIRED;
 				for (j = 0; j < n; j++)
-					if (targets[e][j] == o->v)
+					if (targets[e][j] == t)
 						break;
 				if (j == n && n < 8)
-					targets[e][ntargets[e]++] = o->v;
+					targets[e][ntargets[e]++] = t;
 			}
 			break;
-		case K_MULTI:
+		multi:
 		case K_MULTI_BLOCK:
 			if (s->st[i] != R_ARMED)
 				break;
@@ -663,15 +671,21 @@ static bool do_step(struct ctx *c, struct mst *s, const struct step *st,
 		for (j = 0; j < p->nfences; j++) {
 			if (s->fdead[j])
 				continue;
-			if (p->fshared[j] && (proc != p->fproc[j] ||
-					      (c->relax & M_RELAX_REMOVAL))) {
-				/* another process's timeline: only our view */
+			if (p->fshared[j] && (c->relax & M_RELAX_REMOVAL)) {
+				/* diagnosis: only our view */
 				on_value_in(c, s, j, M_MAX, proc);
 				continue;
 			}
 			if (!p->fshared[j] && p->fproc[j] != proc)
 				continue;
-			/* R15: shared timelines we own go to UINT64_MAX too */
+			/*
+			 * R15 and issue 10 defect 9: every shared timeline
+			 * this process has open (it created or imported it;
+			 * the child imports every shared fence) goes to
+			 * UINT64_MAX for the other process too, so that a
+			 * peer waiting for a value this process would have
+			 * signalled sees the removal (library.rst).
+			 */
 			s->val[j] = M_MAX;
 			on_value(c, s, j, M_MAX);
 		}
