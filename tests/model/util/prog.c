@@ -184,6 +184,19 @@ void prog_finish(struct m_prog *p)
 			continue;
 		o->f = i;
 		o->v = M_MAX;
+		/*
+		 * The child releases every shared fence too (it imported
+		 * them all): its events and held waits on a value another
+		 * process brought fire on its worker's next wake-up
+		 * (library.rst, Shared fences), which may come after its
+		 * last observation; its own signal of the value fires them
+		 * during the call.
+		 */
+		if (p->fshared[i] && p->nprocs > 1 &&
+		    (o = append(p, K_CSIG, 1, 2))) {
+			o->f = i;
+			o->v = M_MAX;
+		}
 	}
 	drain(p, false);
 	for (pr = 0; pr < p->nprocs; pr++) {
