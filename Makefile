@@ -209,6 +209,8 @@ suite_cflags_fuzz := -Itests/kernel
 suite_util_stress := $(wildcard tests/kernel/util/*.c)
 suite_cflags_stress := -Itests/kernel
 suite_deps_stress := $(B)/lib/libd3dq.so
+# The reference model's checker (Documentation/library.rst).
+suite_deps_model := $(B)/lib/libd3dq.so
 # The D3D12 suite: d3d12.h and libd3d12-d3dq only (plus the kernel tests'
 # helpers to reload the module). libd3d12-d3dq has no run path, so the
 # programs carry an old-style DT_RPATH, which (unlike DT_RUNPATH) also
@@ -334,7 +336,7 @@ check-tsan: modules tsan
 	scripts/check-tsan
 
 # Robustness lanes, not part of "make check" (Documentation/robustness.rst).
-.PHONY: check-debug fuzz-long stress-long
+.PHONY: check-debug fuzz-long stress-long model-long model-breakage
 check-debug:
 	KERNELS=debug scripts/robust-check
 
@@ -343,6 +345,15 @@ fuzz-long:
 
 stress-long:
 	scripts/robust-check --long stress
+
+# The reference model's checker (Documentation/library.rst): 15 min on
+# single- and 15 min on multi-threaded TCG per kernel; and whether it
+# catches each defect of tests/model/breakage/*.patch.
+model-long:
+	scripts/model-long
+
+model-breakage:
+	scripts/model-breakage
 
 # Only the module of the kernel that boots is built.
 .PHONY: run
@@ -411,6 +422,8 @@ help:
 	@echo '  make lint       checkpatch, sparse (C=2) and W=1 module builds only'
 	@echo '  make check-debug  every suite on a debug kernel (KASAN, lockdep, kmemleak; built once, ~1 h)'
 	@echo '  make fuzz-long | stress-long   10^7 fuzzer calls / 20x stress per kernel'
+	@echo '  make model-long  the reference-model checker, 2 x 15 min per kernel (TCG single + multi)'
+	@echo '  make model-breakage  does the checker catch each tests/model/breakage/*.patch?'
 	@echo '  make check-tsan  tests/lib with a ThreadSanitizer build of the library, in the VM'
 	@echo '  make run        boot the VM (RUN_KERNEL=6.12), load d3dq, run d3dq-demo or d3dq-info'
 	@echo '  make shell      interactive busybox shell in the VM, module loaded'

@@ -497,10 +497,14 @@ static bool certain(struct d3dq_fence *f, struct sig_rec *u, uint64_t value)
 }
 
 /*
- * Which submitted signal can a wait for @value rely on? CHOICE_SAME_QUEUE
- * if one comes earlier on @q itself (R9: queue order); CHOICE_POINT with
+ * Which submitted signal can a wait for @value rely on? CHOICE_READY if
+ * one comes earlier on @q itself (R9: queue order), or if the earliest
+ * one that will certainly take effect needs nothing to complete: it was
+ * recorded at point 0 of a queue that had submitted no job, and
+ * record_signal() applies it before anyone can apply what comes after
+ * this wait (there is no kernel point to wait for). CHOICE_POINT with
  * @out set (and a reference to its queue) for the earliest one that will
- * certainly take effect, pinned when @pin (a queue wait); else
+ * certainly take effect otherwise. Pinned when @pin (a queue wait); else
  * CHOICE_NONE. @q is NULL for a CPU wait. f->lock held.
  */
 enum choice fence_choose_locked(struct d3dq_fence *f, struct d3dq_queue *q,
@@ -515,7 +519,7 @@ enum choice fence_choose_locked(struct d3dq_fence *f, struct d3dq_queue *q,
 		if (u->value < value)
 			continue;
 		if (q && u->queue == q)
-			return CHOICE_SAME_QUEUE;
+			return CHOICE_READY;
 		if ((!best || u->order < best->order) && certain(f, u, value))
 			best = u;
 	}
@@ -523,6 +527,8 @@ enum choice fence_choose_locked(struct d3dq_fence *f, struct d3dq_queue *q,
 		return CHOICE_NONE;
 	if (pin && !f->shared && best->pin < value)
 		best->pin = value;
+	if (!best->r.point)
+		return CHOICE_READY;
 	queue_ref(best->queue);
 	out->q = best->queue;
 	out->point = best->r.point;
@@ -549,7 +555,8 @@ int fence_pins_locked(struct d3dq_fence *f, struct d3dq_queue *q,
 	list_for_each_safe(pos, tmp, &f->pending) {
 		struct sig_rec *u = container_of(pos, struct sig_rec, flink);
 
-		if (u->pin <= value || u->order > order || u->queue == q)
+		if (u->pin <= value || u->order > order || u->queue == q ||
+		    !u->r.point)
 			continue;
 		for (i = 0; i < n && d[i].q != u->queue; i++)
 			;

@@ -179,7 +179,7 @@ int queue_wait_locked(struct d3dq_queue *q, struct d3dq_fence *f,
 	}
 	pthread_mutex_unlock(&f->lock);
 
-	if (c == CHOICE_SAME_QUEUE) {
+	if (c == CHOICE_READY) {
 		free(op);
 		return 0;
 	}
@@ -266,7 +266,7 @@ static int flush_wait(struct d3dq_queue *q, struct held_op *op)
 
 	pthread_mutex_lock(&f->lock);
 	if (t->satisfied || wait_reached_locked(f, t->value, outside)) {
-		c = CHOICE_SAME_QUEUE;
+		c = CHOICE_READY;
 	} else {
 		c = fence_choose_locked(f, q, t->value, true, &d);
 		if (c == CHOICE_NONE) {

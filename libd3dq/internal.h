@@ -477,7 +477,7 @@ void fence_signalled_locked(struct d3dq_fence *f, uint64_t value, bool all,
 void fence_apply_locked(struct sig_rec *s, struct fire *fire);
 int fence_shared_check_locked(struct d3dq_fence *f, uint64_t value,
 			      bool queue);
-enum choice { CHOICE_NONE, CHOICE_SAME_QUEUE, CHOICE_POINT };
+enum choice { CHOICE_NONE, CHOICE_READY, CHOICE_POINT };
 enum choice fence_choose_locked(struct d3dq_fence *f, struct d3dq_queue *q,
 				uint64_t value, bool pin, struct dep *out);
 int fence_pins_locked(struct d3dq_fence *f, struct d3dq_queue *q,

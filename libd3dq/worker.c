@@ -149,22 +149,32 @@ void apply_upto(struct d3dq_queue *q, uint64_t upto)
  * passed is applied at once (nobody will wait for that point again); one
  * for a point before what the worker waits for wakes the worker.
  */
-static void record_add(struct d3dq_queue *q, struct rec *rec)
+static bool record_add_locked(struct d3dq_queue *q, struct rec *rec,
+			      struct list *garbage)
 {
 	struct d3dq_device *dev = q->dev;
 	struct fire fire = FIRE_INIT;
+	bool ring;
+
+	list_add_tail(&rec->qlink, &q->recs);
+	ring = q->watched && rec->point < q->watch_point &&
+	       rec->point > q->completed;
+	if (rec->point <= q->completed) {
+		apply_locked(q, q->completed, &fire, garbage);
+		fire_run(dev, &fire);
+	}
+	return ring;
+}
+
+static void record_add(struct d3dq_queue *q, struct rec *rec)
+{
+	struct d3dq_device *dev = q->dev;
 	struct list garbage;
 	bool ring;
 
 	list_init(&garbage);
 	pthread_mutex_lock(&dev->apply_lock);
-	list_add_tail(&rec->qlink, &q->recs);
-	ring = q->watched && rec->point < q->watch_point &&
-	       rec->point > q->completed;
-	if (rec->point <= q->completed) {
-		apply_locked(q, q->completed, &fire, &garbage);
-		fire_run(dev, &fire);
-	}
+	ring = record_add_locked(q, rec, &garbage);
 	pthread_mutex_unlock(&dev->apply_lock);
 	free_garbage(&garbage);
 	if (ring)
@@ -175,12 +185,20 @@ static void record_add(struct d3dq_queue *q, struct rec *rec)
  * Record queue signal (@f, @value) of API order @order at point @point of
  * @q. Held queue waits on @f that it may satisfy are flushed again, so
  * that they can rely on it.
+ *
+ * Linked to the fence before the queue (the applier frees it only from
+ * the queue's records), both under apply_lock: a wait that finds it on
+ * the fence and relies on it without a kernel point (point 0, see
+ * fence_choose_locked()) cannot have what follows it applied before it.
  */
 int record_signal(struct d3dq_queue *q, struct d3dq_fence *f, uint64_t value,
 		  uint64_t order, uint64_t point)
 {
 	struct sig_rec *s = calloc(1, sizeof(*s));
+	struct d3dq_device *dev = q->dev;
 	struct list *pos, *tmp;
+	struct list garbage;
+	bool ring;
 
 	if (!s)
 		return -ENOMEM;
@@ -192,20 +210,22 @@ int record_signal(struct d3dq_queue *q, struct d3dq_fence *f, uint64_t value,
 	s->value = value;
 	s->order = order;
 
+	list_init(&garbage);
+	pthread_mutex_lock(&dev->apply_lock);
 	pthread_mutex_lock(&f->lock);
 	list_add_tail(&s->flink, &f->pending);
 	list_for_each_safe(pos, tmp, &f->tickets) {
 		struct ticket *t = container_of(pos, struct ticket, link);
 
 		if (t->value <= value)
-			dev_ready_push(q->dev, t->queue);
+			dev_ready_push(dev, t->queue);
 	}
 	pthread_mutex_unlock(&f->lock);
-	/*
-	 * Linked to the fence before the queue: the applier frees it only
-	 * from the queue's records.
-	 */
-	record_add(q, &s->r);
+	ring = record_add_locked(q, &s->r, &garbage);
+	pthread_mutex_unlock(&dev->apply_lock);
+	free_garbage(&garbage);
+	if (ring)
+		dev_ring(dev);
 	return 0;
 }
 
