@@ -287,6 +287,16 @@ void fence_signalled_locked(struct d3dq_fence *f, uint64_t value, bool all,
 		e->linked = false;
 		list_del(&e->flink);
 		/*
+		 * The applier knows the point the wait is on completed (the
+		 * signal being applied, or earlier): the kernel wait is over,
+		 * no release needed.
+		 */
+		if (fire->done_q &&
+		    ((e->dep == fire->done_q &&
+		      e->dep_point <= fire->done_point) ||
+		     e->dep->completed >= e->dep_point))
+			continue;
+		/*
 		 * Whoever applies the waiting queue ignores this edge once it
 		 * is released. Out of memory, it is not: the wait then ends
 		 * with its point and stays a dependency.
@@ -377,6 +387,7 @@ void fire_run(struct d3dq_device *dev, struct fire *fire)
 	fire->rel = NULL;
 	fire->nrel = 0;
 	fire->caprel = 0;
+	fire->done_q = NULL;
 }
 
 /*
@@ -452,6 +463,8 @@ void fence_apply_locked(struct sig_rec *s, struct fire *fire)
 	if (dev_removed(f->dev) || s->order < f->applied_order)
 		return;
 	f->applied_order = s->order;
+	fire->done_q = s->queue;
+	fire->done_point = s->r.point;
 	if (!f->shared) {
 		if (destroyed)
 			return;
@@ -658,6 +671,25 @@ bool fence_watch(struct d3dq_fence *f, uint64_t *target)
 	return any;
 }
 
+/*
+ * Something of this process now waits on shared fence @f for a value
+ * another process may bring: put it on the worker's list (the worker
+ * takes it off once nothing waits any more) and wake the worker. Only
+ * fences on that list cost the worker anything.
+ */
+void fence_watch_start(struct d3dq_fence *f)
+{
+	struct d3dq_device *dev = f->dev;
+
+	pthread_mutex_lock(&dev->lock);
+	if (!f->watch_linked && !atomic_load(&f->destroyed)) {
+		list_add_tail(&f->watch_link, &dev->watched);
+		f->watch_linked = true;
+	}
+	pthread_mutex_unlock(&dev->lock);
+	dev_ring(dev);
+}
+
 /* Worker: a shared fence's timeline reached @value. */
 void fence_watch_fired(struct d3dq_fence *f, uint64_t value,
 		       struct fire *fire)
@@ -690,6 +722,7 @@ static int fence_alloc(struct d3dq_device *dev, struct d3dq_fence **out)
 	list_init(&f->tickets);
 	list_init(&f->kwaits);
 	list_init(&f->dev_link);
+	list_init(&f->watch_link);
 	*out = f;
 	return 0;
 }
@@ -798,6 +831,10 @@ D3DQ_EXPORT void d3dq_fence_destroy(struct d3dq_fence *f)
 	dev = f->dev;
 	pthread_mutex_lock(&dev->lock);
 	list_del(&f->dev_link);
+	if (f->watch_linked) {
+		list_del(&f->watch_link);
+		f->watch_linked = false;
+	}
 	pthread_mutex_unlock(&dev->lock);
 
 	pthread_mutex_lock(&f->lock);
@@ -1023,7 +1060,7 @@ D3DQ_EXPORT int d3dq_fence_set_event_on_completion(struct d3dq_fence *f,
 		free(r);
 	} else if (f->shared) {
 		/* Another process may bring the value: the worker watches. */
-		dev_ring(dev);
+		fence_watch_start(f);
 	}
 	return ret;
 }
@@ -1109,7 +1146,9 @@ D3DQ_EXPORT int d3dq_device_set_event_on_multiple_fence_completion(
 		/* Out of memory: nothing of it may fire later. */
 		multi_cancel(m);
 	} else if (shared) {
-		dev_ring(dev);
+		for (i = 0; i < count; i++)
+			if (fences[i]->shared)
+				fence_watch_start(fences[i]);
 	}
 
 	if (!ret && eventfd < 0) {

@@ -399,6 +399,7 @@ struct watch_set {
 	uint64_t *points;
 	void **objs;
 	uint64_t *base;			/* queues: completed when collected */
+	bool *more;			/* queues: records after the point */
 	uint32_t n, nqueues, cap;
 };
 
@@ -409,6 +410,7 @@ static int watch_add(struct watch_set *w, uint32_t handle, uint64_t point,
 		uint32_t cap = w->cap ? w->cap * 2 : 64;
 		uint32_t *h = realloc(w->handles, cap * sizeof(*h));
 		uint64_t *p, *b;
+		bool *m;
 		void **o;
 
 		if (!h)
@@ -426,12 +428,17 @@ static int watch_add(struct watch_set *w, uint32_t handle, uint64_t point,
 		if (!o)
 			return -ENOMEM;
 		w->objs = o;
+		m = realloc(w->more, cap * sizeof(*m));
+		if (!m)
+			return -ENOMEM;
+		w->more = m;
 		w->cap = cap;
 	}
 	w->handles[w->n] = handle;
 	w->points[w->n] = point;
 	w->objs[w->n] = obj;
 	w->base[w->n] = base;
+	w->more[w->n] = false;
 	w->n++;
 	return 0;
 }
@@ -442,15 +449,95 @@ static void watch_free(struct watch_set *w)
 	free(w->points);
 	free(w->objs);
 	free(w->base);
+	free(w->more);
 }
 
 /*
- * Build the wait set, with references: the doorbell; per queue the point
- * of its first record, else its last submitted point (to see a lost
- * queue), else its next point (WAIT_FOR_SUBMIT: an idle queue needs no
- * doorbell when work is submitted); per shared fence the lowest value
- * this process waits for (another process may signal it). dev->lock
- * held.
+ * The active set. The worker waits only on the queues in dev->active:
+ * those with work in flight or records, and those that had some in its
+ * last IDLE_ROUNDS rounds (so that a queue used again and again needs no
+ * doorbell: the worker already waits for its next point). A submit to a
+ * queue outside the set puts it there and rings the doorbell once. Idle
+ * queues beyond that cost the worker nothing, however many there are.
+ *
+ * Evicting a queue races with a submit to it: the worker clears
+ * q->active and then reads q->submitted; the submitter stores
+ * q->submitted and then reads q->active (both sequentially consistent).
+ * Either the worker sees the new point and keeps the queue, or the
+ * submitter sees the queue inactive and activates it.
+ */
+#define IDLE_ROUNDS 64
+
+static void active_link_locked(struct d3dq_queue *q)
+{
+	if (q->active_linked)
+		return;
+	queue_ref(q);
+	list_add_tail(&q->active_link, &q->dev->active);
+	q->active_linked = true;
+	q->idle_rounds = 0;
+}
+
+static void active_unlink_locked(struct d3dq_queue *q)
+{
+	if (!q->active_linked)
+		return;
+	list_del(&q->active_link);
+	q->active_linked = false;
+	/* The caller holds a reference too: never the last one. */
+	atomic_fetch_sub(&q->refs, 1);
+}
+
+/* A job was submitted on @q, which was not in the active set. */
+void queue_activate(struct d3dq_queue *q)
+{
+	struct d3dq_device *dev = q->dev;
+	bool ring;
+
+	pthread_mutex_lock(&dev->apply_lock);
+	atomic_store(&q->active, true);
+	ring = !q->active_linked;
+	active_link_locked(q);
+	pthread_mutex_unlock(&dev->apply_lock);
+	if (ring)
+		dev_ring(dev);
+}
+
+/* @q is being destroyed: out of the set (the worker drops its own ref). */
+void queue_deactivate(struct d3dq_queue *q)
+{
+	pthread_mutex_lock(&q->dev->apply_lock);
+	atomic_store(&q->active, false);
+	active_unlink_locked(q);
+	pthread_mutex_unlock(&q->dev->apply_lock);
+}
+
+/* Worker round: is @q idle long enough to leave the set? apply_lock held. */
+static bool evict_locked(struct d3dq_queue *q)
+{
+	if (!list_empty(&q->recs) || atomic_load(&q->submitted) > q->completed) {
+		q->idle_rounds = 0;
+		return false;
+	}
+	if (++q->idle_rounds < IDLE_ROUNDS)
+		return false;
+	atomic_store(&q->active, false);
+	if (atomic_load(&q->submitted) > q->completed) {
+		atomic_store(&q->active, true);
+		q->idle_rounds = 0;
+		return false;
+	}
+	active_unlink_locked(q);
+	return true;
+}
+
+/*
+ * Build the wait set, with references: the doorbell; per active queue
+ * the point of its first record, else its last submitted point (to see a
+ * lost queue), else its next point (WAIT_FOR_SUBMIT: a queue used again
+ * needs no doorbell); per watched shared fence the lowest value this
+ * process waits for (another process may signal it); shared fences that
+ * nothing waits on any more leave the list. dev->lock held.
  */
 static void collect_locked(struct d3dq_device *dev, struct watch_set *w)
 {
@@ -460,11 +547,13 @@ static void collect_locked(struct d3dq_device *dev, struct watch_set *w)
 	watch_add(w, dev->doorbell, atomic_load(&dev->doorbell_seen) + 1,
 		  NULL, 0);
 	pthread_mutex_lock(&dev->apply_lock);
-	list_for_each_safe(pos, tmp, &dev->queues) {
+	list_for_each_safe(pos, tmp, &dev->active) {
 		struct d3dq_queue *q =
-			container_of(pos, struct d3dq_queue, dev_link);
+			container_of(pos, struct d3dq_queue, active_link);
 		uint64_t point, submitted = atomic_load(&q->submitted);
 
+		if (evict_locked(q))
+			continue;
 		if (!list_empty(&q->recs))
 			point = container_of(q->recs.next, struct rec,
 					     qlink)->point;
@@ -474,19 +563,25 @@ static void collect_locked(struct d3dq_device *dev, struct watch_set *w)
 			point = q->completed + 1;
 		if (watch_add(w, q->tl, point, q, q->completed))
 			continue;
+		w->more[w->n - 1] = !list_empty(&q->recs) &&
+				    q->recs.prev != q->recs.next;
 		queue_ref(q);
 		q->watched = true;
 		q->watch_point = point;
 	}
 	pthread_mutex_unlock(&dev->apply_lock);
 	w->nqueues = w->n;
-	list_for_each_safe(pos, tmp, &dev->fences) {
+	list_for_each_safe(pos, tmp, &dev->watched) {
 		struct d3dq_fence *f =
-			container_of(pos, struct d3dq_fence, dev_link);
+			container_of(pos, struct d3dq_fence, watch_link);
 		uint64_t target;
 
-		if (!f->shared || !fence_watch(f, &target) ||
-		    watch_add(w, f->syncobj, target, f, 0))
+		if (!fence_watch(f, &target)) {
+			list_del(&f->watch_link);
+			f->watch_linked = false;
+			continue;
+		}
+		if (watch_add(w, f->syncobj, target, f, 0))
 			continue;
 		fence_ref(f);
 	}
@@ -506,58 +601,53 @@ static void watch_put(struct d3dq_device *dev, struct watch_set *w)
 		fence_unref(w->objs[i]);
 }
 
-/* Something in the set completed: apply it. No lock held. */
-static void process(struct d3dq_device *dev, struct watch_set *w)
+/*
+ * Entry @i of the set (not the doorbell) has signalled: apply it. A queue
+ * reached the point the worker waited for; only if records after that
+ * point are submitted does one QUERY of its timeline tell how far it got
+ * (the rest is applied in the next round, whose wait then returns at
+ * once). Other entries that signalled too are found by the next wait.
+ * A lost queue's jobs completed with an error: nothing they signal
+ * counts, so the device is removed before anything is applied. No lock
+ * held.
+ */
+static void process(struct d3dq_device *dev, struct watch_set *w, uint32_t i)
 {
-	uint64_t *values = calloc(w->n, sizeof(*values));
 	struct fire fire = FIRE_INIT;
+	uint64_t value = w->points[i], v;
 	struct list garbage;
-	int lost = 0;
-	uint32_t i;
+	int lost;
 
-	if (!values)
+	if (i >= w->nqueues) {
+		if (!syncobj_query(dev->fd, &w->handles[i], &v, 1, 0) &&
+		    v > value)
+			value = v;
+		fence_watch_fired(w->objs[i], value, &fire);
+		fire_run(dev, &fire);
 		return;
-	/* One query for everything, else one by one. */
-	if (w->n > 1 && syncobj_query(dev->fd, &w->handles[1], &values[1],
-				      w->n - 1, 0)) {
-		for (i = 1; i < w->n; i++)
-			if (syncobj_query(dev->fd, &w->handles[i], &values[i],
-					  1, 0))
-				values[i] = 0;
 	}
-	/*
-	 * A lost queue's jobs completed with an error: nothing they signal
-	 * counts. Remove the device before applying anything.
-	 */
-	for (i = 1; i < w->nqueues && !lost; i++)
-		if (values[i] > w->base[i])
-			lost = queue_check_lost(w->objs[i]);
-	if (lost)
+	if (value < atomic_load(&((struct d3dq_queue *)w->objs[i])->submitted) &&
+	    w->more[i] && !syncobj_query(dev->fd, &w->handles[i], &v, 1, 0) &&
+	    v > value)
+		value = v;
+	lost = queue_check_lost(w->objs[i]);
+	if (lost) {
 		dev_remove(dev, lost);
-
+		return;
+	}
 	list_init(&garbage);
 	pthread_mutex_lock(&dev->apply_lock);
-	for (i = 1; i < w->nqueues; i++) {
-		struct d3dq_queue *q = w->objs[i];
-
-		if (values[i] > q->completed)
-			apply_locked(q, values[i], &fire, &garbage);
-	}
+	apply_locked(w->objs[i], value, &fire, &garbage);
 	fire_run(dev, &fire);
 	pthread_mutex_unlock(&dev->apply_lock);
 	free_garbage(&garbage);
-
-	for (i = w->nqueues; i < w->n; i++) {
-		fence_watch_fired(w->objs[i], values[i], &fire);
-		fire_run(dev, &fire);
-	}
-	free(values);
 }
 
 static void *worker_main(void *arg)
 {
 	struct d3dq_device *dev = arg;
 	struct watch_set w = { 0 };
+	uint32_t first;
 	int ret;
 
 	for (;;) {
@@ -569,12 +659,13 @@ static void *worker_main(void *arg)
 		collect_locked(dev, &w);
 		pthread_mutex_unlock(&dev->lock);
 
+		first = 0;
 		ret = syncobj_timeline_wait(dev->fd, w.handles, w.points, w.n,
 					    INT64_MAX,
 					    DRM_SYNCOBJ_WAIT_FLAGS_WAIT_FOR_SUBMIT,
-					    NULL);
-		if (!ret)
-			process(dev, &w);
+					    &first);
+		if (!ret && first && first < w.n)
+			process(dev, &w, first);
 		else if (ret != -EINTR)
 			usleep(1000);	/* a handle went away: rebuild */
 		watch_put(dev, &w);
