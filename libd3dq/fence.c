@@ -460,6 +460,9 @@ void fence_apply_locked(struct sig_rec *s, struct fire *fire)
 	uint64_t last;
 
 	list_del(&s->flink);
+	atomic_fetch_sub(&f->npending, 1);
+	if (s->pin)
+		f->npinned--;
 	if (dev_removed(f->dev) || s->order < f->applied_order)
 		return;
 	f->applied_order = s->order;
@@ -534,8 +537,11 @@ enum choice fence_choose_locked(struct d3dq_fence *f, struct d3dq_queue *q,
 	}
 	if (!best)
 		return CHOICE_NONE;
-	if (pin && !f->shared && best->pin < value)
+	if (pin && !f->shared && best->pin < value) {
+		if (!best->pin)
+			f->npinned++;
 		best->pin = value;
+	}
 	queue_ref(best->queue);
 	out->q = best->queue;
 	out->point = best->r.point;
@@ -559,6 +565,8 @@ int fence_pins_locked(struct d3dq_fence *f, struct d3dq_queue *q,
 
 	*deps = NULL;
 	*ndeps = 0;
+	if (!f->npinned)
+		return 0;
 	list_for_each_safe(pos, tmp, &f->pending) {
 		struct sig_rec *u = container_of(pos, struct sig_rec, flink);
 
@@ -690,6 +698,24 @@ void fence_watch_start(struct d3dq_fence *f)
 	dev_ring(dev);
 }
 
+/*
+ * Something needs the worker to apply @f's queue signals from now on (an
+ * event registration, a held queue wait, a thread on the condition
+ * variable, a read of the value while signals are pending). Until then
+ * the worker does not wake for them: they are applied when something
+ * they caused is (R17), when a thread waits for their point itself, or
+ * when their queue has many records. Wakes the worker if signals are
+ * pending already, so that it waits for them.
+ */
+void fence_observe(struct d3dq_fence *f)
+{
+	if (atomic_load_explicit(&f->observed, memory_order_relaxed) ||
+	    atomic_exchange(&f->observed, true))
+		return;
+	if (atomic_load(&f->npending) && atomic_load(&f->dev->worker_started))
+		dev_ring(f->dev);
+}
+
 /* Worker: a shared fence's timeline reached @value. */
 void fence_watch_fired(struct d3dq_fence *f, uint64_t value,
 		       struct fire *fire)
@@ -748,6 +774,8 @@ D3DQ_EXPORT int d3dq_fence_create(struct d3dq_device *dev,
 	atomic_init(&f->value, initial_value);
 	if (flags & D3DQ_FENCE_FLAG_SHARED) {
 		f->shared = true;
+		/* Other processes observe it. */
+		atomic_store(&f->observed, true);
 		ret = syncobj_create(dev->fd, &f->syncobj);
 		if (!ret && initial_value)
 			ret = syncobj_timeline_signal(dev->fd, f->syncobj,
@@ -811,6 +839,7 @@ D3DQ_EXPORT int d3dq_fence_import(struct d3dq_device *dev, int fd,
 		return ret;
 	}
 	f->shared = true;
+	atomic_store(&f->observed, true);
 	f->syncobj = args.handle;
 	ret = dev_link_object(dev, &f->dev_link, &dev->fences);
 	if (ret) {
@@ -853,6 +882,10 @@ D3DQ_EXPORT uint64_t d3dq_fence_get_completed_value(struct d3dq_fence *f)
 {
 	if (!f)
 		return 0;
+	/* Somebody reads it while signals are pending: apply them. */
+	if (atomic_load_explicit(&f->npending, memory_order_relaxed) &&
+	    !atomic_load_explicit(&f->observed, memory_order_relaxed))
+		fence_observe(f);
 	return fence_value(f);
 }
 
@@ -979,6 +1012,8 @@ static int wait_value(struct d3dq_fence *f, uint64_t value, int64_t deadline)
 			w = wait_kernel_locked(f, f->syncobj, value, deadline,
 					       &first);
 		} else {
+			/* Nobody wakes us but whoever applies the value. */
+			fence_observe(f);
 			w = cond_wait_locked(f, deadline);
 		}
 		if (w == -ETIME || w == -ETIMEDOUT)
@@ -1053,6 +1088,8 @@ D3DQ_EXPORT int d3dq_fence_set_event_on_completion(struct d3dq_fence *f,
 	if (!now)
 		ret = heap_push(f, r);
 	pthread_mutex_unlock(&f->lock);
+	if (!now && !ret)
+		fence_observe(f);
 	if (now)
 		write_event(ev->fd);
 	if (now || ret) {
@@ -1141,6 +1178,8 @@ D3DQ_EXPORT int d3dq_device_set_event_on_multiple_fence_completion(
 		}
 		pthread_mutex_unlock(&f->lock);
 		fire_run(dev, &fire);
+		if (!ret)
+			fence_observe(f);
 	}
 	if (ret) {
 		/* Out of memory: nothing of it may fire later. */

@@ -67,9 +67,6 @@ int queue_submit(struct d3dq_queue *q, const struct drm_d3dq_sync *waits,
 		return ret;
 	q->tl_point++;
 	atomic_store(&q->submitted, q->tl_point);
-	/* Read after the store: see worker.c, the active set. */
-	if (!atomic_load(&q->active))
-		queue_activate(q);
 	if (seqno)
 		*seqno = args.seqno;
 	return 0;
@@ -492,6 +489,29 @@ static int snapshot_lists(struct d3dq_cmdlist *const *lists, uint32_t count,
 	return 0;
 }
 
+/*
+ * The common case, one list on a queue that holds nothing back: submit
+ * from the list's own buffer under its lock (the kernel copies it), no
+ * copy of ours. 1: not this case, take the general path.
+ */
+static int execute_one(struct d3dq_queue *q, struct d3dq_cmdlist *l)
+{
+	int ret = 1;
+
+	queue_lock(q);
+	if (!q->held_head && !q->dead && !dev_refusing(q->dev)) {
+		pthread_mutex_lock(&l->lock);
+		if (l->state == CMDLIST_CLOSED && !l->error &&
+		    l->len <= UINT32_MAX)
+			ret = queue_submit_cmds_locked(q, l->data, l->len);
+		pthread_mutex_unlock(&l->lock);
+	}
+	queue_unlock(q);
+	if (ret != 1)
+		run_flushes(q->dev);
+	return ret;
+}
+
 D3DQ_EXPORT int d3dq_queue_execute(struct d3dq_queue *q,
 				   struct d3dq_cmdlist *const *lists,
 				   uint32_t count)
@@ -508,6 +528,11 @@ D3DQ_EXPORT int d3dq_queue_execute(struct d3dq_queue *q,
 			return -EINVAL;
 	if (!count)
 		return 0;
+	if (count == 1) {
+		ret = execute_one(q, lists[0]);
+		if (ret != 1)
+			return ret;
+	}
 
 	ret = snapshot_lists(lists, count, &buf, &total);
 	if (ret == 1) {

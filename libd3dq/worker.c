@@ -113,12 +113,14 @@ static void apply_locked(struct d3dq_queue *q, uint64_t upto,
 				continue;
 			}
 			list_del(&r->qlink);
+			cur->nrecs--;
 			if (e->fence)
 				fence_kwait_unlink(e);
 		} else {
 			struct sig_rec *s = container_of(r, struct sig_rec, r);
 
 			list_del(&r->qlink);
+			cur->nrecs--;
 			pthread_mutex_lock(&s->fence->lock);
 			fence_apply_locked(s, fire);
 			pthread_mutex_unlock(&s->fence->lock);
@@ -145,25 +147,69 @@ void apply_upto(struct d3dq_queue *q, uint64_t upto)
 }
 
 /*
+ * What the worker waits for on @q: the point of its first record whose
+ * value something observes (or of its first record at all once it has
+ * DRAIN_RECS of them); 0: nothing. apply_lock held.
+ */
+#define DRAIN_RECS 64
+
+static uint64_t watch_point_locked(struct d3dq_queue *q)
+{
+	struct list *pos, *tmp;
+
+	if (list_empty(&q->recs))
+		return 0;
+	if (q->nrecs >= DRAIN_RECS)
+		return container_of(q->recs.next, struct rec, qlink)->point;
+	list_for_each_safe(pos, tmp, &q->recs) {
+		struct rec *r = container_of(pos, struct rec, qlink);
+		struct sig_rec *s;
+
+		if (r->kind != REC_SIGNAL)
+			continue;
+		s = container_of(r, struct sig_rec, r);
+		if (atomic_load_explicit(&s->fence->observed,
+					 memory_order_relaxed) &&
+		    !atomic_load(&s->fence->destroyed))
+			return r->point;
+	}
+	return 0;
+}
+
+/*
  * Add @rec to @q's records. A record for a point the applier has already
- * passed is applied at once (nobody will wait for that point again); one
- * for a point before what the worker waits for wakes the worker.
+ * passed is applied at once (nobody will wait for that point again). One
+ * the worker must wait for (its value is observed, or the queue has
+ * DRAIN_RECS records) before what the worker waits for on @q now wakes
+ * the worker, to wait for it.
  */
 static void record_add(struct d3dq_queue *q, struct rec *rec)
 {
 	struct d3dq_device *dev = q->dev;
 	struct fire fire = FIRE_INIT;
 	struct list garbage;
-	bool ring;
+	bool ring = false;
+	uint64_t want;
 
 	list_init(&garbage);
 	pthread_mutex_lock(&dev->apply_lock);
 	list_add_tail(&rec->qlink, &q->recs);
-	ring = q->watched && rec->point < q->watch_point &&
-	       rec->point > q->completed;
+	q->nrecs++;
+	if (!q->active_linked) {
+		queue_ref(q);
+		list_add_tail(&q->active_link, &dev->active);
+		q->active_linked = true;
+	}
 	if (rec->point <= q->completed) {
 		apply_locked(q, q->completed, &fire, &garbage);
 		fire_run(dev, &fire);
+	} else {
+		want = watch_point_locked(q);
+		ring = want && !dev->worker_awake &&
+		       (!q->watched || want < q->watch_point);
+		/* It collects before it sleeps again: ring once. */
+		if (ring)
+			dev->worker_awake = true;
 	}
 	pthread_mutex_unlock(&dev->apply_lock);
 	free_garbage(&garbage);
@@ -194,6 +240,7 @@ int record_signal(struct d3dq_queue *q, struct d3dq_fence *f, uint64_t value,
 
 	pthread_mutex_lock(&f->lock);
 	list_add_tail(&s->flink, &f->pending);
+	atomic_fetch_add(&f->npending, 1);
 	list_for_each_safe(pos, tmp, &f->tickets) {
 		struct ticket *t = container_of(pos, struct ticket, link);
 
@@ -399,7 +446,6 @@ struct watch_set {
 	uint64_t *points;
 	void **objs;
 	uint64_t *base;			/* queues: completed when collected */
-	bool *more;			/* queues: records after the point */
 	uint32_t n, nqueues, cap;
 };
 
@@ -410,7 +456,6 @@ static int watch_add(struct watch_set *w, uint32_t handle, uint64_t point,
 		uint32_t cap = w->cap ? w->cap * 2 : 64;
 		uint32_t *h = realloc(w->handles, cap * sizeof(*h));
 		uint64_t *p, *b;
-		bool *m;
 		void **o;
 
 		if (!h)
@@ -428,17 +473,12 @@ static int watch_add(struct watch_set *w, uint32_t handle, uint64_t point,
 		if (!o)
 			return -ENOMEM;
 		w->objs = o;
-		m = realloc(w->more, cap * sizeof(*m));
-		if (!m)
-			return -ENOMEM;
-		w->more = m;
 		w->cap = cap;
 	}
 	w->handles[w->n] = handle;
 	w->points[w->n] = point;
 	w->objs[w->n] = obj;
 	w->base[w->n] = base;
-	w->more[w->n] = false;
 	w->n++;
 	return 0;
 }
@@ -449,95 +489,28 @@ static void watch_free(struct watch_set *w)
 	free(w->points);
 	free(w->objs);
 	free(w->base);
-	free(w->more);
 }
 
-/*
- * The active set. The worker waits only on the queues in dev->active:
- * those with work in flight or records, and those that had some in its
- * last IDLE_ROUNDS rounds (so that a queue used again and again needs no
- * doorbell: the worker already waits for its next point). A submit to a
- * queue outside the set puts it there and rings the doorbell once. Idle
- * queues beyond that cost the worker nothing, however many there are.
- *
- * Evicting a queue races with a submit to it: the worker clears
- * q->active and then reads q->submitted; the submitter stores
- * q->submitted and then reads q->active (both sequentially consistent).
- * Either the worker sees the new point and keeps the queue, or the
- * submitter sees the queue inactive and activates it.
- */
-#define IDLE_ROUNDS 64
-
-static void active_link_locked(struct d3dq_queue *q)
-{
-	if (q->active_linked)
-		return;
-	queue_ref(q);
-	list_add_tail(&q->active_link, &q->dev->active);
-	q->active_linked = true;
-	q->idle_rounds = 0;
-}
-
-static void active_unlink_locked(struct d3dq_queue *q)
-{
-	if (!q->active_linked)
-		return;
-	list_del(&q->active_link);
-	q->active_linked = false;
-	/* The caller holds a reference too: never the last one. */
-	atomic_fetch_sub(&q->refs, 1);
-}
-
-/* A job was submitted on @q, which was not in the active set. */
-void queue_activate(struct d3dq_queue *q)
-{
-	struct d3dq_device *dev = q->dev;
-	bool ring;
-
-	pthread_mutex_lock(&dev->apply_lock);
-	atomic_store(&q->active, true);
-	ring = !q->active_linked;
-	active_link_locked(q);
-	pthread_mutex_unlock(&dev->apply_lock);
-	if (ring)
-		dev_ring(dev);
-}
-
-/* @q is being destroyed: out of the set (the worker drops its own ref). */
+/* @q is being destroyed, its records applied: out of dev->active. */
 void queue_deactivate(struct d3dq_queue *q)
 {
 	pthread_mutex_lock(&q->dev->apply_lock);
-	atomic_store(&q->active, false);
-	active_unlink_locked(q);
+	if (q->active_linked) {
+		list_del(&q->active_link);
+		q->active_linked = false;
+		/* The caller holds a reference too: never the last one. */
+		atomic_fetch_sub(&q->refs, 1);
+	}
 	pthread_mutex_unlock(&q->dev->apply_lock);
 }
 
-/* Worker round: is @q idle long enough to leave the set? apply_lock held. */
-static bool evict_locked(struct d3dq_queue *q)
-{
-	if (!list_empty(&q->recs) || atomic_load(&q->submitted) > q->completed) {
-		q->idle_rounds = 0;
-		return false;
-	}
-	if (++q->idle_rounds < IDLE_ROUNDS)
-		return false;
-	atomic_store(&q->active, false);
-	if (atomic_load(&q->submitted) > q->completed) {
-		atomic_store(&q->active, true);
-		q->idle_rounds = 0;
-		return false;
-	}
-	active_unlink_locked(q);
-	return true;
-}
-
 /*
- * Build the wait set, with references: the doorbell; per active queue
- * the point of its first record, else its last submitted point (to see a
- * lost queue), else its next point (WAIT_FOR_SUBMIT: a queue used again
- * needs no doorbell); per watched shared fence the lowest value this
- * process waits for (another process may signal it); shared fences that
- * nothing waits on any more leave the list. dev->lock held.
+ * Build the wait set, with references: the doorbell; per queue with
+ * records, the point of the first record something observes (see
+ * watch_point_locked()), none if nothing does; per watched shared fence
+ * the lowest value this process waits for (another process may signal
+ * it). Queues without records and shared fences nothing waits on any
+ * more leave their lists. dev->lock held.
  */
 static void collect_locked(struct d3dq_device *dev, struct watch_set *w)
 {
@@ -547,24 +520,22 @@ static void collect_locked(struct d3dq_device *dev, struct watch_set *w)
 	watch_add(w, dev->doorbell, atomic_load(&dev->doorbell_seen) + 1,
 		  NULL, 0);
 	pthread_mutex_lock(&dev->apply_lock);
+	dev->worker_awake = false;
 	list_for_each_safe(pos, tmp, &dev->active) {
 		struct d3dq_queue *q =
 			container_of(pos, struct d3dq_queue, active_link);
-		uint64_t point, submitted = atomic_load(&q->submitted);
+		uint64_t point;
 
-		if (evict_locked(q))
+		if (list_empty(&q->recs)) {
+			list_del(&q->active_link);
+			q->active_linked = false;
+			/* Never the last reference: see queue_deactivate(). */
+			atomic_fetch_sub(&q->refs, 1);
 			continue;
-		if (!list_empty(&q->recs))
-			point = container_of(q->recs.next, struct rec,
-					     qlink)->point;
-		else if (submitted > q->completed)
-			point = submitted;
-		else
-			point = q->completed + 1;
-		if (watch_add(w, q->tl, point, q, q->completed))
+		}
+		point = watch_point_locked(q);
+		if (!point || watch_add(w, q->tl, point, q, q->completed))
 			continue;
-		w->more[w->n - 1] = !list_empty(&q->recs) &&
-				    q->recs.prev != q->recs.next;
 		queue_ref(q);
 		q->watched = true;
 		q->watch_point = point;
@@ -594,6 +565,8 @@ static void watch_put(struct d3dq_device *dev, struct watch_set *w)
 	pthread_mutex_lock(&dev->apply_lock);
 	for (i = 1; i < w->nqueues; i++)
 		((struct d3dq_queue *)w->objs[i])->watched = false;
+	/* Records added from now on are in the next set without a ring. */
+	dev->worker_awake = true;
 	pthread_mutex_unlock(&dev->apply_lock);
 	for (i = 1; i < w->nqueues; i++)
 		queue_unref(w->objs[i]);
@@ -603,10 +576,10 @@ static void watch_put(struct d3dq_device *dev, struct watch_set *w)
 
 /*
  * Entry @i of the set (not the doorbell) has signalled: apply it. A queue
- * reached the point the worker waited for; only if records after that
- * point are submitted does one QUERY of its timeline tell how far it got
- * (the rest is applied in the next round, whose wait then returns at
- * once). Other entries that signalled too are found by the next wait.
+ * reached the point the worker waited for: it is applied up to there
+ * (records after it that completed too make the next wait return at
+ * once, which costs no more than a QUERY now would). Other entries that
+ * signalled too are found by the next wait.
  * A lost queue's jobs completed with an error: nothing they signal
  * counts, so the device is removed before anything is applied. No lock
  * held.
@@ -626,10 +599,6 @@ static void process(struct d3dq_device *dev, struct watch_set *w, uint32_t i)
 		fire_run(dev, &fire);
 		return;
 	}
-	if (value < atomic_load(&((struct d3dq_queue *)w->objs[i])->submitted) &&
-	    w->more[i] && !syncobj_query(dev->fd, &w->handles[i], &v, 1, 0) &&
-	    v > value)
-		value = v;
 	lost = queue_check_lost(w->objs[i]);
 	if (lost) {
 		dev_remove(dev, lost);
