@@ -51,19 +51,17 @@ void add_counts(int fig, const char *key, const char *what,
 	double others;
 
 	snprintf(k, sizeof(k), "%s_ioctls", key);
-	snprintf(label, sizeof(label), "%s: ioctls per op, calling thread",
-		 what);
+	snprintf(label, sizeof(label), "%s: ioctls/op, this thread", what);
 	add_value(fig, k, label, "calls", (double)(b.ioctls - a.ioctls) / n,
 		  true);
 	snprintf(k, sizeof(k), "%s_sleeps", key);
-	snprintf(label, sizeof(label), "%s: sleeps per op, calling thread",
-		 what);
+	snprintf(label, sizeof(label), "%s: sleeps/op, this thread", what);
 	add_value(fig, k, label, "sleeps", (double)(b.sleeps - a.sleeps) / n,
 		  true);
 	others = (double)(b.process_sleeps - a.process_sleeps) -
 		 (double)(b.sleeps - a.sleeps);
 	snprintf(k, sizeof(k), "%s_other_sleeps", key);
-	snprintf(label, sizeof(label), "%s: sleeps per op, other threads",
+	snprintf(label, sizeof(label), "%s: sleeps/op, other threads",
 		 what);
 	add_value(fig, k, label, "sleeps", others / n, true);
 }

@@ -215,9 +215,9 @@ static void submit_pairs(int gp1)
 			       lat[V_EMPTY], n);
 	memset(&c0, 0, sizeof(c0));
 	add_counts(3, "submit_raw_cmd", "raw SUBMIT", c0, sum[V_RAW], n);
-	add_counts(3, "submit_lib_cmd", "library Execute(1 cmd)+Signal", c0,
+	add_counts(3, "submit_lib_cmd", "library Execute(1)+Signal", c0,
 		   sum[V_LIB], n);
-	add_counts(3, "submit_lib_empty", "library Execute(empty)+Signal", c0,
+	add_counts(3, "submit_lib_empty", "library Execute(0)+Signal", c0,
 		   sum[V_EMPTY], n);
 	add_cmp(3, row[V_LIB], row[V_RAW],
 		"submit: Execute(1 cmd)+Signal / raw SUBMIT of it", 1.2);

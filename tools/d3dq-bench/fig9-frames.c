@@ -14,6 +14,7 @@
 #define _GNU_SOURCE
 #include <errno.h>
 #include <stdlib.h>
+#include <string.h>
 #include <sys/eventfd.h>
 #include <unistd.h>
 
@@ -139,17 +140,43 @@ static void frames_raw_close(struct frames_raw *f)
 	raw_bo_destroy(f->bo);
 }
 
+/* System calls and sleeps of the loops, per frame. */
+struct frame_cost {
+	struct counts c;
+	long frames;
+};
+
+static void cost_add(struct frame_cost *fc, struct counts a, struct counts b,
+		     long frames)
+{
+	fc->c.ioctls += b.ioctls - a.ioctls;
+	fc->c.sleeps += b.sleeps - a.sleeps;
+	fc->c.process_sleeps += b.process_sleeps - a.process_sleeps;
+	fc->frames += frames;
+}
+
+static void cost_report(const char *key, const char *what,
+			struct frame_cost *fc)
+{
+	struct counts zero = { 0 };
+
+	if (fc->frames)
+		add_counts(9, key, what, zero, fc->c, fc->frames);
+}
+
 static void fig9(void)
 {
 	static const int inflight[] = { 2, 3 };
 	int per = sz.frames < FRAMES_PER_ROUND ? sz.frames : FRAMES_PER_ROUND;
 	int rounds = sz.frames / per, r, k, a, b;
-	double fps[2][2][16];	/* [N][lib, raw][round] */
+	double fps[2][2][32];	/* [N][lib, raw][round] */
+	struct frame_cost cost[2][2];
 	char key[48], label[72], path[512];
 	FILE *dat = NULL;
 
-	if (rounds > 16)
-		rounds = 16;
+	if (rounds > 32)
+		rounds = 32;
+	memset(cost, 0, sizeof(cost));
 	if (data_dir) {
 		dat = fopen(data_path(path, sizeof(path), "frames.dat"), "w");
 		if (!dat)
@@ -167,12 +194,20 @@ static void fig9(void)
 		frames_lib_run(&l, inflight[k] + 2, inflight[k]);
 		frames_raw_run(&w, inflight[k] + 2, inflight[k]);
 		for (r = 0; r < rounds; r++) {
-			if (r % 2) {
-				fps[k][1][r] = frames_raw_run(&w, per, inflight[k]);
-				fps[k][0][r] = frames_lib_run(&l, per, inflight[k]);
-			} else {
-				fps[k][0][r] = frames_lib_run(&l, per, inflight[k]);
-				fps[k][1][r] = frames_raw_run(&w, per, inflight[k]);
+			int v;
+
+			for (v = 0; v < 2; v++) {
+				bool lib = (r + v) % 2 == 0;
+				struct counts c0 = counts_now(), c1;
+
+				if (lib)
+					fps[k][0][r] = frames_lib_run(&l, per,
+								      inflight[k]);
+				else
+					fps[k][1][r] = frames_raw_run(&w, per,
+								      inflight[k]);
+				c1 = counts_now();
+				cost_add(&cost[k][lib ? 0 : 1], c0, c1, per);
 			}
 			vl[r] = fps[k][0][r];
 			vr[r] = fps[k][1][r];
@@ -194,6 +229,12 @@ static void fig9(void)
 		if (dat)
 			fprintf(dat, "%d %.1f %.1f\n", inflight[k],
 				row_median(a), row_median(b));
+		snprintf(key, sizeof(key), "frames_raw_n%d", inflight[k]);
+		snprintf(label, sizeof(label), "raw, N=%d", inflight[k]);
+		cost_report(key, label, &cost[k][1]);
+		snprintf(key, sizeof(key), "frames_lib_n%d", inflight[k]);
+		snprintf(label, sizeof(label), "library, N=%d", inflight[k]);
+		cost_report(key, label, &cost[k][0]);
 	}
 	add_note(9, "%d rounds of %d frames per variant; copy and direct job: one WRITE64 each",
 		 rounds, per);

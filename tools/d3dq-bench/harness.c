@@ -29,7 +29,7 @@ static const struct sizes full_sizes = {
 	.lat = 1000, .cross = 400, .submit = 4000, .gcv_batches = 400,
 	.gcv_batch = 2000, .query_batch = 50, .pending = 1000,
 	.scale_reps = 3, .scale_max = 1024, .long_signals = 1000000,
-	.idle_queues = 1023, .idle_fences = 10000, .frames = 300,
+	.idle_queues = 1023, .idle_fences = 10000, .frames = 1000,
 };
 
 static const struct sizes smoke_sizes = {
