@@ -25,6 +25,7 @@ export KERNELS
 
 B ?= build
 CC ?= cc
+CXX ?= c++
 PKG_CONFIG ?= pkg-config
 
 .DEFAULT_GOAL := all
@@ -53,6 +54,16 @@ endif
 ifneq ($(filter-out clean help deb check-packages,$(or $(MAKECMDGOALS),all)),)
 DRM_CFLAGS := $(shell $(PKG_CONFIG) --cflags libdrm)
 DRM_LIBS := $(shell $(PKG_CONFIG) --libs libdrm)
+# Microsoft's headers (directx-headers-dev), for the D3D12 layer and its tests.
+DX_CFLAGS := $(shell $(PKG_CONFIG) --cflags DirectX-Headers)
+DX_LIBS := $(shell $(PKG_CONFIG) --libs DirectX-Headers)
+endif
+
+# include/d3dq/d3dq.h declares the same version (d3dq_version(3)).
+HEADER_VERSION := $(shell sed -n 's/^\#define D3DQ_VERSION_\(MAJOR\|MINOR\|PATCH\) *\([0-9][0-9]*\)$$/\2/p' \
+	include/d3dq/d3dq.h | paste -sd.)
+ifneq ($(HEADER_VERSION),$(VERSION))
+$(error VERSION is $(VERSION) but include/d3dq/d3dq.h says $(HEADER_VERSION): update both)
 endif
 
 WARN := -Wall -Wextra -Werror
@@ -75,11 +86,13 @@ modules:
 #   lib_NAME_pc          pkg-config template (@PREFIX@, @LIBDIR@, ...)
 #   lib_NAME_headers     headers installed to $(INCLUDEDIR)/lib_NAME_incdir
 #   lib_NAME_man         man pages, section 3
+#   lib_NAME_cflags      added to the compiler flags of its sources
 #   lib_NAME_libs        what it links against
 #   lib_NAME_deps        build-tree files it needs first (another library)
-# A second library (e.g. libd3d12-d3dq in libd3dq/d3d12/) appends its name
-# to LIBRARIES and sets the same variables; nothing else changes here.
-LIBRARIES := d3dq
+# A library without headers of its own leaves headers and incdir empty.
+# A library carries no run path (Debian forbids one in an installed
+# library): the programs that use build/lib find it through their own.
+LIBRARIES := d3dq d3d12-d3dq
 
 lib_d3dq_soversion := 0
 lib_d3dq_srcs := $(wildcard libd3dq/*.c)
@@ -89,8 +102,23 @@ lib_d3dq_pc := libd3dq/libd3dq.pc.in
 lib_d3dq_headers := include/d3dq/d3dq.h include/uapi/drm/d3dq_drm.h
 lib_d3dq_incdir := d3dq
 lib_d3dq_man := $(wildcard libd3dq/man/*.3)
+lib_d3dq_cflags :=
 lib_d3dq_libs = $(DRM_LIBS)
 lib_d3dq_deps :=
+
+# libd3d12-d3dq: ID3D12Device and friends on libd3dq's public API. Its
+# headers are Microsoft's (directx-headers-dev, pkg-config DirectX-Headers).
+# The COM methods ignore many of their arguments: -Wno-unused-parameter.
+lib_d3d12-d3dq_soversion := 0
+lib_d3d12-d3dq_srcs := $(wildcard libd3dq/d3d12/*.c)
+lib_d3d12-d3dq_map := libd3dq/d3d12/libd3d12-d3dq.map
+lib_d3d12-d3dq_pc := libd3dq/d3d12/libd3d12-d3dq.pc.in
+lib_d3d12-d3dq_headers :=
+lib_d3d12-d3dq_incdir :=
+lib_d3d12-d3dq_man := $(wildcard libd3dq/d3d12/man/*.3)
+lib_d3d12-d3dq_cflags = $(DX_CFLAGS) -Wno-unused-parameter
+lib_d3d12-d3dq_libs = -L$(B)/lib -ld3dq $(DX_LIBS)
+lib_d3d12-d3dq_deps := $(B)/lib/libd3dq.so
 
 LIB_CFLAGS := -std=c11 -fPIC -fvisibility=hidden $(COMMON_CFLAGS)
 comma := ,
@@ -98,6 +126,7 @@ comma := ,
 # $(call lib_rules,NAME)
 define lib_rules
 lib_$(1)_objs := $$(lib_$(1)_srcs:%.c=$(B)/obj/%.o)
+$$(lib_$(1)_objs): lib_cflags = $$(lib_$(1)_cflags)
 lib_$(1)_so := $(B)/lib/lib$(1).so.$(VERSION)
 LIB_TARGETS += $$(lib_$(1)_so) $(B)/lib/lib$(1).so.$$(lib_$(1)_soversion) \
 	$(B)/lib/lib$(1).so $(B)/lib/lib$(1).a $(B)/lib/pkgconfig/lib$(1).pc
@@ -122,9 +151,10 @@ $(B)/lib/pkgconfig/lib$(1).pc: $$(lib_$(1)_pc) Makefile
 
 .PHONY: install-lib-$(1)
 install-lib-$(1): $$(lib_$(1)_so) $(B)/lib/lib$(1).a
-	install -d $$(DESTDIR)$$(LIBDIR)/pkgconfig $$(DESTDIR)$$(INCLUDEDIR)/$$(lib_$(1)_incdir) \
-		$$(DESTDIR)$$(MANDIR)/man3
-	install -m 644 $$(lib_$(1)_headers) $$(DESTDIR)$$(INCLUDEDIR)/$$(lib_$(1)_incdir)/
+	install -d $$(DESTDIR)$$(LIBDIR)/pkgconfig $$(DESTDIR)$$(MANDIR)/man3
+	$$(if $$(lib_$(1)_headers),install -d $$(DESTDIR)$$(INCLUDEDIR)/$$(lib_$(1)_incdir))
+	$$(if $$(lib_$(1)_headers),install -m 644 $$(lib_$(1)_headers) \
+		$$(DESTDIR)$$(INCLUDEDIR)/$$(lib_$(1)_incdir)/)
 	install -m 644 $$(lib_$(1)_so) $$(DESTDIR)$$(LIBDIR)/
 	ln -sfn $$(notdir $$(lib_$(1)_so)) $$(DESTDIR)$$(LIBDIR)/lib$(1).so.$$(lib_$(1)_soversion)
 	ln -sfn lib$(1).so.$$(lib_$(1)_soversion) $$(DESTDIR)$$(LIBDIR)/lib$(1).so
@@ -136,7 +166,7 @@ endef
 
 $(B)/obj/%.o: %.c Makefile
 	@mkdir -p $(@D)
-	$(CC) $(LIB_CFLAGS) $(CPPFLAGS) $(CFLAGS) -c -o $@ $<
+	$(CC) $(LIB_CFLAGS) $(lib_cflags) $(CPPFLAGS) $(CFLAGS) -c -o $@ $<
 
 # pkg-config file for a given prefix: $(call pc_subst,prefix,libdir,includedir)
 pc_subst = sed -e 's|@PREFIX@|$(1)|g' -e 's|@EXEC_PREFIX@|$(1)|g' \
@@ -150,9 +180,9 @@ install-lib: $(addprefix install-lib-,$(LIBRARIES))
 
 # --- tests -------------------------------------------------------------------
 
-# Every tests/<suite>/*.c is one program; tests/<suite>/util/*.c is linked
-# into each program of the suite.
-SUITES := $(patsubst tests/%/,%,$(sort $(dir $(wildcard tests/*/*.c))))
+# Every tests/<suite>/*.c and *.cpp is one program; tests/<suite>/util/*.c
+# is linked into each C program of the suite.
+SUITES := $(patsubst tests/%/,%,$(sort $(dir $(wildcard tests/*/*.c tests/*/*.cpp))))
 KSELFTEST := $(B)/kselftest/kselftest_harness.h
 # The kselftest harness's macros trip these warnings in correct tests:
 # unused _metadata/variant parameters, int literals compared with unsigned
@@ -174,15 +204,32 @@ suite_cflags_fuzz := -Itests/kernel
 suite_util_stress := $(wildcard tests/kernel/util/*.c)
 suite_cflags_stress := -Itests/kernel
 suite_deps_stress := $(B)/lib/libd3dq.so
+# The D3D12 suite: d3d12.h and libd3d12-d3dq only (plus the kernel tests'
+# helpers to reload the module). libd3d12-d3dq has no run path, so the
+# programs carry an old-style DT_RPATH, which (unlike DT_RUNPATH) also
+# finds libd3dq.so.0 for it. C++ programs (*.cpp) print their own TAP.
+# GCC 12 cannot silence -Wunknown-pragmas with a pragma in C++ (bug 53431,
+# fixed in 13), so C++ gets the command-line flag; C uses the pragma.
+suite_util_d3d12 := $(wildcard tests/kernel/util/*.c)
+suite_cflags_d3d12 := -Itests/kernel $(DX_CFLAGS)
+suite_libs_d3d12 := -L$(B)/lib -Wl,-rpath-link,$(B)/lib \
+	-Wl,--disable-new-dtags,-rpath,'$$ORIGIN/../../lib' -ld3d12-d3dq $(DX_LIBS) $(DRM_LIBS) -lpthread
+suite_deps_d3d12 := $(B)/lib/libd3d12-d3dq.so $(B)/tools/d3d12-hello
+TEST_CXXFLAGS := -std=c++17 $(WARN) -Wno-unknown-pragmas -O2 -g -pthread -MMD -MP
 
 define suite_rules
 $(1)_PROGS := $$(patsubst tests/$(1)/%.c,$(B)/tests/$(1)/%,$$(wildcard tests/$(1)/*.c))
+$(1)_CXXPROGS := $$(patsubst tests/$(1)/%.cpp,$(B)/tests/$(1)/%,$$(wildcard tests/$(1)/*.cpp))
 $(1)_UTIL := $$(wildcard tests/$(1)/util/*.c) $$(suite_util_$(1))
-TEST_PROGS += $$($(1)_PROGS)
-$(B)/tests/$(1)/%: tests/$(1)/%.c $$($(1)_UTIL) $$(suite_deps_$(1)) Makefile | $(KSELFTEST)
+TEST_PROGS += $$($(1)_PROGS) $$($(1)_CXXPROGS)
+$$($(1)_PROGS): $(B)/tests/$(1)/%: tests/$(1)/%.c $$($(1)_UTIL) $$(suite_deps_$(1)) Makefile | $(KSELFTEST)
 	@mkdir -p $$(@D); rm -f $$@
 	$$(CC) $$(TEST_CFLAGS) -Itests/$(1) $$(suite_cflags_$(1)) $$(CFLAGS) $$(LDFLAGS) -o $$@ \
 		$$< $$($(1)_UTIL) $$(or $$(suite_libs_$(1)),$$(suite_libs_lib))
+$$($(1)_CXXPROGS): $(B)/tests/$(1)/%: tests/$(1)/%.cpp $$(suite_deps_$(1)) Makefile
+	@mkdir -p $$(@D); rm -f $$@
+	$$(CXX) $$(TEST_CXXFLAGS) -Itests/$(1) $$(suite_cflags_$(1)) $$(CXXFLAGS) $$(LDFLAGS) -o $$@ \
+		$$< $$(or $$(suite_libs_$(1)),$$(suite_libs_lib))
 endef
 $(foreach s,$(SUITES),$(eval $(call suite_rules,$(s))))
 
@@ -196,7 +243,7 @@ tests: $(TEST_PROGS)
 # programs that test files and tools rather than threads.
 TSAN := $(B)/tsan
 TSAN_FLAGS := -fsanitize=thread -O1
-TSAN_LIB_OBJS := $(LIB_SRCS:%.c=$(TSAN)/obj/%.o)
+TSAN_LIB_OBJS := $(lib_d3dq_srcs:%.c=$(TSAN)/obj/%.o)
 TSAN_LIB := $(TSAN)/lib/libd3dq.so
 TSAN_TESTS := $(filter-out %/symbols %/bench_smoke,\
 	$(patsubst tests/lib/%.c,$(TSAN)/tests/lib/%,$(wildcard tests/lib/*.c)))
@@ -205,12 +252,12 @@ $(TSAN)/obj/libd3dq/%.o: libd3dq/%.c Makefile
 	@mkdir -p $(@D)
 	$(CC) $(LIB_CFLAGS) $(TSAN_FLAGS) $(CFLAGS) -c -o $@ $<
 
-$(TSAN_LIB): $(TSAN_LIB_OBJS) $(LIB_MAP)
+$(TSAN_LIB): $(TSAN_LIB_OBJS) $(lib_d3dq_map)
 	@mkdir -p $(@D)
-	$(CC) -shared -pthread $(TSAN_FLAGS) -Wl,-soname,libd3dq.so.$(SOVERSION) \
-		$(LIB_MAP_FLAG) $(LDFLAGS) -o $(TSAN)/lib/libd3dq.so.$(SOVERSION) \
-		$(TSAN_LIB_OBJS) $(DRM_LIBS)
-	ln -sfn libd3dq.so.$(SOVERSION) $@
+	$(CC) -shared -pthread $(TSAN_FLAGS) -Wl,-soname,libd3dq.so.$(lib_d3dq_soversion) \
+		-Wl,--version-script=$(lib_d3dq_map) $(LDFLAGS) \
+		-o $(TSAN)/lib/libd3dq.so.$(lib_d3dq_soversion) $(TSAN_LIB_OBJS) $(DRM_LIBS)
+	ln -sfn libd3dq.so.$(lib_d3dq_soversion) $@
 
 $(TSAN)/tests/lib/%: tests/lib/%.c $(lib_UTIL) $(TSAN_LIB) Makefile | $(KSELFTEST)
 	@mkdir -p $(@D); rm -f $@
@@ -253,6 +300,22 @@ $(B)/tools/$(1): $(wildcard tools/$(1)/*.c) $(wildcard tools/$(1)/*.h) Makefile
 		$$(filter %.c,$$^) $$(TOOL_LIBS) $$(DRM_LIBS) -lpthread
 endef
 $(foreach t,$(TOOL_DIRS),$(eval $(call tool_dir_rules,$(t))))
+
+# C++ tools are D3D12 samples: d3d12.h and libd3d12-d3dq (GCC 12 needs
+# -Wno-unknown-pragmas for d3d12.h in C++, see the D3D12 suite). With a
+# TOOL_RPATH, an old-style DT_RPATH: it finds libd3dq.so.0 for the library
+# (the linker finds it through -rpath-link).
+TOOL_CXXPROGS := $(patsubst tools/%.cpp,$(B)/tools/%,$(wildcard tools/*.cpp))
+TOOL_PROGS += $(TOOL_CXXPROGS)
+TOOL_LIBD3D12 := -L$(B)/lib -Wl$(comma)-rpath-link$(comma)$(B)/lib \
+	$(if $(TOOL_RPATH),-Wl$(comma)--disable-new-dtags$(comma)-rpath$(comma)'$(TOOL_RPATH)') \
+	-ld3d12-d3dq $(DX_LIBS)
+
+$(TOOL_CXXPROGS): $(B)/tools/%: tools/%.cpp $(B)/lib/libd3d12-d3dq.so \
+		$(B)/lib/libd3d12-d3dq.so.0 Makefile
+	@mkdir -p $(@D)
+	$(CXX) -std=c++17 $(WARN) -Wno-unknown-pragmas -O2 -g -MMD -MP $(DX_CFLAGS) \
+		$(CPPFLAGS) $(CXXFLAGS) $(LDFLAGS) -o $@ $< $(TOOL_LIBD3D12)
 
 .PHONY: tools
 tools: $(TOOL_PROGS)
@@ -355,7 +418,7 @@ help:
 	@echo '  make run        boot the VM (6.12), load d3dq, run d3dq-demo or d3dq-info'
 	@echo '  make shell      interactive busybox shell in the VM, module loaded'
 	@echo '  make bench      d3dq-bench in the VM per kernel: build/bench/*.txt, json, png'
-	@echo '  make install    PREFIX=/usr/local DESTDIR= LIBDIR= : headers, library, .pc, man, tools'
+	@echo '  make install    PREFIX=/usr/local DESTDIR= LIBDIR= : headers, libraries, .pc, man, tools'
 	@echo '                  (offline, no root, no kernel: "make lib tools install" build only userspace)'
 	@echo '  make install-dkms  the module source in $$(DKMSDIR)/d3dq-$(VERSION) for DKMS, modprobe.d, modules-load.d'
 	@echo '  make deb        Debian packages in build/deb/ (dpkg-buildpackage, lintian)'

@@ -484,8 +484,9 @@ D3DQ_EXPORT void d3dq_device_close(struct d3dq_device *dev)
 
 D3DQ_EXPORT int d3dq_device_removed_reason(struct d3dq_device *dev)
 {
+	/* -EFAULT means "not a device": dev_remove() never records it. */
 	if (!dev)
-		return -EINVAL;
+		return -EFAULT;
 	return atomic_load(&dev->removed_reason);
 }
 

@@ -13,6 +13,7 @@
  *                 causal applier, device removal, the worker thread
  *   2 fence.c     fence state: values, events, tickets, kernel waits
  *   1 device.c    kernel calls, eventfd references, the ready list
+ *     abi.c       the queue description's D3D12 numbers to the uapi's
  *
  * Entry points sit on top: the d3dq_*() functions of every file and the
  * worker thread's body may call any layer. Dropping a reference
@@ -455,6 +456,7 @@ static inline void fence_ref(struct d3dq_fence *f)
 #define now_ns d3dqp_now_ns
 #define queue_check_lost d3dqp_queue_check_lost
 #define queue_deactivate d3dqp_queue_deactivate
+#define queue_desc_to_uapi d3dqp_queue_desc_to_uapi
 #define queue_drop_folded_locked d3dqp_queue_drop_folded_locked
 #define queue_drop_held_locked d3dqp_queue_drop_held_locked
 #define queue_flush_locked d3dqp_queue_flush_locked
@@ -498,6 +500,10 @@ void dev_ready_push(struct d3dq_device *dev, struct d3dq_queue *q);
 void dev_ring(struct d3dq_device *dev);
 int evref_get(struct d3dq_device *dev, int app_fd, struct evref **out);
 void evref_put(struct d3dq_device *dev, struct evref *e);
+
+/* 1: abi.c. -EINVAL, or -EOPNOTSUPP for a priority the driver lacks. */
+int queue_desc_to_uapi(const struct d3dq_queue_desc *desc,
+		       struct drm_d3dq_queue_create *create);
 
 /* 2: fence.c */
 void fence_unref(struct d3dq_fence *f);

@@ -312,9 +312,11 @@ D3DQ_EXPORT int d3dq_queue_create(struct d3dq_device *dev,
 	if (!out)
 		return -EINVAL;
 	*out = NULL;
-	if (!dev || !desc || desc->type > D3DQ_QUEUE_COPY ||
-	    desc->priority > D3DQ_QUEUE_PRIORITY_HIGH || desc->flags)
+	if (!dev)
 		return -EINVAL;
+	ret = queue_desc_to_uapi(desc, &create);
+	if (ret)
+		return ret;
 	ret = dev_removal_error(dev);
 	if (ret)
 		return ret;
@@ -335,8 +337,6 @@ D3DQ_EXPORT int d3dq_queue_create(struct d3dq_device *dev,
 	ret = syncobj_create(dev->fd, &q->tl);
 	if (ret)
 		goto err;
-	create.type = desc->type;
-	create.priority = desc->priority;
 	ret = d3dq_ioctl(dev->fd, DRM_IOCTL_D3DQ_QUEUE_CREATE, &create);
 	if (ret)
 		goto err;

@@ -407,6 +407,12 @@ void dev_remove(struct d3dq_device *dev, int reason)
 	struct snapshot s = { 0 };
 	size_t i;
 
+	/*
+	 * d3dq_device_removed_reason(NULL) is -EFAULT; a device's reason
+	 * must not look like it (a kernel call failing on a bad address).
+	 */
+	if (reason == -EFAULT)
+		reason = -EIO;
 	pthread_mutex_lock(&dev->remove_lock);
 	if (dev_removed(dev)) {
 		pthread_mutex_unlock(&dev->remove_lock);

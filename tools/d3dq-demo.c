@@ -69,8 +69,7 @@ static int record(struct d3dq_device *dev, struct d3dq_buffer *buf,
 
 int main(void)
 {
-	struct d3dq_queue_desc desc = { D3DQ_QUEUE_DIRECT,
-					D3DQ_QUEUE_PRIORITY_NORMAL, 0 };
+	struct d3dq_queue_desc desc = D3DQ_QUEUE_DESC_INIT;
 	struct d3dq_cmdlist *l[NSLOTS] = { 0 };
 	struct d3dq_fence *f, *c, *done;
 	struct d3dq_device *dev;

@@ -23,6 +23,21 @@ struct d3dq_queue;
 struct d3dq_buffer;
 struct d3dq_cmdlist;
 
+/*
+ * Versions. D3DQ_VERSION is the version of this header, d3dq_version() the
+ * version of the library the program runs with; both are
+ * D3DQ_MAKE_VERSION(major, minor, patch). See d3dq_version(3).
+ */
+#define D3DQ_VERSION_MAJOR 0
+#define D3DQ_VERSION_MINOR 1
+#define D3DQ_VERSION_PATCH 0
+#define D3DQ_MAKE_VERSION(major, minor, patch) \
+	(((uint32_t)(major) << 16) | ((uint32_t)(minor) << 8) | (uint32_t)(patch))
+#define D3DQ_VERSION D3DQ_MAKE_VERSION(D3DQ_VERSION_MAJOR, \
+				       D3DQ_VERSION_MINOR, D3DQ_VERSION_PATCH)
+
+uint32_t d3dq_version(void);
+
 /** Timeout for d3dq_fence_wait() that never expires. */
 #define D3DQ_TIMEOUT_INFINITE UINT64_MAX
 
@@ -30,13 +45,26 @@ struct d3dq_cmdlist;
  * Devices. d3dq_device_open(): path NULL opens the first d3dq render node.
  * d3dq_device_removed_reason(): 0, or the -errno the device was removed
  * with (-ENODEV explicit, -ETIMEDOUT job timeout, -EINVAL a list still
- * recording was executed, ...). d3dq_device_remove() is
- * ID3D12Device5::RemoveDevice. See d3dq_device_open(3).
+ * recording was executed, ...), never -EFAULT, which is what a NULL device
+ * returns. d3dq_device_remove() is ID3D12Device5::RemoveDevice. See
+ * d3dq_device_open(3).
  */
 int  d3dq_device_open(const char *path, struct d3dq_device **dev);
 void d3dq_device_close(struct d3dq_device *dev);
 int  d3dq_device_removed_reason(struct d3dq_device *dev);
 int  d3dq_device_remove(struct d3dq_device *dev);
+
+/*
+ * The engine clock (ID3D12CommandQueue::GetTimestampFrequency and
+ * GetClockCalibration): ticks per second of the values
+ * d3dq_cmdlist_timestamp() writes, and one reading of that clock together
+ * with CLOCK_MONOTONIC in nanoseconds. See d3dq_device_get_timestamp_frequency(3).
+ */
+int  d3dq_device_get_timestamp_frequency(struct d3dq_device *dev,
+					 uint64_t *frequency);
+int  d3dq_device_get_clock_calibration(struct d3dq_device *dev,
+				       uint64_t *gpu_timestamp,
+				       uint64_t *cpu_timestamp);
 
 /*
  * Fences (ID3D12Fence). Values may go down and jump; a shared fence is a
@@ -71,23 +99,38 @@ int d3dq_device_set_event_on_multiple_fence_completion(struct d3dq_device *dev,
  * Queues (ID3D12CommandQueue). Wait, Signal and Execute return at once;
  * the work of one queue runs in call order; a wait may be queued before
  * its signal exists. See d3dq_queue_wait(3).
+ *
+ * Types and priorities have D3D12's numbers (D3D12_COMMAND_LIST_TYPE_*,
+ * D3D12_COMMAND_QUEUE_PRIORITY_*), so a D3D12_COMMAND_QUEUE_DESC's fields
+ * can be assigned as they are.
  */
 enum d3dq_queue_type {
-	D3DQ_QUEUE_DIRECT,
-	D3DQ_QUEUE_COMPUTE,
-	D3DQ_QUEUE_COPY,
+	D3DQ_QUEUE_DIRECT = 0,
+	D3DQ_QUEUE_COMPUTE = 2,
+	D3DQ_QUEUE_COPY = 3,
 };
 
 enum d3dq_queue_priority {
-	D3DQ_QUEUE_PRIORITY_NORMAL,
-	D3DQ_QUEUE_PRIORITY_HIGH,
+	D3DQ_QUEUE_PRIORITY_NORMAL = 0,
+	D3DQ_QUEUE_PRIORITY_HIGH = 100,
+	D3DQ_QUEUE_PRIORITY_GLOBAL_REALTIME = 10000,
 };
 
+/*
+ * Extensible: size is sizeof(struct d3dq_queue_desc) as the caller was
+ * compiled (D3DQ_QUEUE_DESC_INIT sets it). A later library accepts this
+ * layout; members added later go at the end, and bytes this library does
+ * not know must be zero. See d3dq_queue_create(3).
+ */
 struct d3dq_queue_desc {
+	uint32_t size;		/* sizeof(struct d3dq_queue_desc) */
 	uint32_t type;		/* enum d3dq_queue_type */
-	uint32_t priority;	/* enum d3dq_queue_priority */
+	int32_t  priority;	/* enum d3dq_queue_priority */
 	uint32_t flags;		/* must be 0 */
+	uint32_t node_mask;	/* 0 or 1: the device has one node */
 };
+
+#define D3DQ_QUEUE_DESC_INIT { sizeof(struct d3dq_queue_desc), 0, 0, 0, 0 }
 
 int  d3dq_queue_create(struct d3dq_device *dev,
 		       const struct d3dq_queue_desc *desc,

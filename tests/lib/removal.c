@@ -57,7 +57,7 @@ static void check_removed(struct __test_metadata *_metadata,
 {
 	struct d3dq_fence *f = (void *)1;
 	struct d3dq_queue *q = (void *)1;
-	struct d3dq_queue_desc desc = { 0 };
+	struct d3dq_queue_desc desc = D3DQ_QUEUE_DESC_INIT;
 	struct d3dq_cmdlist *l = (void *)1;
 
 	EXPECT_EQ(reason, d3dq_device_removed_reason(self->e.dev));

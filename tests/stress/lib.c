@@ -240,7 +240,7 @@ static int lrun(uint64_t seed, int jobs_per_thread, char *msg, size_t len,
 	struct lctx *c = calloc(1, sizeof(*c));
 	struct lthread t[NT];
 	pthread_t th[NT], gth;
-	struct d3dq_queue_desc desc = { 0 };
+	struct d3dq_queue_desc desc = D3DQ_QUEUE_DESC_INIT;
 	int i, ret;
 
 	if (!c)
@@ -265,8 +265,13 @@ static int lrun(uint64_t seed, int jobs_per_thread, char *msg, size_t len,
 	if (!ret)
 		ret = d3dq_fence_create(c->dev, 0, 0, &c->gate);
 	for (i = 0; i < NQ && !ret; i++) {
-		desc.type = i % 3;
-		desc.priority = i % 2;
+		static const uint32_t types[] = {
+			D3DQ_QUEUE_DIRECT, D3DQ_QUEUE_COMPUTE, D3DQ_QUEUE_COPY,
+		};
+
+		desc.type = types[i % 3];
+		desc.priority = i % 2 ? D3DQ_QUEUE_PRIORITY_HIGH :
+					D3DQ_QUEUE_PRIORITY_NORMAL;
 		pthread_mutex_init(&c->lock[i], NULL);
 		ret = d3dq_queue_create(c->dev, &desc, &c->q[i]);
 		if (!ret)

@@ -89,8 +89,9 @@ static double frames_raw_run(struct frames_raw *f, int n, int inflight)
 
 static void frames_lib_open(struct frames_lib *f)
 {
-	struct d3dq_queue_desc copy = { .type = D3DQ_QUEUE_COPY };
+	struct d3dq_queue_desc copy = D3DQ_QUEUE_DESC_INIT;
 
+	copy.type = D3DQ_QUEUE_COPY;
 	f->dev = lib_open();
 	CHECK(d3dq_queue_create(f->dev, &copy, &f->copy));
 	f->direct = lib_queue(f->dev);

@@ -209,7 +209,7 @@ struct mem mem_now(void)
 
 struct d3dq_queue *lib_queue(struct d3dq_device *dev)
 {
-	struct d3dq_queue_desc desc = { .type = D3DQ_QUEUE_DIRECT };
+	struct d3dq_queue_desc desc = D3DQ_QUEUE_DESC_INIT;
 	struct d3dq_queue *q;
 
 	CHECK(d3dq_queue_create(dev, &desc, &q));

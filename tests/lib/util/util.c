@@ -29,7 +29,7 @@ struct d3dq_device *util_open(void)
 
 struct d3dq_queue *util_queue(struct d3dq_device *dev)
 {
-	struct d3dq_queue_desc desc = { D3DQ_QUEUE_DIRECT, 0, 0 };
+	struct d3dq_queue_desc desc = D3DQ_QUEUE_DESC_INIT;
 	struct d3dq_queue *q = NULL;
 
 	if (d3dq_queue_create(dev, &desc, &q))

@@ -1,0 +1,837 @@
+// SPDX-License-Identifier: MIT
+/*
+ * libd3d12-d3dq: D3D12CreateDevice and ID3D12Device1.
+ *
+ * Copyright (C) 2026 The d3dq authors
+ *
+ * As on Windows, a process has one device per adapter: D3D12CreateDevice
+ * returns the existing device (with a new reference) while it lives and is
+ * not removed. Every device child holds a reference on its device.
+ */
+#include <errno.h>
+#include <limits.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "private.h"
+
+/* The device has one node and no LUID of its own: a fixed one. */
+#define ADAPTER_LUID_LOW 0x000d3d12
+
+static pthread_mutex_t cache_lock = PTHREAD_MUTEX_INITIALIZER;
+static struct d3d12_device *cache;
+
+static const ID3D12Device1Vtbl device_vtbl;
+
+static struct d3d12_device *impl(ID3D12Device1 *iface)
+{
+	return container_of(iface, struct d3d12_device, iface);
+}
+
+void device_ref(struct d3d12_device *d)
+{
+	atomic_fetch_add(&d->refs, 1);
+}
+
+/* A new reference unless the device is already being destroyed. */
+static bool device_ref_live(struct d3d12_device *d)
+{
+	ULONG refs = atomic_load(&d->refs);
+
+	while (refs)
+		if (atomic_compare_exchange_weak(&d->refs, &refs, refs + 1))
+			return true;
+	return false;
+}
+
+static void device_destroy(struct d3d12_device *d)
+{
+	pthread_mutex_lock(&cache_lock);
+	if (cache == d)
+		cache = NULL;
+	pthread_mutex_unlock(&cache_lock);
+	priv_free(&d->priv);
+	d3dq_device_close(d->dev);
+	pthread_mutex_destroy(&d->va_lock);
+	free(d->bufs);
+	free(d);
+}
+
+void device_unref(struct d3d12_device *d)
+{
+	if (atomic_fetch_sub(&d->refs, 1) == 1)
+		device_destroy(d);
+}
+
+static HRESULT device_open(struct d3d12_device **out)
+{
+	struct d3d12_device *d = calloc(1, sizeof(*d));
+	int ret;
+
+	if (!d)
+		return E_OUTOFMEMORY;
+	ret = d3dq_device_open(NULL, &d->dev);
+	if (ret) {
+		free(d);
+		/* No d3dq device: as D3D12 without a suitable adapter. */
+		return ret == -ENOMEM ? E_OUTOFMEMORY : DXGI_ERROR_UNSUPPORTED;
+	}
+	SET_VTBL(&d->iface, &device_vtbl);
+	atomic_init(&d->refs, 1);
+	priv_init(&d->priv);
+	pthread_mutex_init(&d->va_lock, NULL);
+	d->next_va = VA_BASE;
+	*out = d;
+	return S_OK;
+}
+
+static bool level_ok(D3D_FEATURE_LEVEL level)
+{
+	switch (level) {
+	case D3D_FEATURE_LEVEL_1_0_CORE:
+	case D3D_FEATURE_LEVEL_11_0:
+	case D3D_FEATURE_LEVEL_11_1:
+	case D3D_FEATURE_LEVEL_12_0:
+	case D3D_FEATURE_LEVEL_12_1:
+	case D3D_FEATURE_LEVEL_12_2:
+		return true;
+	default:
+		return false;
+	}
+}
+
+EXPORT HRESULT D3D12CreateDevice(IUnknown *adapter,
+				 D3D_FEATURE_LEVEL minimum_level, REFIID riid,
+				 void **out)
+{
+	struct d3d12_device *d;
+	HRESULT hr = S_OK;
+
+	if (out)
+		*out = NULL;
+	/* There is no DXGI: only the default adapter exists. */
+	if (adapter || !riid || !level_ok(minimum_level))
+		return E_INVALIDARG;
+
+	pthread_mutex_lock(&cache_lock);
+	d = cache;
+	if (d && (d3dq_device_removed_reason(d->dev) || !device_ref_live(d)))
+		d = NULL;
+	if (!d) {
+		hr = device_open(&d);
+		if (SUCCEEDED(hr))
+			cache = d;
+	}
+	pthread_mutex_unlock(&cache_lock);
+	if (FAILED(hr))
+		return hr;
+
+	if (!out) {
+		/* A NULL ppDevice only asks whether creation would succeed. */
+		device_unref(d);
+		return S_FALSE;
+	}
+	hr = ID3D12Device1_QueryInterface(&d->iface, riid, out);
+	device_unref(d);
+	return hr;
+}
+
+EXPORT HRESULT D3D12GetDebugInterface(REFIID riid, void **out)
+{
+	(void)riid;
+	if (out)
+		*out = NULL;
+	return E_NOINTERFACE;
+}
+
+/* --- IUnknown, ID3D12Object ------------------------------------------------ */
+
+static HRESULT STDMETHODCALLTYPE device_QueryInterface(ID3D12Device1 *iface,
+						       REFIID riid, void **out)
+{
+	if (!out)
+		return E_POINTER;
+	*out = NULL;
+	if (!riid)
+		return E_INVALIDARG;
+	if (iid_equal(riid, &IID_IUnknown) ||
+	    iid_equal(riid, &IID_ID3D12Object) ||
+	    iid_equal(riid, &IID_ID3D12Device) ||
+	    iid_equal(riid, &IID_ID3D12Device1))
+		return query_result((IUnknown *)iface, out);
+	return E_NOINTERFACE;
+}
+
+static ULONG STDMETHODCALLTYPE device_AddRef(ID3D12Device1 *iface)
+{
+	return atomic_fetch_add(&impl(iface)->refs, 1) + 1;
+}
+
+static ULONG STDMETHODCALLTYPE device_Release(ID3D12Device1 *iface)
+{
+	struct d3d12_device *d = impl(iface);
+	ULONG refs = atomic_fetch_sub(&d->refs, 1) - 1;
+
+	if (!refs)
+		device_destroy(d);
+	return refs;
+}
+
+static HRESULT STDMETHODCALLTYPE device_GetPrivateData(ID3D12Device1 *iface,
+						       REFGUID guid,
+						       UINT *size, void *data)
+{
+	return priv_get(&impl(iface)->priv, guid, size, data);
+}
+
+static HRESULT STDMETHODCALLTYPE device_SetPrivateData(ID3D12Device1 *iface,
+						       REFGUID guid, UINT size,
+						       const void *data)
+{
+	return priv_set(&impl(iface)->priv, guid, size, data);
+}
+
+static HRESULT STDMETHODCALLTYPE
+device_SetPrivateDataInterface(ID3D12Device1 *iface, REFGUID guid,
+			       const IUnknown *data)
+{
+	return priv_set_iface(&impl(iface)->priv, guid, data);
+}
+
+static HRESULT STDMETHODCALLTYPE device_SetName(ID3D12Device1 *iface,
+						LPCWSTR name)
+{
+	return priv_set_name(&impl(iface)->priv, name);
+}
+
+/* --- ID3D12Device: what the layer implements -------------------------------- */
+
+static UINT STDMETHODCALLTYPE device_GetNodeCount(ID3D12Device1 *iface)
+{
+	return 1;
+}
+
+static HRESULT STDMETHODCALLTYPE
+device_CreateCommandQueue(ID3D12Device1 *iface,
+			  const D3D12_COMMAND_QUEUE_DESC *desc, REFIID riid,
+			  void **out)
+{
+	return queue_create(impl(iface), desc, riid, out);
+}
+
+static HRESULT STDMETHODCALLTYPE
+device_CreateCommandAllocator(ID3D12Device1 *iface,
+			      D3D12_COMMAND_LIST_TYPE type, REFIID riid,
+			      void **out)
+{
+	return allocator_create(impl(iface), type, riid, out);
+}
+
+static HRESULT STDMETHODCALLTYPE
+device_CreateCommandList(ID3D12Device1 *iface, UINT node_mask,
+			 D3D12_COMMAND_LIST_TYPE type,
+			 ID3D12CommandAllocator *allocator,
+			 ID3D12PipelineState *initial_state, REFIID riid,
+			 void **out)
+{
+	if (out)
+		*out = NULL;
+	/* No pipeline state can exist (CreateXxxPipelineState). */
+	if (initial_state)
+		return E_INVALIDARG;
+	return list_create(impl(iface), node_mask, type, allocator, riid, out);
+}
+
+static HRESULT STDMETHODCALLTYPE
+device_CreateCommittedResource(ID3D12Device1 *iface,
+			       const D3D12_HEAP_PROPERTIES *heap,
+			       D3D12_HEAP_FLAGS heap_flags,
+			       const D3D12_RESOURCE_DESC *desc,
+			       D3D12_RESOURCE_STATES state,
+			       const D3D12_CLEAR_VALUE *clear, REFIID riid,
+			       void **out)
+{
+	if (out)
+		*out = NULL;
+	/* Clear values are for render targets and depth buffers. */
+	if (clear)
+		return E_INVALIDARG;
+	return resource_create_committed(impl(iface), heap, heap_flags, desc,
+					 state, riid, out);
+}
+
+static HRESULT STDMETHODCALLTYPE device_CreateFence(ID3D12Device1 *iface,
+						    UINT64 value,
+						    D3D12_FENCE_FLAGS flags,
+						    REFIID riid, void **out)
+{
+	return fence_create(impl(iface), value, flags, riid, out);
+}
+
+static HRESULT STDMETHODCALLTYPE
+device_CreateQueryHeap(ID3D12Device1 *iface, const D3D12_QUERY_HEAP_DESC *desc,
+		       REFIID riid, void **out)
+{
+	return query_heap_create(impl(iface), desc, riid, out);
+}
+
+static HRESULT STDMETHODCALLTYPE
+device_GetDeviceRemovedReason(ID3D12Device1 *iface)
+{
+	switch (d3dq_device_removed_reason(impl(iface)->dev)) {
+	case 0:
+		return S_OK;
+	case -ETIMEDOUT:
+		return DXGI_ERROR_DEVICE_HUNG;
+	case -ENODEV:
+		return DXGI_ERROR_DEVICE_REMOVED;
+	case -EINVAL:
+		return DXGI_ERROR_INVALID_CALL;
+	case -ECANCELED:
+		return DXGI_ERROR_DEVICE_RESET;
+	default:
+		return DXGI_ERROR_DRIVER_INTERNAL_ERROR;
+	}
+}
+
+/*
+ * Shared fences: the HANDLE is a file descriptor of the fence's syncobj.
+ * pAttributes is ignored (file descriptors carry no security descriptor);
+ * named objects do not exist.
+ */
+static HRESULT STDMETHODCALLTYPE
+device_CreateSharedHandle(ID3D12Device1 *iface, ID3D12DeviceChild *object,
+			  const SECURITY_ATTRIBUTES *attributes, DWORD access,
+			  LPCWSTR name, HANDLE *handle)
+{
+	struct d3d12_device *d = impl(iface);
+	struct d3d12_fence *f;
+	int fd, ret;
+
+	if (!handle)
+		return E_INVALIDARG;
+	*handle = NULL;
+	if (name)
+		return E_NOTIMPL;
+	f = fence_from_child(object);
+	/* Shared resources and heaps are not implemented. */
+	if (!f && resource_from((ID3D12Resource *)object))
+		return E_NOTIMPL;
+	if (!f || f->c.device != d || !(f->flags & D3D12_FENCE_FLAG_SHARED) ||
+	    access != GENERIC_ALL)
+		return E_INVALIDARG;
+	ret = d3dq_fence_export(f->f, &fd);
+	if (ret)
+		return hr_from_errno(d, ret);
+	*handle = fd_to_handle(fd);
+	return S_OK;
+}
+
+static HRESULT STDMETHODCALLTYPE device_OpenSharedHandle(ID3D12Device1 *iface,
+							 HANDLE handle,
+							 REFIID riid,
+							 void **out)
+{
+	int fd;
+
+	if (out)
+		*out = NULL;
+	if (!out || !riid || !handle || FAILED(handle_to_fd(handle, &fd)))
+		return E_INVALIDARG;
+	return fence_open(impl(iface), fd, riid, out);
+}
+
+static HRESULT STDMETHODCALLTYPE
+device_SetEventOnMultipleFenceCompletion(ID3D12Device1 *iface,
+					 ID3D12Fence *const *fences,
+					 const UINT64 *values, UINT count,
+					 D3D12_MULTIPLE_FENCE_WAIT_FLAGS flags,
+					 HANDLE event)
+{
+	struct d3d12_device *d = impl(iface);
+	struct d3dq_fence *stack[16], **fs = stack;
+	HRESULT hr = S_OK;
+	int fd, ret;
+	UINT i;
+
+	if ((count && (!fences || !values)) ||
+	    (flags != D3D12_MULTIPLE_FENCE_WAIT_FLAG_ALL &&
+	     flags != D3D12_MULTIPLE_FENCE_WAIT_FLAG_ANY) ||
+	    FAILED(handle_to_fd(event, &fd)))
+		return E_INVALIDARG;
+	if (count > sizeof(stack) / sizeof(stack[0])) {
+		fs = calloc(count, sizeof(*fs));
+		if (!fs)
+			return E_OUTOFMEMORY;
+	}
+	for (i = 0; i < count; i++) {
+		struct d3d12_fence *f = fence_from(fences[i]);
+
+		if (!f || f->c.device != d) {
+			hr = E_INVALIDARG;
+			goto out;
+		}
+		fs[i] = f->f;
+	}
+	/* The flags have libd3dq's numbers: ALL 0, ANY 1. */
+	ret = d3dq_device_set_event_on_multiple_fence_completion(
+		d->dev, fs, values, count, flags, fd);
+	hr = hr_from_errno(d, ret);
+out:
+	if (fs != stack)
+		free(fs);
+	return hr;
+}
+
+static LUID STDMETHODCALLTYPE device_GetAdapterLuid(ID3D12Device1 *iface)
+{
+	LUID luid = { .LowPart = ADAPTER_LUID_LOW, .HighPart = 0 };
+
+	return luid;
+}
+
+/* --- Answers about buffers (the only resources) ---------------------------- */
+
+static D3D12_RESOURCE_ALLOCATION_INFO STDMETHODCALLTYPE
+device_GetResourceAllocationInfo(ID3D12Device1 *iface, UINT visible_mask,
+				 UINT count, const D3D12_RESOURCE_DESC *descs)
+{
+	D3D12_RESOURCE_ALLOCATION_INFO info = {
+		.SizeInBytes = 0,
+		.Alignment = VA_ALIGN,
+	};
+	UINT i;
+
+	for (i = 0; i < count; i++) {
+		uint64_t size;
+
+		if (!descs || FAILED(resource_check_buffer_desc(&descs[i]))) {
+			info.SizeInBytes = UINT64_MAX;
+			return info;
+		}
+		size = (descs[i].Width + VA_ALIGN - 1) & ~(uint64_t)(VA_ALIGN - 1);
+		info.SizeInBytes += size;
+	}
+	return info;
+}
+
+/* The engine is the CPU: memory is cache-coherent and of one pool. */
+static D3D12_HEAP_PROPERTIES STDMETHODCALLTYPE
+device_GetCustomHeapProperties(ID3D12Device1 *iface, UINT node_mask,
+			       D3D12_HEAP_TYPE type)
+{
+	D3D12_HEAP_PROPERTIES p = {
+		.Type = D3D12_HEAP_TYPE_CUSTOM,
+		.CPUPageProperty = D3D12_CPU_PAGE_PROPERTY_UNKNOWN,
+		.MemoryPoolPreference = D3D12_MEMORY_POOL_UNKNOWN,
+		.CreationNodeMask = 1,
+		.VisibleNodeMask = 1,
+	};
+
+	switch (type) {
+	case D3D12_HEAP_TYPE_DEFAULT:
+		p.CPUPageProperty = D3D12_CPU_PAGE_PROPERTY_NOT_AVAILABLE;
+		p.MemoryPoolPreference = D3D12_MEMORY_POOL_L0;
+		break;
+	case D3D12_HEAP_TYPE_UPLOAD:
+	case D3D12_HEAP_TYPE_READBACK:
+		p.CPUPageProperty = D3D12_CPU_PAGE_PROPERTY_WRITE_BACK;
+		p.MemoryPoolPreference = D3D12_MEMORY_POOL_L0;
+		break;
+	default:
+		break;
+	}
+	return p;
+}
+
+/* A buffer is one subresource of one row. */
+static void STDMETHODCALLTYPE
+device_GetCopyableFootprints(ID3D12Device1 *iface,
+			     const D3D12_RESOURCE_DESC *desc, UINT first,
+			     UINT count, UINT64 base_offset,
+			     D3D12_PLACED_SUBRESOURCE_FOOTPRINT *layouts,
+			     UINT *rows, UINT64 *row_size, UINT64 *total)
+{
+	bool ok = desc && SUCCEEDED(resource_check_buffer_desc(desc)) &&
+		  first == 0 && count == 1 && desc->Width <= UINT32_MAX - 255;
+
+	if (layouts && ok) {
+		memset(layouts, 0, sizeof(*layouts));
+		layouts->Offset = base_offset;
+		layouts->Footprint.Format = DXGI_FORMAT_UNKNOWN;
+		layouts->Footprint.Width = (UINT)desc->Width;
+		layouts->Footprint.Height = 1;
+		layouts->Footprint.Depth = 1;
+		layouts->Footprint.RowPitch = (UINT)((desc->Width + 255) & ~255ull);
+	}
+	if (rows)
+		*rows = ok ? 1 : UINT_MAX;
+	if (row_size)
+		*row_size = ok ? desc->Width : UINT64_MAX;
+	if (total)
+		*total = ok ? desc->Width : UINT64_MAX;
+}
+
+/* No resource is tiled. */
+static void STDMETHODCALLTYPE
+device_GetResourceTiling(ID3D12Device1 *iface, ID3D12Resource *resource,
+			 UINT *tiles, D3D12_PACKED_MIP_INFO *packed,
+			 D3D12_TILE_SHAPE *shape, UINT *subresource_tilings,
+			 UINT first, D3D12_SUBRESOURCE_TILING *tilings)
+{
+	if (tiles)
+		*tiles = 0;
+	if (packed)
+		memset(packed, 0, sizeof(*packed));
+	if (shape)
+		memset(shape, 0, sizeof(*shape));
+	if (subresource_tilings)
+		*subresource_tilings = 0;
+}
+
+/* Memory is always resident: residency calls change nothing. */
+static HRESULT STDMETHODCALLTYPE device_MakeResident(ID3D12Device1 *iface,
+						     UINT count,
+						     ID3D12Pageable *const *objects)
+{
+	return count && !objects ? E_INVALIDARG : S_OK;
+}
+
+static HRESULT STDMETHODCALLTYPE device_Evict(ID3D12Device1 *iface,
+					      UINT count,
+					      ID3D12Pageable *const *objects)
+{
+	return count && !objects ? E_INVALIDARG : S_OK;
+}
+
+static HRESULT STDMETHODCALLTYPE
+device_SetResidencyPriority(ID3D12Device1 *iface, UINT count,
+			    ID3D12Pageable *const *objects,
+			    const D3D12_RESIDENCY_PRIORITY *priorities)
+{
+	return count && (!objects || !priorities) ? E_INVALIDARG : S_OK;
+}
+
+/* The engine clock (CLOCK_MONOTONIC) is always stable. */
+static HRESULT STDMETHODCALLTYPE device_SetStablePowerState(ID3D12Device1 *iface,
+							    BOOL enable)
+{
+	return S_OK;
+}
+
+/* Descriptors: no descriptor heap can be created, so none is ever used. */
+static UINT STDMETHODCALLTYPE
+device_GetDescriptorHandleIncrementSize(ID3D12Device1 *iface,
+					D3D12_DESCRIPTOR_HEAP_TYPE type)
+{
+	return 0;
+}
+
+static void STDMETHODCALLTYPE
+device_CreateConstantBufferView(ID3D12Device1 *iface,
+				const D3D12_CONSTANT_BUFFER_VIEW_DESC *desc,
+				D3D12_CPU_DESCRIPTOR_HANDLE dst)
+{
+}
+
+static void STDMETHODCALLTYPE
+device_CreateShaderResourceView(ID3D12Device1 *iface, ID3D12Resource *resource,
+				const D3D12_SHADER_RESOURCE_VIEW_DESC *desc,
+				D3D12_CPU_DESCRIPTOR_HANDLE dst)
+{
+}
+
+static void STDMETHODCALLTYPE
+device_CreateUnorderedAccessView(ID3D12Device1 *iface,
+				 ID3D12Resource *resource,
+				 ID3D12Resource *counter,
+				 const D3D12_UNORDERED_ACCESS_VIEW_DESC *desc,
+				 D3D12_CPU_DESCRIPTOR_HANDLE dst)
+{
+}
+
+static void STDMETHODCALLTYPE
+device_CreateRenderTargetView(ID3D12Device1 *iface, ID3D12Resource *resource,
+			      const D3D12_RENDER_TARGET_VIEW_DESC *desc,
+			      D3D12_CPU_DESCRIPTOR_HANDLE dst)
+{
+}
+
+static void STDMETHODCALLTYPE
+device_CreateDepthStencilView(ID3D12Device1 *iface, ID3D12Resource *resource,
+			      const D3D12_DEPTH_STENCIL_VIEW_DESC *desc,
+			      D3D12_CPU_DESCRIPTOR_HANDLE dst)
+{
+}
+
+static void STDMETHODCALLTYPE
+device_CreateSampler(ID3D12Device1 *iface, const D3D12_SAMPLER_DESC *desc,
+		     D3D12_CPU_DESCRIPTOR_HANDLE dst)
+{
+}
+
+static void STDMETHODCALLTYPE
+device_CopyDescriptors(ID3D12Device1 *iface, UINT dst_count,
+		       const D3D12_CPU_DESCRIPTOR_HANDLE *dst_starts,
+		       const UINT *dst_sizes, UINT src_count,
+		       const D3D12_CPU_DESCRIPTOR_HANDLE *src_starts,
+		       const UINT *src_sizes, D3D12_DESCRIPTOR_HEAP_TYPE type)
+{
+}
+
+static void STDMETHODCALLTYPE
+device_CopyDescriptorsSimple(ID3D12Device1 *iface, UINT count,
+			     D3D12_CPU_DESCRIPTOR_HANDLE dst,
+			     D3D12_CPU_DESCRIPTOR_HANDLE src,
+			     D3D12_DESCRIPTOR_HEAP_TYPE type)
+{
+}
+
+/* --- E_NOTIMPL: shaders, pipelines, descriptors, heaps, features ----------- */
+
+/* Every one clears its output pointer, as COM wants of a failing call. */
+#define NOTIMPL_OUT(out) \
+	do { \
+		if (out) \
+			*(out) = NULL; \
+		return E_NOTIMPL; \
+	} while (0)
+
+static HRESULT STDMETHODCALLTYPE
+device_CreateGraphicsPipelineState(ID3D12Device1 *iface,
+				   const D3D12_GRAPHICS_PIPELINE_STATE_DESC *desc,
+				   REFIID riid, void **out)
+{
+	NOTIMPL_OUT(out);
+}
+
+static HRESULT STDMETHODCALLTYPE
+device_CreateComputePipelineState(ID3D12Device1 *iface,
+				  const D3D12_COMPUTE_PIPELINE_STATE_DESC *desc,
+				  REFIID riid, void **out)
+{
+	NOTIMPL_OUT(out);
+}
+
+static HRESULT STDMETHODCALLTYPE
+device_CheckFeatureSupport(ID3D12Device1 *iface, D3D12_FEATURE feature,
+			   void *data, UINT size)
+{
+	return E_NOTIMPL;
+}
+
+static HRESULT STDMETHODCALLTYPE
+device_CreateDescriptorHeap(ID3D12Device1 *iface,
+			    const D3D12_DESCRIPTOR_HEAP_DESC *desc, REFIID riid,
+			    void **out)
+{
+	NOTIMPL_OUT(out);
+}
+
+static HRESULT STDMETHODCALLTYPE
+device_CreateRootSignature(ID3D12Device1 *iface, UINT node_mask,
+			   const void *blob, SIZE_T size, REFIID riid,
+			   void **out)
+{
+	NOTIMPL_OUT(out);
+}
+
+static HRESULT STDMETHODCALLTYPE device_CreateHeap(ID3D12Device1 *iface,
+						   const D3D12_HEAP_DESC *desc,
+						   REFIID riid, void **out)
+{
+	NOTIMPL_OUT(out);
+}
+
+static HRESULT STDMETHODCALLTYPE
+device_CreatePlacedResource(ID3D12Device1 *iface, ID3D12Heap *heap,
+			    UINT64 offset, const D3D12_RESOURCE_DESC *desc,
+			    D3D12_RESOURCE_STATES state,
+			    const D3D12_CLEAR_VALUE *clear, REFIID riid,
+			    void **out)
+{
+	NOTIMPL_OUT(out);
+}
+
+static HRESULT STDMETHODCALLTYPE
+device_CreateReservedResource(ID3D12Device1 *iface,
+			      const D3D12_RESOURCE_DESC *desc,
+			      D3D12_RESOURCE_STATES state,
+			      const D3D12_CLEAR_VALUE *clear, REFIID riid,
+			      void **out)
+{
+	NOTIMPL_OUT(out);
+}
+
+static HRESULT STDMETHODCALLTYPE
+device_OpenSharedHandleByName(ID3D12Device1 *iface, LPCWSTR name,
+			      DWORD access, HANDLE *handle)
+{
+	NOTIMPL_OUT(handle);
+}
+
+static HRESULT STDMETHODCALLTYPE
+device_CreateCommandSignature(ID3D12Device1 *iface,
+			      const D3D12_COMMAND_SIGNATURE_DESC *desc,
+			      ID3D12RootSignature *root_signature, REFIID riid,
+			      void **out)
+{
+	NOTIMPL_OUT(out);
+}
+
+static HRESULT STDMETHODCALLTYPE
+device_CreatePipelineLibrary(ID3D12Device1 *iface, const void *blob,
+			     SIZE_T size, REFIID riid, void **out)
+{
+	NOTIMPL_OUT(out);
+}
+
+static const ID3D12Device1Vtbl device_vtbl = {
+	/* IUnknown */
+	.QueryInterface = device_QueryInterface,
+	.AddRef = device_AddRef,
+	.Release = device_Release,
+	/* ID3D12Object */
+	.GetPrivateData = device_GetPrivateData,
+	.SetPrivateData = device_SetPrivateData,
+	.SetPrivateDataInterface = device_SetPrivateDataInterface,
+	.SetName = device_SetName,
+	/* ID3D12Device */
+	.GetNodeCount = device_GetNodeCount,
+	.CreateCommandQueue = device_CreateCommandQueue,
+	.CreateCommandAllocator = device_CreateCommandAllocator,
+	.CreateGraphicsPipelineState = device_CreateGraphicsPipelineState,
+	.CreateComputePipelineState = device_CreateComputePipelineState,
+	.CreateCommandList = device_CreateCommandList,
+	.CheckFeatureSupport = device_CheckFeatureSupport,
+	.CreateDescriptorHeap = device_CreateDescriptorHeap,
+	.GetDescriptorHandleIncrementSize =
+		device_GetDescriptorHandleIncrementSize,
+	.CreateRootSignature = device_CreateRootSignature,
+	.CreateConstantBufferView = device_CreateConstantBufferView,
+	.CreateShaderResourceView = device_CreateShaderResourceView,
+	.CreateUnorderedAccessView = device_CreateUnorderedAccessView,
+	.CreateRenderTargetView = device_CreateRenderTargetView,
+	.CreateDepthStencilView = device_CreateDepthStencilView,
+	.CreateSampler = device_CreateSampler,
+	.CopyDescriptors = device_CopyDescriptors,
+	.CopyDescriptorsSimple = device_CopyDescriptorsSimple,
+	.GetResourceAllocationInfo = device_GetResourceAllocationInfo,
+	.GetCustomHeapProperties = device_GetCustomHeapProperties,
+	.CreateCommittedResource = device_CreateCommittedResource,
+	.CreateHeap = device_CreateHeap,
+	.CreatePlacedResource = device_CreatePlacedResource,
+	.CreateReservedResource = device_CreateReservedResource,
+	.CreateSharedHandle = device_CreateSharedHandle,
+	.OpenSharedHandle = device_OpenSharedHandle,
+	.OpenSharedHandleByName = device_OpenSharedHandleByName,
+	.MakeResident = device_MakeResident,
+	.Evict = device_Evict,
+	.CreateFence = device_CreateFence,
+	.GetDeviceRemovedReason = device_GetDeviceRemovedReason,
+	.GetCopyableFootprints = device_GetCopyableFootprints,
+	.CreateQueryHeap = device_CreateQueryHeap,
+	.SetStablePowerState = device_SetStablePowerState,
+	.CreateCommandSignature = device_CreateCommandSignature,
+	.GetResourceTiling = device_GetResourceTiling,
+	.GetAdapterLuid = device_GetAdapterLuid,
+	/* ID3D12Device1 */
+	.CreatePipelineLibrary = device_CreatePipelineLibrary,
+	.SetEventOnMultipleFenceCompletion =
+		device_SetEventOnMultipleFenceCompletion,
+	.SetResidencyPriority = device_SetResidencyPriority,
+};
+
+/* --- GPU virtual addresses -------------------------------------------------- */
+
+HRESULT device_add_buffer(struct d3d12_device *d, struct d3d12_resource *r,
+			  uint64_t size)
+{
+	uint64_t span = (size + VA_ALIGN - 1) & ~(uint64_t)(VA_ALIGN - 1);
+	HRESULT hr = S_OK;
+
+	pthread_mutex_lock(&d->va_lock);
+	if (d->nbufs == d->capbufs) {
+		size_t cap = d->capbufs ? d->capbufs * 2 : 16;
+		struct d3d12_resource **bufs;
+
+		bufs = realloc(d->bufs, cap * sizeof(*bufs));
+		if (!bufs) {
+			hr = E_OUTOFMEMORY;
+			goto out;
+		}
+		d->bufs = bufs;
+		d->capbufs = cap;
+	}
+	if (span > UINT64_MAX - d->next_va) {
+		hr = E_OUTOFMEMORY;
+		goto out;
+	}
+	/* Addresses only grow, so appending keeps the array sorted. */
+	r->va = d->next_va;
+	d->next_va += span;
+	d->bufs[d->nbufs++] = r;
+out:
+	pthread_mutex_unlock(&d->va_lock);
+	return hr;
+}
+
+/* The index of the last buffer starting at or below va, or -1. */
+static ptrdiff_t va_search(struct d3d12_device *d, uint64_t va)
+{
+	ptrdiff_t lo = 0, hi = (ptrdiff_t)d->nbufs - 1, found = -1;
+
+	while (lo <= hi) {
+		ptrdiff_t mid = lo + (hi - lo) / 2;
+
+		if (d->bufs[mid]->va <= va) {
+			found = mid;
+			lo = mid + 1;
+		} else {
+			hi = mid - 1;
+		}
+	}
+	return found;
+}
+
+void device_del_buffer(struct d3d12_device *d, struct d3d12_resource *r)
+{
+	ptrdiff_t i;
+
+	pthread_mutex_lock(&d->va_lock);
+	i = va_search(d, r->va);
+	if (i >= 0 && d->bufs[i] == r) {
+		memmove(&d->bufs[i], &d->bufs[i + 1],
+			(d->nbufs - (size_t)i - 1) * sizeof(*d->bufs));
+		d->nbufs--;
+	}
+	pthread_mutex_unlock(&d->va_lock);
+}
+
+struct d3d12_resource *device_find_va(struct d3d12_device *d, uint64_t va,
+				      uint64_t size, uint64_t *offset)
+{
+	struct d3d12_resource *r = NULL;
+	ptrdiff_t i;
+
+	pthread_mutex_lock(&d->va_lock);
+	i = va_search(d, va);
+	if (i >= 0) {
+		struct d3d12_resource *b = d->bufs[i];
+		uint64_t off = va - b->va;
+		ULONG refs = atomic_load(&b->c.refs);
+
+		if (off <= b->desc.Width && size <= b->desc.Width - off) {
+			/* Not one that is being destroyed. */
+			while (refs && !atomic_compare_exchange_weak(
+					&b->c.refs, &refs, refs + 1))
+				;
+			if (refs) {
+				r = b;
+				*offset = off;
+			}
+		}
+	}
+	pthread_mutex_unlock(&d->va_lock);
+	return r;
+}

@@ -1,0 +1,209 @@
+// SPDX-License-Identifier: MIT
+/*
+ * libd3d12-d3dq: ID3D12Fence1 on a libd3dq fence.
+ *
+ * Copyright (C) 2026 The d3dq authors
+ *
+ * Everything the fence does is libd3dq's (include/d3dq/d3dq.h): values
+ * that go down and jump, events, shared fences; this file maps HANDLEs to
+ * file descriptors and errors to HRESULTs. The last Release destroys the
+ * libd3dq fence, which releases every waiter as if the value had reached
+ * UINT64_MAX (queue signals and waits already made keep their own
+ * reference and still take effect).
+ */
+#include <stdlib.h>
+
+#include "private.h"
+
+static const ID3D12Fence1Vtbl fence_vtbl;
+
+static struct d3d12_fence *impl(ID3D12Fence1 *iface)
+{
+	return container_of(iface, struct d3d12_fence, iface);
+}
+
+struct d3d12_fence *fence_from(ID3D12Fence *iface)
+{
+	if (!iface || iface->lpVtbl != (const ID3D12FenceVtbl *)&fence_vtbl)
+		return NULL;
+	return impl((ID3D12Fence1 *)iface);
+}
+
+struct d3d12_fence *fence_from_child(ID3D12DeviceChild *iface)
+{
+	return fence_from((ID3D12Fence *)iface);
+}
+
+static HRESULT STDMETHODCALLTYPE fence_QueryInterface(ID3D12Fence1 *iface,
+						      REFIID riid, void **out)
+{
+	if (!out)
+		return E_POINTER;
+	*out = NULL;
+	if (!riid)
+		return E_INVALIDARG;
+	if (iid_equal(riid, &IID_IUnknown) ||
+	    iid_equal(riid, &IID_ID3D12Object) ||
+	    iid_equal(riid, &IID_ID3D12DeviceChild) ||
+	    iid_equal(riid, &IID_ID3D12Pageable) ||
+	    iid_equal(riid, &IID_ID3D12Fence) ||
+	    iid_equal(riid, &IID_ID3D12Fence1))
+		return query_result((IUnknown *)iface, out);
+	return E_NOINTERFACE;
+}
+
+static ULONG STDMETHODCALLTYPE fence_AddRef(ID3D12Fence1 *iface)
+{
+	return atomic_fetch_add(&impl(iface)->c.refs, 1) + 1;
+}
+
+static ULONG STDMETHODCALLTYPE fence_Release(ID3D12Fence1 *iface)
+{
+	struct d3d12_fence *f = impl(iface);
+	ULONG refs = atomic_fetch_sub(&f->c.refs, 1) - 1;
+
+	if (!refs) {
+		d3dq_fence_destroy(f->f);
+		child_fini(&f->c);
+		free(f);
+	}
+	return refs;
+}
+
+static HRESULT STDMETHODCALLTYPE fence_GetPrivateData(ID3D12Fence1 *iface,
+						      REFGUID guid, UINT *size,
+						      void *data)
+{
+	return priv_get(&impl(iface)->c.priv, guid, size, data);
+}
+
+static HRESULT STDMETHODCALLTYPE fence_SetPrivateData(ID3D12Fence1 *iface,
+						      REFGUID guid, UINT size,
+						      const void *data)
+{
+	return priv_set(&impl(iface)->c.priv, guid, size, data);
+}
+
+static HRESULT STDMETHODCALLTYPE
+fence_SetPrivateDataInterface(ID3D12Fence1 *iface, REFGUID guid,
+			      const IUnknown *data)
+{
+	return priv_set_iface(&impl(iface)->c.priv, guid, data);
+}
+
+static HRESULT STDMETHODCALLTYPE fence_SetName(ID3D12Fence1 *iface,
+					       LPCWSTR name)
+{
+	return priv_set_name(&impl(iface)->c.priv, name);
+}
+
+static HRESULT STDMETHODCALLTYPE fence_GetDevice(ID3D12Fence1 *iface,
+						 REFIID riid, void **out)
+{
+	return child_get_device(&impl(iface)->c, riid, out);
+}
+
+static UINT64 STDMETHODCALLTYPE fence_GetCompletedValue(ID3D12Fence1 *iface)
+{
+	return d3dq_fence_get_completed_value(impl(iface)->f);
+}
+
+/* A NULL event blocks until the value is reached. */
+static HRESULT STDMETHODCALLTYPE fence_SetEventOnCompletion(ID3D12Fence1 *iface,
+							    UINT64 value,
+							    HANDLE event)
+{
+	struct d3d12_fence *f = impl(iface);
+	int fd;
+
+	if (FAILED(handle_to_fd(event, &fd)))
+		return E_INVALIDARG;
+	return hr_from_errno(f->c.device,
+			     d3dq_fence_set_event_on_completion(f->f, value,
+								fd));
+}
+
+static HRESULT STDMETHODCALLTYPE fence_Signal(ID3D12Fence1 *iface,
+					      UINT64 value)
+{
+	struct d3d12_fence *f = impl(iface);
+
+	return hr_from_errno(f->c.device, d3dq_fence_signal(f->f, value));
+}
+
+static D3D12_FENCE_FLAGS STDMETHODCALLTYPE
+fence_GetCreationFlags(ID3D12Fence1 *iface)
+{
+	return impl(iface)->flags;
+}
+
+static const ID3D12Fence1Vtbl fence_vtbl = {
+	.QueryInterface = fence_QueryInterface,
+	.AddRef = fence_AddRef,
+	.Release = fence_Release,
+	.GetPrivateData = fence_GetPrivateData,
+	.SetPrivateData = fence_SetPrivateData,
+	.SetPrivateDataInterface = fence_SetPrivateDataInterface,
+	.SetName = fence_SetName,
+	.GetDevice = fence_GetDevice,
+	.GetCompletedValue = fence_GetCompletedValue,
+	.SetEventOnCompletion = fence_SetEventOnCompletion,
+	.Signal = fence_Signal,
+	.GetCreationFlags = fence_GetCreationFlags,
+};
+
+/* Wraps a libd3dq fence, which it owns from then on (also on failure). */
+static HRESULT wrap(struct d3d12_device *d, struct d3dq_fence *qf,
+		    D3D12_FENCE_FLAGS flags, REFIID riid, void **out)
+{
+	struct d3d12_fence *f = calloc(1, sizeof(*f));
+	HRESULT hr;
+
+	if (!f) {
+		d3dq_fence_destroy(qf);
+		return E_OUTOFMEMORY;
+	}
+	SET_VTBL(&f->iface, &fence_vtbl);
+	child_init(&f->c, d);
+	f->f = qf;
+	f->flags = flags;
+	hr = fence_QueryInterface(&f->iface, riid, out);
+	fence_Release(&f->iface);
+	return hr;
+}
+
+HRESULT fence_create(struct d3d12_device *d, UINT64 value,
+		     D3D12_FENCE_FLAGS flags, REFIID riid, void **out)
+{
+	struct d3dq_fence *qf;
+	int ret;
+
+	if (!out)
+		return E_INVALIDARG;
+	*out = NULL;
+	if (!riid || (flags & ~(D3D12_FENCE_FLAG_SHARED |
+				D3D12_FENCE_FLAG_SHARED_CROSS_ADAPTER |
+				D3D12_FENCE_FLAG_NON_MONITORED)))
+		return E_INVALIDARG;
+	/* Cross-adapter sharing and unmonitored fences are not implemented. */
+	if (flags & ~D3D12_FENCE_FLAG_SHARED)
+		return E_NOTIMPL;
+	ret = d3dq_fence_create(d->dev, value,
+				flags & D3D12_FENCE_FLAG_SHARED ?
+				D3DQ_FENCE_FLAG_SHARED : D3DQ_FENCE_FLAG_NONE,
+				&qf);
+	if (ret)
+		return hr_from_errno(d, ret);
+	return wrap(d, qf, flags, riid, out);
+}
+
+HRESULT fence_open(struct d3d12_device *d, int fd, REFIID riid, void **out)
+{
+	struct d3dq_fence *qf;
+	int ret;
+
+	ret = d3dq_fence_import(d->dev, fd, &qf);
+	if (ret)
+		return hr_from_errno(d, ret);
+	return wrap(d, qf, D3D12_FENCE_FLAG_SHARED, riid, out);
+}

@@ -1,0 +1,233 @@
+// SPDX-License-Identifier: MIT
+/*
+ * libd3d12-d3dq: what every object shares: ID3D12Object's private data and
+ * names, ID3D12DeviceChild, and the mapping of libd3dq's errors and file
+ * descriptors to HRESULTs and HANDLEs.
+ *
+ * Copyright (C) 2026 The d3dq authors
+ */
+#include <errno.h>
+#include <limits.h>
+#include <stdlib.h>
+#include <string.h>
+#include <wchar.h>
+
+#include "private.h"
+
+bool iid_equal(REFIID a, const IID *b)
+{
+	return !memcmp(a, b, sizeof(*b));
+}
+
+HRESULT query_result(IUnknown *iface, void **out)
+{
+	IUnknown_AddRef(iface);
+	*out = iface;
+	return S_OK;
+}
+
+void priv_init(struct priv_store *p)
+{
+	pthread_mutex_init(&p->lock, NULL);
+	p->head = NULL;
+}
+
+static void entry_free(struct priv_entry *e)
+{
+	if (e->iface)
+		IUnknown_Release(e->iface);
+	free(e);
+}
+
+void priv_free(struct priv_store *p)
+{
+	struct priv_entry *e, *next;
+
+	for (e = p->head; e; e = next) {
+		next = e->next;
+		entry_free(e);
+	}
+	p->head = NULL;
+	pthread_mutex_destroy(&p->lock);
+}
+
+/* Unlinks and returns the entry for guid. Called with p->lock held. */
+static struct priv_entry *take(struct priv_store *p, REFGUID guid)
+{
+	struct priv_entry **pos, *e;
+
+	for (pos = &p->head; (e = *pos); pos = &e->next) {
+		if (iid_equal(guid, &e->guid)) {
+			*pos = e->next;
+			return e;
+		}
+	}
+	return NULL;
+}
+
+/*
+ * GetPrivateData: with pData NULL, the size only; a buffer too small gets
+ * DXGI_ERROR_MORE_DATA and the size; an unknown guid DXGI_ERROR_NOT_FOUND
+ * and size 0. An interface is returned with a new reference.
+ */
+HRESULT priv_get(struct priv_store *p, REFGUID guid, UINT *size, void *data)
+{
+	struct priv_entry *e;
+	HRESULT hr = DXGI_ERROR_NOT_FOUND;
+
+	if (!guid || !size)
+		return E_INVALIDARG;
+	pthread_mutex_lock(&p->lock);
+	for (e = p->head; e; e = e->next)
+		if (iid_equal(guid, &e->guid))
+			break;
+	if (!e) {
+		*size = 0;
+	} else if (!data) {
+		*size = e->size;
+		hr = S_OK;
+	} else if (*size < e->size) {
+		*size = e->size;
+		hr = DXGI_ERROR_MORE_DATA;
+	} else {
+		*size = e->size;
+		memcpy(data, e->data, e->size);
+		if (e->iface)
+			IUnknown_AddRef(e->iface);
+		hr = S_OK;
+	}
+	pthread_mutex_unlock(&p->lock);
+	return hr;
+}
+
+static HRESULT store(struct priv_store *p, REFGUID guid, UINT size,
+		     const void *data, IUnknown *iface)
+{
+	struct priv_entry *e = NULL, *old;
+
+	if (!guid)
+		return E_INVALIDARG;
+	if (data) {
+		e = malloc(sizeof(*e) + size);
+		if (!e)
+			return E_OUTOFMEMORY;
+		e->guid = *guid;
+		e->size = size;
+		e->iface = iface;
+		memcpy(e->data, data, size);
+		if (iface)
+			IUnknown_AddRef(iface);
+	}
+	pthread_mutex_lock(&p->lock);
+	old = take(p, guid);
+	if (e) {
+		e->next = p->head;
+		p->head = e;
+	}
+	pthread_mutex_unlock(&p->lock);
+	/* Released outside the lock: it may be an object that uses it. */
+	if (old)
+		entry_free(old);
+	return S_OK;
+}
+
+/* SetPrivateData: NULL data with size 0 deletes the entry. */
+HRESULT priv_set(struct priv_store *p, REFGUID guid, UINT size,
+		 const void *data)
+{
+	if (!data != !size)
+		return E_INVALIDARG;
+	return store(p, guid, size, data, NULL);
+}
+
+HRESULT priv_set_iface(struct priv_store *p, REFGUID guid,
+		       const IUnknown *iface)
+{
+	IUnknown *u = (IUnknown *)iface;
+
+	return store(p, guid, sizeof(u), u ? &u : NULL, u);
+}
+
+/* SetName stores the name as WKPDID_D3DDebugObjectNameW, with its NUL. */
+HRESULT priv_set_name(struct priv_store *p, LPCWSTR name)
+{
+	size_t len;
+
+	if (!name)
+		return store(p, &WKPDID_D3DDebugObjectNameW, 0, NULL, NULL);
+	len = (wcslen(name) + 1) * sizeof(*name);
+	if (len > UINT_MAX)
+		return E_INVALIDARG;
+	return store(p, &WKPDID_D3DDebugObjectNameW, (UINT)len, name, NULL);
+}
+
+void child_init(struct child *c, struct d3d12_device *device)
+{
+	atomic_init(&c->refs, 1);
+	device_ref(device);
+	c->device = device;
+	priv_init(&c->priv);
+}
+
+void child_fini(struct child *c)
+{
+	priv_free(&c->priv);
+	device_unref(c->device);
+}
+
+HRESULT child_get_device(struct child *c, REFIID riid, void **out)
+{
+	if (!out)
+		return E_INVALIDARG;
+	*out = NULL;
+	if (!riid)
+		return E_INVALIDARG;
+	return ID3D12Device1_QueryInterface(&c->device->iface, riid, out);
+}
+
+HRESULT hr_from_errno(struct d3d12_device *device, int err)
+{
+	if (!err)
+		return S_OK;
+	if (device && d3dq_device_removed_reason(device->dev))
+		return DXGI_ERROR_DEVICE_REMOVED;
+	switch (err) {
+	case -EINVAL:
+	case -EBADF:
+	case -ENOENT:
+		return E_INVALIDARG;
+	case -ENOMEM:
+	case -EMFILE:
+	case -ENFILE:
+	case -ENOSPC:
+		return E_OUTOFMEMORY;
+	case -EOPNOTSUPP:
+		return DXGI_ERROR_UNSUPPORTED;
+	case -EPERM:
+	case -EACCES:
+		return E_ACCESSDENIED;
+	case -ENODEV:
+		return DXGI_ERROR_DEVICE_REMOVED;
+	default:
+		return E_FAIL;
+	}
+}
+
+HRESULT handle_to_fd(HANDLE h, int *fd)
+{
+	intptr_t v = (intptr_t)h;
+
+	if (!h) {
+		*fd = -1;
+		return S_OK;
+	}
+	if (v < 1 || v > INT_MAX)
+		return E_INVALIDARG;
+	*fd = (int)v;
+	return S_OK;
+}
+
+HANDLE fd_to_handle(int fd)
+{
+	return (HANDLE)(intptr_t)fd;
+}

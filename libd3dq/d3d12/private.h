@@ -1,0 +1,229 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * libd3d12-d3dq private declarations.
+ *
+ * Copyright (C) 2026 The d3dq authors
+ *
+ * The layer implements D3D12's COM interfaces in C on top of libd3dq's
+ * public API (include/d3dq/d3dq.h) and nothing else. Each object is one
+ * struct whose first member is its interface (a vtable pointer); the
+ * vtables are the C declarations of Microsoft's header, which on non-Windows
+ * targets also describe the C++ ABI (struct returns included), so C and C++
+ * programs call the same functions.
+ *
+ * Locks: every object has its own mutex; the only nesting is
+ * list->lock -> allocator->lock and list->lock -> device->va_lock, and
+ * libd3dq is called with at most a list or allocator lock held.
+ */
+#ifndef D3D12_D3DQ_PRIVATE_H
+#define D3D12_D3DQ_PRIVATE_H
+
+#define COBJMACROS
+/* d3d12.h uses MSVC's "#pragma region": only that warning is silenced. */
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wunknown-pragmas"
+#include <wsl/winadapter.h>
+#include <d3d12.h>
+#pragma GCC diagnostic pop
+
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <d3dq/d3dq.h>
+
+#define EXPORT __attribute__((visibility("default")))
+
+#define container_of(ptr, type, member) \
+	((type *)((char *)(ptr) - offsetof(type, member)))
+
+/*
+ * The vtables are const; the headers' lpVtbl is not (their CONST_VTABLE
+ * variant does not compile cleanly in C). Nothing writes through it.
+ */
+#define SET_VTBL(iface, vtbl) \
+	((iface)->lpVtbl = (__typeof__((iface)->lpVtbl))(vtbl))
+
+/* GPU virtual addresses of buffers are 64 KiB aligned, starting at 4 GiB. */
+#define VA_ALIGN	D3D12_DEFAULT_RESOURCE_PLACEMENT_ALIGNMENT
+#define VA_BASE		(1ull << 32)
+
+/* ID3D12Object's private data and name (object.c). */
+struct priv_entry {
+	struct priv_entry *next;
+	GUID guid;
+	IUnknown *iface;	/* SetPrivateDataInterface: holds a reference */
+	UINT size;
+	unsigned char data[];
+};
+
+struct priv_store {
+	pthread_mutex_t lock;
+	struct priv_entry *head;
+};
+
+void priv_init(struct priv_store *p);
+void priv_free(struct priv_store *p);
+HRESULT priv_get(struct priv_store *p, REFGUID guid, UINT *size, void *data);
+HRESULT priv_set(struct priv_store *p, REFGUID guid, UINT size,
+		 const void *data);
+HRESULT priv_set_iface(struct priv_store *p, REFGUID guid,
+		       const IUnknown *iface);
+HRESULT priv_set_name(struct priv_store *p, LPCWSTR name);
+
+/* What every ID3D12DeviceChild has. */
+struct child {
+	_Atomic ULONG refs;
+	struct d3d12_device *device;	/* holds a reference on the device */
+	struct priv_store priv;
+};
+
+void child_init(struct child *c, struct d3d12_device *device);
+/* Drops the child's device reference; call last in the destructor. */
+void child_fini(struct child *c);
+HRESULT child_get_device(struct child *c, REFIID riid, void **out);
+
+/* COM helpers (object.c). */
+bool iid_equal(REFIID a, const IID *b);
+/* Hands *iface out as riid (which the caller checked it implements). */
+HRESULT query_result(IUnknown *iface, void **out);
+/*
+ * HRESULT of a libd3dq error: DXGI_ERROR_DEVICE_REMOVED once the device is
+ * removed, else E_INVALIDARG, E_OUTOFMEMORY, ... (see d3d12.rst).
+ */
+HRESULT hr_from_errno(struct d3d12_device *device, int err);
+/* A HANDLE is a file descriptor: NULL is -1, anything else 1..INT_MAX. */
+HRESULT handle_to_fd(HANDLE h, int *fd);
+HANDLE fd_to_handle(int fd);
+
+/* device.c */
+struct d3d12_device {
+	ID3D12Device1 iface;
+	_Atomic ULONG refs;
+	struct priv_store priv;
+	struct d3dq_device *dev;
+
+	/* Live buffers sorted by GPU virtual address (they only grow). */
+	pthread_mutex_t va_lock;
+	struct d3d12_resource **bufs;
+	size_t nbufs, capbufs;
+	uint64_t next_va;
+};
+
+void device_ref(struct d3d12_device *d);
+void device_unref(struct d3d12_device *d);
+HRESULT device_add_buffer(struct d3d12_device *d, struct d3d12_resource *r,
+			  uint64_t size);
+void device_del_buffer(struct d3d12_device *d, struct d3d12_resource *r);
+/* The buffer holding [va, va + size), its offset in *offset; a reference. */
+struct d3d12_resource *device_find_va(struct d3d12_device *d, uint64_t va,
+				      uint64_t size, uint64_t *offset);
+
+/* fence.c */
+struct d3d12_fence {
+	ID3D12Fence1 iface;
+	struct child c;
+	struct d3dq_fence *f;
+	D3D12_FENCE_FLAGS flags;
+};
+
+HRESULT fence_create(struct d3d12_device *d, UINT64 value,
+		     D3D12_FENCE_FLAGS flags, REFIID riid, void **out);
+HRESULT fence_open(struct d3d12_device *d, int fd, REFIID riid, void **out);
+/* NULL unless iface is one of this library's fences. */
+struct d3d12_fence *fence_from(ID3D12Fence *iface);
+struct d3d12_fence *fence_from_child(ID3D12DeviceChild *iface);
+
+/* queue.c */
+HRESULT queue_create(struct d3d12_device *d,
+		     const D3D12_COMMAND_QUEUE_DESC *desc, REFIID riid,
+		     void **out);
+
+/* resource.c */
+struct d3d12_resource {
+	ID3D12Resource iface;
+	struct child c;
+	D3D12_RESOURCE_DESC desc;
+	D3D12_HEAP_PROPERTIES heap;
+	D3D12_HEAP_FLAGS heap_flags;
+	struct d3dq_buffer *buf;
+	unsigned char *map;
+	uint64_t va;
+	_Atomic int maps;
+};
+
+struct d3d12_query_heap {
+	ID3D12QueryHeap iface;
+	struct child c;
+	D3D12_QUERY_HEAP_DESC desc;
+	struct d3dq_buffer *buf;	/* one uint64_t per query */
+};
+
+HRESULT resource_create_committed(struct d3d12_device *d,
+				  const D3D12_HEAP_PROPERTIES *heap,
+				  D3D12_HEAP_FLAGS heap_flags,
+				  const D3D12_RESOURCE_DESC *desc,
+				  D3D12_RESOURCE_STATES state, REFIID riid,
+				  void **out);
+/* E_INVALIDARG unless desc describes a buffer D3D12 accepts. */
+HRESULT resource_check_buffer_desc(const D3D12_RESOURCE_DESC *desc);
+struct d3d12_resource *resource_from(ID3D12Resource *iface);
+HRESULT query_heap_create(struct d3d12_device *d,
+			  const D3D12_QUERY_HEAP_DESC *desc, REFIID riid,
+			  void **out);
+struct d3d12_query_heap *query_heap_from(ID3D12QueryHeap *iface);
+
+/* allocator.c */
+struct scratch_chunk;
+
+struct d3d12_allocator {
+	ID3D12CommandAllocator iface;
+	struct child c;
+	D3D12_COMMAND_LIST_TYPE type;
+	pthread_mutex_t lock;
+	struct d3d12_list *recording;	/* the list recording into it */
+	struct scratch_chunk *chunks;	/* memory for immediate values */
+};
+
+HRESULT allocator_create(struct d3d12_device *d, D3D12_COMMAND_LIST_TYPE type,
+			 REFIID riid, void **out);
+struct d3d12_allocator *allocator_from(ID3D12CommandAllocator *iface);
+/* Make list the allocator's recording list: E_INVALIDARG if another is. */
+HRESULT allocator_attach(struct d3d12_allocator *a, struct d3d12_list *list);
+void allocator_detach(struct d3d12_allocator *a, struct d3d12_list *list);
+/*
+ * Copy size bytes into memory the engine can read until the allocator is
+ * reset or released: the buffer and offset to copy from.
+ */
+int allocator_stage(struct d3d12_allocator *a, const void *data,
+		    uint64_t size, struct d3dq_buffer **buf,
+		    uint64_t *offset);
+
+/* cmdlist.c */
+struct d3d12_list {
+	ID3D12GraphicsCommandList2 iface;
+	struct child c;
+	D3D12_COMMAND_LIST_TYPE type;
+	struct d3dq_cmdlist *l;
+
+	pthread_mutex_t lock;
+	bool recording;
+	struct d3d12_allocator *allocator;	/* a reference while recording */
+	HRESULT error;		/* first error while recording */
+};
+
+HRESULT list_create(struct d3d12_device *d, UINT node_mask,
+		    D3D12_COMMAND_LIST_TYPE type,
+		    ID3D12CommandAllocator *allocator, REFIID riid, void **out);
+struct d3d12_list *list_from(ID3D12CommandList *iface);
+
+static inline bool list_type_valid(D3D12_COMMAND_LIST_TYPE type)
+{
+	return type == D3D12_COMMAND_LIST_TYPE_DIRECT ||
+	       type == D3D12_COMMAND_LIST_TYPE_COMPUTE ||
+	       type == D3D12_COMMAND_LIST_TYPE_COPY;
+}
+
+#endif /* D3D12_D3DQ_PRIVATE_H */

@@ -1,0 +1,311 @@
+// SPDX-License-Identifier: MIT
+/*
+ * libd3d12-d3dq: ID3D12CommandQueue on a libd3dq queue.
+ *
+ * Copyright (C) 2026 The d3dq authors
+ *
+ * Wait, Signal and ExecuteCommandLists are libd3dq's: they return at once,
+ * the queue's work runs in call order, and a Wait may come before any
+ * Signal of its value exists.
+ */
+#include <stdlib.h>
+
+#include "private.h"
+
+struct d3d12_queue {
+	ID3D12CommandQueue iface;
+	struct child c;
+	D3D12_COMMAND_QUEUE_DESC desc;
+	struct d3dq_queue *q;
+};
+
+static const ID3D12CommandQueueVtbl queue_vtbl;
+
+static struct d3d12_queue *impl(ID3D12CommandQueue *iface)
+{
+	return container_of(iface, struct d3d12_queue, iface);
+}
+
+static HRESULT STDMETHODCALLTYPE queue_QueryInterface(ID3D12CommandQueue *iface,
+						      REFIID riid, void **out)
+{
+	if (!out)
+		return E_POINTER;
+	*out = NULL;
+	if (!riid)
+		return E_INVALIDARG;
+	if (iid_equal(riid, &IID_IUnknown) ||
+	    iid_equal(riid, &IID_ID3D12Object) ||
+	    iid_equal(riid, &IID_ID3D12DeviceChild) ||
+	    iid_equal(riid, &IID_ID3D12Pageable) ||
+	    iid_equal(riid, &IID_ID3D12CommandQueue))
+		return query_result((IUnknown *)iface, out);
+	return E_NOINTERFACE;
+}
+
+static ULONG STDMETHODCALLTYPE queue_AddRef(ID3D12CommandQueue *iface)
+{
+	return atomic_fetch_add(&impl(iface)->c.refs, 1) + 1;
+}
+
+/*
+ * The last Release lets the work already handed to the driver finish and
+ * drops work still held back behind waits (d3dq_queue_destroy(3)).
+ */
+static ULONG STDMETHODCALLTYPE queue_Release(ID3D12CommandQueue *iface)
+{
+	struct d3d12_queue *q = impl(iface);
+	ULONG refs = atomic_fetch_sub(&q->c.refs, 1) - 1;
+
+	if (!refs) {
+		d3dq_queue_destroy(q->q);
+		child_fini(&q->c);
+		free(q);
+	}
+	return refs;
+}
+
+static HRESULT STDMETHODCALLTYPE queue_GetPrivateData(ID3D12CommandQueue *iface,
+						      REFGUID guid, UINT *size,
+						      void *data)
+{
+	return priv_get(&impl(iface)->c.priv, guid, size, data);
+}
+
+static HRESULT STDMETHODCALLTYPE queue_SetPrivateData(ID3D12CommandQueue *iface,
+						      REFGUID guid, UINT size,
+						      const void *data)
+{
+	return priv_set(&impl(iface)->c.priv, guid, size, data);
+}
+
+static HRESULT STDMETHODCALLTYPE
+queue_SetPrivateDataInterface(ID3D12CommandQueue *iface, REFGUID guid,
+			      const IUnknown *data)
+{
+	return priv_set_iface(&impl(iface)->c.priv, guid, data);
+}
+
+static HRESULT STDMETHODCALLTYPE queue_SetName(ID3D12CommandQueue *iface,
+					       LPCWSTR name)
+{
+	return priv_set_name(&impl(iface)->c.priv, name);
+}
+
+static HRESULT STDMETHODCALLTYPE queue_GetDevice(ID3D12CommandQueue *iface,
+						 REFIID riid, void **out)
+{
+	return child_get_device(&impl(iface)->c, riid, out);
+}
+
+/* No resource is tiled, so there are no tile mappings to change. */
+static void STDMETHODCALLTYPE
+queue_UpdateTileMappings(ID3D12CommandQueue *iface, ID3D12Resource *resource,
+			 UINT region_count,
+			 const D3D12_TILED_RESOURCE_COORDINATE *region_starts,
+			 const D3D12_TILE_REGION_SIZE *region_sizes,
+			 ID3D12Heap *heap, UINT range_count,
+			 const D3D12_TILE_RANGE_FLAGS *range_flags,
+			 const UINT *heap_range_starts,
+			 const UINT *range_tile_counts,
+			 D3D12_TILE_MAPPING_FLAGS flags)
+{
+}
+
+static void STDMETHODCALLTYPE
+queue_CopyTileMappings(ID3D12CommandQueue *iface, ID3D12Resource *dst,
+		       const D3D12_TILED_RESOURCE_COORDINATE *dst_start,
+		       ID3D12Resource *src,
+		       const D3D12_TILED_RESOURCE_COORDINATE *src_start,
+		       const D3D12_TILE_REGION_SIZE *size,
+		       D3D12_TILE_MAPPING_FLAGS flags)
+{
+}
+
+/*
+ * A list still recording (or whose Close failed) removes the device, as
+ * in D3D12 (libd3dq does that); a list that is not one of this device's
+ * makes the whole call do nothing.
+ */
+static void STDMETHODCALLTYPE
+queue_ExecuteCommandLists(ID3D12CommandQueue *iface, UINT count,
+			  ID3D12CommandList *const *lists)
+{
+	struct d3d12_queue *q = impl(iface);
+	struct d3dq_cmdlist *stack[16], **ls = stack;
+	UINT i;
+
+	if (!count || !lists)
+		return;
+	if (count > sizeof(stack) / sizeof(stack[0])) {
+		ls = calloc(count, sizeof(*ls));
+		if (!ls)
+			return;
+	}
+	for (i = 0; i < count; i++) {
+		struct d3d12_list *l = list_from(lists[i]);
+
+		if (!l || l->c.device != q->c.device)
+			goto out;
+		ls[i] = l->l;
+	}
+	d3dq_queue_execute(q->q, ls, count);
+out:
+	if (ls != stack)
+		free(ls);
+}
+
+/* PIX markers: nothing records them. */
+static void STDMETHODCALLTYPE queue_SetMarker(ID3D12CommandQueue *iface,
+					      UINT metadata, const void *data,
+					      UINT size)
+{
+}
+
+static void STDMETHODCALLTYPE queue_BeginEvent(ID3D12CommandQueue *iface,
+					       UINT metadata, const void *data,
+					       UINT size)
+{
+}
+
+static void STDMETHODCALLTYPE queue_EndEvent(ID3D12CommandQueue *iface)
+{
+}
+
+static HRESULT STDMETHODCALLTYPE queue_Signal(ID3D12CommandQueue *iface,
+					      ID3D12Fence *fence, UINT64 value)
+{
+	struct d3d12_queue *q = impl(iface);
+	struct d3d12_fence *f = fence_from(fence);
+
+	if (!f || f->c.device != q->c.device)
+		return E_INVALIDARG;
+	return hr_from_errno(q->c.device, d3dq_queue_signal(q->q, f->f, value));
+}
+
+static HRESULT STDMETHODCALLTYPE queue_Wait(ID3D12CommandQueue *iface,
+					    ID3D12Fence *fence, UINT64 value)
+{
+	struct d3d12_queue *q = impl(iface);
+	struct d3d12_fence *f = fence_from(fence);
+
+	if (!f || f->c.device != q->c.device)
+		return E_INVALIDARG;
+	return hr_from_errno(q->c.device, d3dq_queue_wait(q->q, f->f, value));
+}
+
+static HRESULT STDMETHODCALLTYPE
+queue_GetTimestampFrequency(ID3D12CommandQueue *iface, UINT64 *frequency)
+{
+	struct d3d12_queue *q = impl(iface);
+	uint64_t hz;
+	int ret;
+
+	if (!frequency)
+		return E_INVALIDARG;
+	ret = d3dq_device_get_timestamp_frequency(q->c.device->dev, &hz);
+	if (ret)
+		return hr_from_errno(q->c.device, ret);
+	*frequency = hz;
+	return S_OK;
+}
+
+/* The CPU timestamp is CLOCK_MONOTONIC in nanoseconds. */
+static HRESULT STDMETHODCALLTYPE
+queue_GetClockCalibration(ID3D12CommandQueue *iface, UINT64 *gpu, UINT64 *cpu)
+{
+	struct d3d12_queue *q = impl(iface);
+	uint64_t g, c;
+	int ret;
+
+	if (!gpu || !cpu)
+		return E_INVALIDARG;
+	ret = d3dq_device_get_clock_calibration(q->c.device->dev, &g, &c);
+	if (ret)
+		return hr_from_errno(q->c.device, ret);
+	*gpu = g;
+	*cpu = c;
+	return S_OK;
+}
+
+static D3D12_COMMAND_QUEUE_DESC STDMETHODCALLTYPE
+queue_GetDesc(ID3D12CommandQueue *iface)
+{
+	return impl(iface)->desc;
+}
+
+static const ID3D12CommandQueueVtbl queue_vtbl = {
+	.QueryInterface = queue_QueryInterface,
+	.AddRef = queue_AddRef,
+	.Release = queue_Release,
+	.GetPrivateData = queue_GetPrivateData,
+	.SetPrivateData = queue_SetPrivateData,
+	.SetPrivateDataInterface = queue_SetPrivateDataInterface,
+	.SetName = queue_SetName,
+	.GetDevice = queue_GetDevice,
+	.UpdateTileMappings = queue_UpdateTileMappings,
+	.CopyTileMappings = queue_CopyTileMappings,
+	.ExecuteCommandLists = queue_ExecuteCommandLists,
+	.SetMarker = queue_SetMarker,
+	.BeginEvent = queue_BeginEvent,
+	.EndEvent = queue_EndEvent,
+	.Signal = queue_Signal,
+	.Wait = queue_Wait,
+	.GetTimestampFrequency = queue_GetTimestampFrequency,
+	.GetClockCalibration = queue_GetClockCalibration,
+	.GetDesc = queue_GetDesc,
+};
+
+HRESULT queue_create(struct d3d12_device *d,
+		     const D3D12_COMMAND_QUEUE_DESC *desc, REFIID riid,
+		     void **out)
+{
+	struct d3dq_queue_desc qdesc = D3DQ_QUEUE_DESC_INIT;
+	struct d3d12_queue *q;
+	HRESULT hr;
+	int ret;
+
+	if (!out)
+		return E_INVALIDARG;
+	*out = NULL;
+	if (!desc || !riid)
+		return E_INVALIDARG;
+	switch (desc->Type) {
+	case D3D12_COMMAND_LIST_TYPE_DIRECT:
+	case D3D12_COMMAND_LIST_TYPE_COMPUTE:
+	case D3D12_COMMAND_LIST_TYPE_COPY:
+		break;
+	case D3D12_COMMAND_LIST_TYPE_VIDEO_DECODE:
+	case D3D12_COMMAND_LIST_TYPE_VIDEO_PROCESS:
+	case D3D12_COMMAND_LIST_TYPE_VIDEO_ENCODE:
+		return E_NOTIMPL;
+	default:
+		return E_INVALIDARG;
+	}
+	/*
+	 * DISABLE_GPU_TIMEOUT is accepted, but the driver's job timeout
+	 * (a module parameter) still applies.
+	 */
+	if (desc->Flags & ~D3D12_COMMAND_QUEUE_FLAG_DISABLE_GPU_TIMEOUT)
+		return E_INVALIDARG;
+
+	/* libd3dq's types and priorities have D3D12's numbers. */
+	qdesc.type = desc->Type;
+	qdesc.priority = desc->Priority;
+	qdesc.node_mask = desc->NodeMask;
+
+	q = calloc(1, sizeof(*q));
+	if (!q)
+		return E_OUTOFMEMORY;
+	ret = d3dq_queue_create(d->dev, &qdesc, &q->q);
+	if (ret) {
+		free(q);
+		return hr_from_errno(d, ret);
+	}
+	SET_VTBL(&q->iface, &queue_vtbl);
+	child_init(&q->c, d);
+	q->desc = *desc;
+	hr = queue_QueryInterface(&q->iface, riid, out);
+	queue_Release(&q->iface);
+	return hr;
+}

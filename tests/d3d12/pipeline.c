@@ -1,0 +1,184 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * copy -> compute -> direct across three queues, each stage's fence
+ * waited for by the next, submitted last stage first: the copy queue
+ * uploads, the compute queue transforms (copies and patches), the direct
+ * queue reads back; the CPU checks every word at the end. d3d12.h only.
+ *
+ * One fence per stage: with one fence for all three, a stage's Signal,
+ * held behind its Wait, is called before the Signal of the stage it
+ * waits for, and libd3dq orders a fence's signals by call (R4), so it
+ * would be discarded (Documentation/d3d12.rst, "One fence, several
+ * queues").
+ *
+ * Copyright (C) 2026 The d3dq authors
+ */
+#define _GNU_SOURCE
+#include <unistd.h>
+
+#include "kselftest_harness.h"
+#include "util/d3d12_util.h"
+
+#define WORDS 4096
+#define SIZE (WORDS * 4)
+#define ROUNDS 6
+
+struct stage {
+	ID3D12CommandQueue *q;
+	ID3D12CommandAllocator *alloc;
+	ID3D12GraphicsCommandList2 *list;
+};
+
+static const D3D12_COMMAND_LIST_TYPE types[3] = {
+	D3D12_COMMAND_LIST_TYPE_COPY,
+	D3D12_COMMAND_LIST_TYPE_COMPUTE,
+	D3D12_COMMAND_LIST_TYPE_DIRECT,
+};
+
+static UINT32 expected(int round, int i)
+{
+	/* The compute stage reverses the halves and patches every 64th. */
+	int src = i < WORDS / 2 ? i + WORDS / 2 : i - WORDS / 2;
+
+	if (i % 64 == 0)
+		return 0xc0000000u | (round << 16) | i;
+	return (UINT32)(round * 0x01000193u) ^ src;
+}
+
+TEST(copy_compute_direct)
+{
+	struct stage s[3] = { 0 };
+	ID3D12Resource *upload, *a, *b, *rb;
+	ID3D12Device1 *dev;
+	ID3D12Fence *f[3];	/* f[i]: stage i is done */
+	volatile UINT32 *out;
+	UINT32 *in;
+	UINT64 n;
+	int i, r;
+
+	dev = u_device();
+	if (!dev)
+		SKIP(return, "no d3dq device");
+	for (i = 0; i < 3; i++) {
+		s[i].q = u_queue(dev, types[i]);
+		ASSERT_NE(NULL, s[i].q);
+		ASSERT_TRUE(u_list(dev, types[i], &s[i].alloc, &s[i].list));
+		ASSERT_EQ(S_OK, ID3D12GraphicsCommandList2_Close(s[i].list));
+	}
+	for (i = 0; i < 3; i++) {
+		f[i] = u_fence(dev, 0);
+		ASSERT_NE(NULL, f[i]);
+	}
+	upload = u_buffer(dev, D3D12_HEAP_TYPE_UPLOAD, SIZE);
+	a = u_buffer(dev, D3D12_HEAP_TYPE_DEFAULT, SIZE);
+	b = u_buffer(dev, D3D12_HEAP_TYPE_DEFAULT, SIZE);
+	rb = u_buffer(dev, D3D12_HEAP_TYPE_READBACK, SIZE);
+	ASSERT_TRUE(upload && a && b && rb);
+	in = u_map(upload);
+	out = u_map(rb);
+	ASSERT_TRUE(in && out);
+
+	for (r = 0; r < ROUNDS; r++) {
+		n = (UINT64)r + 1;
+		for (i = 0; i < 3; i++) {
+			ASSERT_EQ(S_OK, ID3D12CommandAllocator_Reset(s[i].alloc));
+			ASSERT_EQ(S_OK, ID3D12GraphicsCommandList2_Reset(
+					s[i].list, s[i].alloc, NULL));
+		}
+		/* Stage 3, direct: b -> readback, once b is complete. */
+		ID3D12GraphicsCommandList2_CopyResource(s[2].list, rb, b);
+		ASSERT_EQ(S_OK, ID3D12CommandQueue_Wait(s[2].q, f[1], n));
+		ASSERT_EQ(S_OK, u_execute(s[2].q, s[2].list));
+		ASSERT_EQ(S_OK, ID3D12CommandQueue_Signal(s[2].q, f[2], n));
+
+		/* Stage 2, compute: swap the halves of a into b, patch. */
+		ID3D12GraphicsCommandList2_CopyBufferRegion(s[1].list, b, 0, a,
+							   SIZE / 2, SIZE / 2);
+		ID3D12GraphicsCommandList2_CopyBufferRegion(s[1].list, b,
+							   SIZE / 2, a, 0,
+							   SIZE / 2);
+		for (i = 0; i < WORDS; i += 64)
+			u_write32(s[1].list, b, i * 4,
+				  0xc0000000u | (r << 16) | i);
+		ASSERT_EQ(S_OK, ID3D12CommandQueue_Wait(s[1].q, f[0], n));
+		ASSERT_EQ(S_OK, u_execute(s[1].q, s[1].list));
+		ASSERT_EQ(S_OK, ID3D12CommandQueue_Signal(s[1].q, f[1], n));
+
+		/* Nothing can have run: the data does not exist yet. */
+		EXPECT_EQ(n - 1, ID3D12Fence_GetCompletedValue(f[1]));
+		EXPECT_EQ(n - 1, ID3D12Fence_GetCompletedValue(f[2]));
+
+		/* Stage 1, copy: upload -> a. */
+		for (i = 0; i < WORDS; i++)
+			in[i] = (UINT32)(r * 0x01000193u) ^ i;
+		ID3D12GraphicsCommandList2_CopyBufferRegion(s[0].list, a, 0,
+							   upload, 0, SIZE);
+		ASSERT_EQ(S_OK, u_execute(s[0].q, s[0].list));
+		ASSERT_EQ(S_OK, ID3D12CommandQueue_Signal(s[0].q, f[0], n));
+
+		ASSERT_EQ(S_OK, u_wait(f[2], n));
+		/* The stages the last one waited for are seen done (R17). */
+		EXPECT_EQ(n, ID3D12Fence_GetCompletedValue(f[0]));
+		EXPECT_EQ(n, ID3D12Fence_GetCompletedValue(f[1]));
+		for (i = 0; i < WORDS; i++)
+			ASSERT_EQ(expected(r, i), out[i])
+				TH_LOG("round %d word %d", r, i);
+	}
+
+	for (i = 0; i < 3; i++) {
+		U_RELEASE(s[i].list);
+		U_RELEASE(s[i].alloc);
+		U_RELEASE(s[i].q);
+	}
+	U_RELEASE(rb);
+	U_RELEASE(b);
+	U_RELEASE(a);
+	U_RELEASE(upload);
+	for (i = 0; i < 3; i++)
+		U_RELEASE(f[i]);
+	EXPECT_EQ(0, ID3D12Device1_Release(dev));
+}
+
+/* Copies with bad ranges or foreign resources fail the list. */
+TEST(copy_errors)
+{
+	ID3D12CommandAllocator *alloc;
+	ID3D12GraphicsCommandList2 *l;
+	ID3D12Resource *x, *y;
+	ID3D12Device1 *dev = u_device();
+
+	if (!dev)
+		SKIP(return, "no d3dq device");
+	ASSERT_TRUE(u_list(dev, D3D12_COMMAND_LIST_TYPE_COPY, &alloc, &l));
+	x = u_buffer(dev, D3D12_HEAP_TYPE_DEFAULT, 4096);
+	y = u_buffer(dev, D3D12_HEAP_TYPE_DEFAULT, 8192);
+	ASSERT_TRUE(x && y);
+
+	ID3D12GraphicsCommandList2_CopyBufferRegion(l, x, 4000, y, 0, 100);
+	EXPECT_EQ(E_INVALIDARG, ID3D12GraphicsCommandList2_Close(l));
+	ASSERT_EQ(S_OK, ID3D12GraphicsCommandList2_Reset(l, alloc, NULL));
+	/* CopyResource needs two buffers of one size. */
+	ID3D12GraphicsCommandList2_CopyResource(l, x, y);
+	EXPECT_EQ(E_INVALIDARG, ID3D12GraphicsCommandList2_Close(l));
+	ASSERT_EQ(S_OK, ID3D12GraphicsCommandList2_Reset(l, alloc, NULL));
+	ID3D12GraphicsCommandList2_CopyBufferRegion(l, x, 0, NULL, 0, 4);
+	EXPECT_EQ(E_INVALIDARG, ID3D12GraphicsCommandList2_Close(l));
+	ASSERT_EQ(S_OK, ID3D12GraphicsCommandList2_Reset(l, alloc, NULL));
+	/* Immediate writes: 4-byte aligned, inside a buffer. */
+	u_write32(l, x, 2, 1);
+	EXPECT_EQ(E_INVALIDARG, ID3D12GraphicsCommandList2_Close(l));
+	ASSERT_EQ(S_OK, ID3D12GraphicsCommandList2_Reset(l, alloc, NULL));
+	u_write32(l, x, 4096, 1);
+	EXPECT_EQ(E_INVALIDARG, ID3D12GraphicsCommandList2_Close(l));
+	ASSERT_EQ(S_OK, ID3D12GraphicsCommandList2_Reset(l, alloc, NULL));
+	u_write32(l, x, 4092, 1);
+	ID3D12GraphicsCommandList2_CopyBufferRegion(l, y, 4096, x, 0, 4096);
+	EXPECT_EQ(S_OK, ID3D12GraphicsCommandList2_Close(l));
+	U_RELEASE(l);
+	U_RELEASE(alloc);
+	U_RELEASE(x);
+	U_RELEASE(y);
+	EXPECT_EQ(0, ID3D12Device1_Release(dev));
+}
+
+TEST_HARNESS_MAIN

@@ -1,0 +1,187 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Shared fences: CreateSharedHandle gives a file descriptor as the HANDLE,
+ * OpenSharedHandle opens it in this process or another one (sent over a
+ * socket), and queues and CPUs of both processes wait for each other's
+ * signals. d3d12.h only.
+ *
+ * Copyright (C) 2026 The d3dq authors
+ */
+#define _GNU_SOURCE
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "kselftest_harness.h"
+#include "util/d3d12_util.h"
+
+static int send_fd(int sock, int fd)
+{
+	char c = 0, buf[CMSG_SPACE(sizeof(int))] = { 0 };
+	struct iovec iov = { .iov_base = &c, .iov_len = 1 };
+	struct msghdr msg = {
+		.msg_iov = &iov, .msg_iovlen = 1,
+		.msg_control = buf, .msg_controllen = sizeof(buf),
+	};
+	struct cmsghdr *cm = CMSG_FIRSTHDR(&msg);
+
+	cm->cmsg_level = SOL_SOCKET;
+	cm->cmsg_type = SCM_RIGHTS;
+	cm->cmsg_len = CMSG_LEN(sizeof(int));
+	memcpy(CMSG_DATA(cm), &fd, sizeof(int));
+	return sendmsg(sock, &msg, 0) == 1 ? 0 : -1;
+}
+
+static int recv_fd(int sock)
+{
+	char c, buf[CMSG_SPACE(sizeof(int))];
+	struct iovec iov = { .iov_base = &c, .iov_len = 1 };
+	struct msghdr msg = {
+		.msg_iov = &iov, .msg_iovlen = 1,
+		.msg_control = buf, .msg_controllen = sizeof(buf),
+	};
+	struct cmsghdr *cm;
+	int fd;
+
+	if (recvmsg(sock, &msg, 0) != 1)
+		return -1;
+	cm = CMSG_FIRSTHDR(&msg);
+	if (!cm || cm->cmsg_type != SCM_RIGHTS)
+		return -1;
+	memcpy(&fd, CMSG_DATA(cm), sizeof(int));
+	return fd;
+}
+
+/* The other process: wait for 2 on a queue, signal 3, wait for 4. */
+static int child(int sock)
+{
+	ID3D12CommandQueue *q;
+	ID3D12Device1 *dev;
+	ID3D12Fence *f;
+	int fd = recv_fd(sock), ret = 1;
+
+	dev = u_device();
+	if (fd < 0 || !dev)
+		return 2;
+	if (FAILED(ID3D12Device1_OpenSharedHandle(dev, u_handle(fd),
+						  &IID_ID3D12Fence,
+						  (void **)&f)))
+		return 3;
+	close(fd);
+	q = u_queue(dev, D3D12_COMMAND_LIST_TYPE_COPY);
+	if (q && SUCCEEDED(ID3D12CommandQueue_Wait(q, f, 2)) &&
+	    SUCCEEDED(ID3D12CommandQueue_Signal(q, f, 3)) &&
+	    SUCCEEDED(u_wait(f, 4)) && ID3D12Fence_GetCompletedValue(f) == 4)
+		ret = 0;
+	U_RELEASE(q);
+	U_RELEASE(f);
+	ID3D12Device1_Release(dev);
+	return ret;
+}
+
+TEST(two_processes)
+{
+	ID3D12CommandQueue *q;
+	ID3D12Device1 *dev;
+	ID3D12Fence *f;
+	HANDLE h = NULL;
+	int sv[2], status;
+	pid_t pid;
+
+	ASSERT_EQ(0, socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv));
+	/* Fork before this process has a device. */
+	pid = fork();
+	ASSERT_LE(0, pid);
+	if (!pid) {
+		close(sv[0]);
+		_exit(child(sv[1]));
+	}
+	close(sv[1]);
+
+	dev = u_device();
+	if (!dev) {
+		close(sv[0]);
+		waitpid(pid, &status, 0);
+		SKIP(return, "no d3dq device");
+	}
+	q = u_queue(dev, D3D12_COMMAND_LIST_TYPE_DIRECT);
+	ASSERT_NE(NULL, q);
+	ASSERT_EQ(S_OK, ID3D12Device1_CreateFence(dev, 0,
+						  D3D12_FENCE_FLAG_SHARED,
+						  &IID_ID3D12Fence,
+						  (void **)&f));
+	ASSERT_EQ(S_OK, ID3D12Device1_CreateSharedHandle(
+			dev, (ID3D12DeviceChild *)f, NULL, GENERIC_ALL, NULL,
+			&h));
+	ASSERT_LT(2, (intptr_t)h);
+	ASSERT_EQ(0, send_fd(sv[0], (int)(intptr_t)h));
+	/* The HANDLE is ours to close, as CloseHandle would. */
+	close((int)(intptr_t)h);
+
+	ASSERT_EQ(S_OK, ID3D12Fence_Signal(f, 1));
+	ASSERT_EQ(S_OK, ID3D12CommandQueue_Signal(q, f, 2));
+	/* 3 comes from the other process's queue. */
+	ASSERT_EQ(S_OK, u_wait(f, 3));
+	ASSERT_EQ(S_OK, ID3D12Fence_Signal(f, 4));
+	ASSERT_EQ(pid, waitpid(pid, &status, 0));
+	EXPECT_TRUE(WIFEXITED(status));
+	EXPECT_EQ(0, WEXITSTATUS(status));
+	close(sv[0]);
+	U_RELEASE(f);
+	U_RELEASE(q);
+	EXPECT_EQ(0, ID3D12Device1_Release(dev));
+}
+
+TEST(one_process)
+{
+	ID3D12Fence *f, *g, *plain, *x = (void *)1;
+	ID3D12Device1 *dev;
+	HANDLE h = (HANDLE)1;
+	int ev;
+
+	dev = u_device();
+	if (!dev)
+		SKIP(return, "no d3dq device");
+	ASSERT_EQ(S_OK, ID3D12Device1_CreateFence(dev, 5,
+						  D3D12_FENCE_FLAG_SHARED,
+						  &IID_ID3D12Fence, (void **)&f));
+	plain = u_fence(dev, 0);
+	ASSERT_NE(NULL, plain);
+	/* Only shared fences, only GENERIC_ALL. */
+	EXPECT_EQ(E_INVALIDARG, ID3D12Device1_CreateSharedHandle(
+			dev, (ID3D12DeviceChild *)plain, NULL, GENERIC_ALL,
+			NULL, &h));
+	EXPECT_EQ(NULL, h);
+	EXPECT_EQ(E_INVALIDARG, ID3D12Device1_CreateSharedHandle(
+			dev, (ID3D12DeviceChild *)f, NULL, 0, NULL, &h));
+	EXPECT_EQ(E_INVALIDARG, ID3D12Device1_OpenSharedHandle(
+			dev, NULL, &IID_ID3D12Fence, (void **)&x));
+	EXPECT_EQ(NULL, x);
+	ev = u_event();
+	ASSERT_LE(0, ev);
+	EXPECT_EQ(E_INVALIDARG, ID3D12Device1_OpenSharedHandle(
+			dev, u_handle(ev), &IID_ID3D12Fence, (void **)&x));
+
+	ASSERT_EQ(S_OK, ID3D12Device1_CreateSharedHandle(
+			dev, (ID3D12DeviceChild *)f, NULL, GENERIC_ALL, NULL,
+			&h));
+	ASSERT_EQ(S_OK, ID3D12Device1_OpenSharedHandle(
+			dev, h, &IID_ID3D12Fence, (void **)&g));
+	close((int)(intptr_t)h);
+	EXPECT_NE(f, g);
+	EXPECT_EQ(5, ID3D12Fence_GetCompletedValue(g));
+	ASSERT_EQ(S_OK, ID3D12Fence_SetEventOnCompletion(g, 9, u_handle(ev)));
+	ASSERT_EQ(S_OK, ID3D12Fence_Signal(f, 9));
+	EXPECT_EQ(1, u_event_wait(ev, 10000));
+	EXPECT_EQ(9, ID3D12Fence_GetCompletedValue(g));
+	/* A shared fence cannot go down. */
+	EXPECT_EQ(E_INVALIDARG, ID3D12Fence_Signal(g, 3));
+	close(ev);
+	U_RELEASE(g);
+	U_RELEASE(plain);
+	U_RELEASE(f);
+	EXPECT_EQ(0, ID3D12Device1_Release(dev));
+}
+
+TEST_HARNESS_MAIN
