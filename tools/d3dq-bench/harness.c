@@ -395,6 +395,18 @@ const char *data_path(char *buf, size_t len, const char *name)
 	return buf;
 }
 
+/* @s as a gnuplot single-quoted string: a quote inside is doubled. */
+static void gp_string(FILE *gp, const char *s)
+{
+	fputc('\'', gp);
+	for (; *s; s++) {
+		if (*s == '\'')
+			fputc('\'', gp);
+		fputc(*s, gp);
+	}
+	fputc('\'', gp);
+}
+
 /* One panel: the latency distributions of @keys that have data. */
 void plot_latency(FILE *gp, const char *title, const char *const *keys,
 		  const char *const *titles, int n)
@@ -410,8 +422,10 @@ void plot_latency(FILE *gp, const char *title, const char *const *keys,
 		snprintf(name, sizeof(name), "lat-%s.dat", keys[i]);
 		if (access(data_path(path, sizeof(path), name), R_OK))
 			continue;
-		fprintf(gp, "%s'%s' using 2:1 with lines lw 2 title '%s'", sep,
-			path, titles[i]);
+		fprintf(gp, "%s", sep);
+		gp_string(gp, path);
+		fprintf(gp, " using 2:1 with lines lw 2 title ");
+		gp_string(gp, titles[i]);
 		sep = ", \\\n     ";
 	}
 	if (!strcmp(sep, "plot "))
