@@ -139,7 +139,11 @@ static void submit_write_dat(const double rates[3][3])
  * Execute(one WRITE64) + Signal against a raw SUBMIT of the same job (one
  * WRITE64, one timeline signal) and against Execute(empty) + Signal, on
  * one thread, in blocks that rotate so that all three see the same load.
- * Each variant has its own queue; the raw one its own render node.
+ * Each variant has its own queue; the raw one its own render node. After
+ * a block, untimed, its jobs are waited for: every block starts with an
+ * idle engine, instead of running next to the jobs of the block before
+ * it (the engine's work shares the host thread of both vCPUs), which
+ * would charge one variant's jobs to the variant that follows it.
  */
 #define SUB_BLOCK 50
 
@@ -198,6 +202,11 @@ static void submit_pairs(int gp1)
 			sum[v].sleeps += c1.sleeps - c0.sleeps;
 			sum[v].process_sleeps += c1.process_sleeps -
 						 c0.process_sleeps;
+			if (v == V_RAW)
+				CHECK(raw_wait(rtl, done[v]));
+			else if (v == V_LIB)
+				CHECK(d3dq_fence_wait(f, done[v],
+						      D3DQ_TIMEOUT_INFINITE));
 		}
 	}
 	CHECK(raw_wait(rtl, n));
