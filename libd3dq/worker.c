@@ -593,11 +593,12 @@ static void watch_put(struct d3dq_device *dev, struct watch_set *w)
 static void process(struct d3dq_device *dev, struct watch_set *w, uint32_t i)
 {
 	struct fire fire = FIRE_INIT;
-	uint64_t value = w->points[i], v;
+	uint64_t value = w->points[i], v = 0;
 	struct list garbage;
 	int lost;
 
 	if (i >= w->nqueues) {
+		/* v = 0: valgrind cannot see the kernel write it. */
 		if (!syncobj_query(dev->fd, &w->handles[i], &v, 1, 0) &&
 		    v > value)
 			value = v;
