@@ -277,10 +277,16 @@ tsan: $(TSAN_TESTS)
 
 # --- tools -------------------------------------------------------------------
 
-# A tool that includes d3dq/d3dq.h links libd3dq; the others only libdrm.
-TOOL_PROGS := $(patsubst tools/%.c,$(B)/tools/%,$(wildcard tools/*.c))
-TOOLS_WITH_LIB := $(patsubst tools/%.c,$(B)/tools/%,\
-	$(shell grep -l 'include.*d3dq/d3dq\.h' tools/*.c 2>/dev/null))
+# A tool is tools/NAME.c, or a directory tools/NAME/ whose *.c are linked
+# together (with its *.h as prerequisites); either way build/tools/NAME.
+# A tool with a source that includes d3dq/d3dq.h links libd3dq; the others
+# only libdrm.
+TOOL_DIRS := $(sort $(patsubst tools/%/,%,$(dir $(wildcard tools/*/*.c))))
+TOOL_PROGS := $(patsubst tools/%.c,$(B)/tools/%,$(wildcard tools/*.c)) \
+	$(addprefix $(B)/tools/,$(TOOL_DIRS))
+TOOLS_WITH_LIB := $(sort $(foreach f,\
+	$(shell grep -l 'include.*d3dq/d3dq\.h' tools/*.c tools/*/*.[ch] 2>/dev/null),\
+	$(B)/tools/$(firstword $(subst /, ,$(patsubst tools/%,%,$(basename $(f)))))))
 TOOL_LIBD3DQ := -L$(B)/lib $(if $(TOOL_RPATH),-Wl$(comma)-rpath$(comma)'$(TOOL_RPATH)') -ld3dq
 TOOL_MAN := $(wildcard tools/man/*.1)
 
@@ -291,6 +297,16 @@ $(B)/tools/%: tools/%.c $(wildcard tools/util/*.h) Makefile
 	@mkdir -p $(@D)
 	$(CC) -std=c11 $(COMMON_CFLAGS) $(CPPFLAGS) $(CFLAGS) $(LDFLAGS) -o $@ $< \
 		$(TOOL_LIBS) $(DRM_LIBS) -lpthread
+
+# $(call tool_dir_rules,NAME): build/tools/NAME from tools/NAME/*.c
+define tool_dir_rules
+$(B)/tools/$(1): $(wildcard tools/$(1)/*.c) $(wildcard tools/$(1)/*.h) Makefile
+	@mkdir -p $$(@D)
+	$$(CC) -std=c11 $$(filter-out -MMD -MP,$$(COMMON_CFLAGS)) -Itools/$(1) \
+		$$(CPPFLAGS) $$(CFLAGS) $$(LDFLAGS) -o $$@ \
+		$$(filter %.c,$$^) $$(TOOL_LIBS) $$(DRM_LIBS) -lpthread
+endef
+$(foreach t,$(TOOL_DIRS),$(eval $(call tool_dir_rules,$(t))))
 
 # C++ tools are D3D12 samples: d3d12.h and libd3d12-d3dq (GCC 12 needs
 # -Wno-unknown-pragmas for d3d12.h in C++, see the D3D12 suite). With a

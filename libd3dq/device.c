@@ -422,6 +422,8 @@ D3DQ_EXPORT int d3dq_device_open(const char *path, struct d3dq_device **out)
 	pthread_mutex_init(&dev->worker_lock, NULL);
 	list_init(&dev->queues);
 	list_init(&dev->fences);
+	list_init(&dev->watched);
+	list_init(&dev->active);
 	list_init(&dev->buffers);
 	list_init(&dev->cmdlists);
 	*out = dev;

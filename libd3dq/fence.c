@@ -287,6 +287,16 @@ void fence_signalled_locked(struct d3dq_fence *f, uint64_t value, bool all,
 		e->linked = false;
 		list_del(&e->flink);
 		/*
+		 * The applier knows the point the wait is on completed (the
+		 * signal being applied, or earlier): the kernel wait is over,
+		 * no release needed.
+		 */
+		if (fire->done_q &&
+		    ((e->dep == fire->done_q &&
+		      e->dep_point <= fire->done_point) ||
+		     e->dep->completed >= e->dep_point))
+			continue;
+		/*
 		 * Whoever applies the waiting queue ignores this edge once it
 		 * is released. Out of memory, it is not: the wait then ends
 		 * with its point and stays a dependency.
@@ -377,6 +387,7 @@ void fire_run(struct d3dq_device *dev, struct fire *fire)
 	fire->rel = NULL;
 	fire->nrel = 0;
 	fire->caprel = 0;
+	fire->done_q = NULL;
 }
 
 /*
@@ -449,9 +460,14 @@ void fence_apply_locked(struct sig_rec *s, struct fire *fire)
 	uint64_t last;
 
 	list_del(&s->flink);
+	atomic_fetch_sub(&f->npending, 1);
+	if (s->pin)
+		f->npinned--;
 	if (dev_removed(f->dev) || s->order < f->applied_order)
 		return;
 	f->applied_order = s->order;
+	fire->done_q = s->queue;
+	fire->done_point = s->r.point;
 	if (!f->shared) {
 		if (destroyed)
 			return;
@@ -525,8 +541,11 @@ enum choice fence_choose_locked(struct d3dq_fence *f, struct d3dq_queue *q,
 	}
 	if (!best)
 		return CHOICE_NONE;
-	if (pin && !f->shared && best->pin < value)
+	if (pin && !f->shared && best->pin < value) {
+		if (!best->pin)
+			f->npinned++;
 		best->pin = value;
+	}
 	if (!best->r.point)
 		return CHOICE_READY;
 	queue_ref(best->queue);
@@ -552,6 +571,8 @@ int fence_pins_locked(struct d3dq_fence *f, struct d3dq_queue *q,
 
 	*deps = NULL;
 	*ndeps = 0;
+	if (!f->npinned)
+		return 0;
 	list_for_each_safe(pos, tmp, &f->pending) {
 		struct sig_rec *u = container_of(pos, struct sig_rec, flink);
 
@@ -665,6 +686,43 @@ bool fence_watch(struct d3dq_fence *f, uint64_t *target)
 	return any;
 }
 
+/*
+ * Something of this process now waits on shared fence @f for a value
+ * another process may bring: put it on the worker's list (the worker
+ * takes it off once nothing waits any more) and wake the worker. Only
+ * fences on that list cost the worker anything.
+ */
+void fence_watch_start(struct d3dq_fence *f)
+{
+	struct d3dq_device *dev = f->dev;
+
+	pthread_mutex_lock(&dev->lock);
+	if (!f->watch_linked && !atomic_load(&f->destroyed)) {
+		list_add_tail(&f->watch_link, &dev->watched);
+		f->watch_linked = true;
+	}
+	pthread_mutex_unlock(&dev->lock);
+	dev_ring(dev);
+}
+
+/*
+ * Something needs the worker to apply @f's queue signals from now on (an
+ * event registration, a held queue wait, a thread on the condition
+ * variable, a read of the value while signals are pending). Until then
+ * the worker does not wake for them: they are applied when something
+ * they caused is (R17), when a thread waits for their point itself, or
+ * when their queue has many records. Wakes the worker if signals are
+ * pending already, so that it waits for them.
+ */
+void fence_observe(struct d3dq_fence *f)
+{
+	if (atomic_load_explicit(&f->observed, memory_order_relaxed) ||
+	    atomic_exchange(&f->observed, true))
+		return;
+	if (atomic_load(&f->npending) && atomic_load(&f->dev->worker_started))
+		dev_ring(f->dev);
+}
+
 /* Worker: a shared fence's timeline reached @value. */
 void fence_watch_fired(struct d3dq_fence *f, uint64_t value,
 		       struct fire *fire)
@@ -697,6 +755,7 @@ static int fence_alloc(struct d3dq_device *dev, struct d3dq_fence **out)
 	list_init(&f->tickets);
 	list_init(&f->kwaits);
 	list_init(&f->dev_link);
+	list_init(&f->watch_link);
 	*out = f;
 	return 0;
 }
@@ -722,6 +781,8 @@ D3DQ_EXPORT int d3dq_fence_create(struct d3dq_device *dev,
 	atomic_init(&f->value, initial_value);
 	if (flags & D3DQ_FENCE_FLAG_SHARED) {
 		f->shared = true;
+		/* Other processes observe it. */
+		atomic_store(&f->observed, true);
 		ret = syncobj_create(dev->fd, &f->syncobj);
 		if (!ret && initial_value)
 			ret = syncobj_timeline_signal(dev->fd, f->syncobj,
@@ -785,6 +846,7 @@ D3DQ_EXPORT int d3dq_fence_import(struct d3dq_device *dev, int fd,
 		return ret;
 	}
 	f->shared = true;
+	atomic_store(&f->observed, true);
 	f->syncobj = args.handle;
 	ret = dev_link_object(dev, &f->dev_link, &dev->fences);
 	if (ret) {
@@ -805,6 +867,10 @@ D3DQ_EXPORT void d3dq_fence_destroy(struct d3dq_fence *f)
 	dev = f->dev;
 	pthread_mutex_lock(&dev->lock);
 	list_del(&f->dev_link);
+	if (f->watch_linked) {
+		list_del(&f->watch_link);
+		f->watch_linked = false;
+	}
 	pthread_mutex_unlock(&dev->lock);
 
 	pthread_mutex_lock(&f->lock);
@@ -823,6 +889,10 @@ D3DQ_EXPORT uint64_t d3dq_fence_get_completed_value(struct d3dq_fence *f)
 {
 	if (!f)
 		return 0;
+	/* Somebody reads it while signals are pending: apply them. */
+	if (atomic_load_explicit(&f->npending, memory_order_relaxed) &&
+	    !atomic_load_explicit(&f->observed, memory_order_relaxed))
+		fence_observe(f);
 	return fence_value(f);
 }
 
@@ -949,6 +1019,8 @@ static int wait_value(struct d3dq_fence *f, uint64_t value, int64_t deadline)
 			w = wait_kernel_locked(f, f->syncobj, value, deadline,
 					       &first);
 		} else {
+			/* Nobody wakes us but whoever applies the value. */
+			fence_observe(f);
 			w = cond_wait_locked(f, deadline);
 		}
 		if (w == -ETIME || w == -ETIMEDOUT)
@@ -1023,6 +1095,8 @@ D3DQ_EXPORT int d3dq_fence_set_event_on_completion(struct d3dq_fence *f,
 	if (!now)
 		ret = heap_push(f, r);
 	pthread_mutex_unlock(&f->lock);
+	if (!now && !ret)
+		fence_observe(f);
 	if (now)
 		write_event(ev->fd);
 	if (now || ret) {
@@ -1030,7 +1104,7 @@ D3DQ_EXPORT int d3dq_fence_set_event_on_completion(struct d3dq_fence *f,
 		free(r);
 	} else if (f->shared) {
 		/* Another process may bring the value: the worker watches. */
-		dev_ring(dev);
+		fence_watch_start(f);
 	}
 	return ret;
 }
@@ -1111,12 +1185,16 @@ D3DQ_EXPORT int d3dq_device_set_event_on_multiple_fence_completion(
 		}
 		pthread_mutex_unlock(&f->lock);
 		fire_run(dev, &fire);
+		if (!ret)
+			fence_observe(f);
 	}
 	if (ret) {
 		/* Out of memory: nothing of it may fire later. */
 		multi_cancel(m);
 	} else if (shared) {
-		dev_ring(dev);
+		for (i = 0; i < count; i++)
+			if (fences[i]->shared)
+				fence_watch_start(fences[i]);
 	}
 
 	if (!ret && eventfd < 0) {

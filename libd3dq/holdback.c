@@ -89,10 +89,12 @@ static void held_op_free(struct held_op *op)
 	free(op);
 }
 
+/* Drop the held FIFO and the folded waits: nothing after them will run. */
 void queue_drop_held_locked(struct d3dq_queue *q)
 {
 	struct held_op *op;
 
+	queue_drop_folded_locked(q);
 	while ((op = q->held_head)) {
 		q->held_head = op->next;
 		held_op_free(op);
@@ -188,9 +190,11 @@ int queue_wait_locked(struct d3dq_queue *q, struct d3dq_fence *f,
 		return queue_submit_wait_locked(q, f, value, &d);
 	}
 	held_append(q, op);
+	/* The ticket is satisfied when the value is applied. */
+	fence_observe(f);
 	/* Another process may bring the value: the worker watches it. */
 	if (f->shared)
-		dev_ring(q->dev);
+		fence_watch_start(f);
 	return 0;
 }
 

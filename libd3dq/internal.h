@@ -27,6 +27,9 @@
  *     -> device->apply_lock -> fence->lock -> multi->lock
  *     -> device->ready_lock | device->evtab_lock | device->doorbell_lock
  *
+ * A command list's lock is taken alone, or inside queue->lock (an
+ * execution of one list submits from the list's own buffer).
+ *
  * device->worker_lock is only taken alone (starting, stopping the
  * worker). No thread holds two queue locks or two fence locks.
  *
@@ -139,11 +142,14 @@ struct d3dq_device {
 	pthread_mutex_t lock;		/* lists, worker state */
 	struct list queues;
 	struct list fences;
+	struct list watched;		/* shared fences the worker watches */
 	struct list buffers;
 	struct list cmdlists;
 
 	/* Completion records of every queue, see worker.c. */
 	pthread_mutex_t apply_lock;
+	struct list active;		/* queues with records */
+	bool worker_awake;		/* between its rounds: collects next */
 
 	/* Queues to flush, see holdback.c. */
 	pthread_mutex_t ready_lock;
@@ -272,9 +278,15 @@ struct fire {
 	struct multi_reg *multis;
 	struct release *rel;
 	size_t nrel, caprel;
+	/*
+	 * Set by the applier (apply_lock held): the point it is applying,
+	 * complete. A kernel wait on a completed point needs no release.
+	 */
+	struct d3dq_queue *done_q;
+	uint64_t done_point;
 };
 
-#define FIRE_INIT { NULL, NULL, NULL, 0, 0 }
+#define FIRE_INIT { NULL, NULL, NULL, 0, 0, NULL, 0 }
 
 struct d3dq_fence {
 	struct d3dq_device *dev;
@@ -290,12 +302,23 @@ struct d3dq_fence {
 	 */
 	_Atomic uint64_t value;
 	_Atomic bool destroyed;
+	struct list watch_link;		/* dev->watched, under dev->lock */
+	bool watch_linked;		/* under dev->lock */
+	/*
+	 * Something needs the worker to apply this fence's queue signals
+	 * (an event, a held queue wait, a thread asleep on the condition
+	 * variable, a read of the value while signals were pending, another
+	 * process): set once, never cleared. See worker.c.
+	 */
+	_Atomic bool observed;
+	_Atomic uint32_t npending;	/* queue signals pending */
 
 	pthread_mutex_t lock;
 	pthread_cond_t cond;
 	uint64_t next_order;		/* queue signals, in API order */
 	uint64_t applied_order;		/* last queue signal that took effect */
 	uint64_t queue_max;		/* shared: highest queue signal accepted */
+	uint32_t npinned;		/* pending signals with a pin */
 	struct list pending;		/* struct sig_rec */
 	struct list tickets;		/* struct ticket */
 	struct list kwaits;		/* struct edge */
@@ -331,6 +354,12 @@ struct d3dq_queue {
 	bool dead;
 	uint64_t tl_point;		/* last point submitted */
 	struct held_op *held_head, *held_tail;
+	/*
+	 * Queue waits resolved to kernel points and not submitted yet: the
+	 * queue's next job carries them in its wait list (queue.c).
+	 */
+	struct edge **fold;
+	uint32_t nfold, capfold;
 	_Atomic uint64_t submitted;	/* copy of tl_point */
 	_Atomic bool flush_req;		/* see queue_unlock() */
 
@@ -343,6 +372,9 @@ struct d3dq_queue {
 	uint64_t completed;		/* points up to here are applied */
 	uint64_t watch_point;		/* what the worker waits for */
 	bool watched;
+	struct list active_link;	/* dev->active: it has records */
+	bool active_linked;
+	uint32_t nrecs;			/* records not applied yet */
 };
 
 struct d3dq_buffer {
@@ -417,11 +449,15 @@ static inline void fence_ref(struct d3dq_fence *f)
 #define fence_value d3dqp_fence_value
 #define fence_watch d3dqp_fence_watch
 #define fence_watch_fired d3dqp_fence_watch_fired
+#define fence_watch_start d3dqp_fence_watch_start
+#define fence_observe d3dqp_fence_observe
 #define fire_add_release d3dqp_fire_add_release
 #define fire_run d3dqp_fire_run
 #define now_ns d3dqp_now_ns
 #define queue_check_lost d3dqp_queue_check_lost
+#define queue_deactivate d3dqp_queue_deactivate
 #define queue_desc_to_uapi d3dqp_queue_desc_to_uapi
+#define queue_drop_folded_locked d3dqp_queue_drop_folded_locked
 #define queue_drop_held_locked d3dqp_queue_drop_held_locked
 #define queue_flush_locked d3dqp_queue_flush_locked
 #define queue_lock d3dqp_queue_lock
@@ -490,6 +526,8 @@ void fence_remove(struct d3dq_fence *f);
 bool fence_watch(struct d3dq_fence *f, uint64_t *target);
 void fence_watch_fired(struct d3dq_fence *f, uint64_t value,
 		       struct fire *fire);
+void fence_watch_start(struct d3dq_fence *f);
+void fence_observe(struct d3dq_fence *f);
 int fire_add_release(struct fire *fire, uint32_t queue_id, uint32_t index,
 		     uint64_t seqno);
 void fire_run(struct d3dq_device *dev, struct fire *fire);
@@ -502,6 +540,7 @@ void edge_free(struct edge *e);
 void record_edge(struct d3dq_queue *q, uint64_t point, struct edge *e);
 void apply_upto(struct d3dq_queue *q, uint64_t upto);
 int queue_check_lost(struct d3dq_queue *q);
+void queue_deactivate(struct d3dq_queue *q);
 void dev_remove(struct d3dq_device *dev, int reason);
 int worker_ensure(struct d3dq_device *dev);
 void worker_stop(struct d3dq_device *dev);
@@ -517,6 +556,7 @@ int queue_submit_wait_locked(struct d3dq_queue *q, struct d3dq_fence *f,
 			     uint64_t value, struct dep *d);
 int queue_submit_cmds_locked(struct d3dq_queue *q, const uint8_t *cmds,
 			     size_t len);
+void queue_drop_folded_locked(struct d3dq_queue *q);
 
 /* 5: holdback.c */
 void queue_lock(struct d3dq_queue *q);

@@ -9,8 +9,8 @@
  * never reach the kernel as job signals: a queue signal is recorded as
  * "fence F takes value v when point p of queue Q completes" (worker.c
  * applies it), and a queue wait becomes a kernel wait on such a point,
- * recorded as an edge. Work that cannot be submitted yet is held back
- * (holdback.c).
+ * recorded as an edge and carried by the queue's next job. Work that
+ * cannot be submitted yet is held back (holdback.c).
  */
 #include <stdlib.h>
 #include <string.h>
@@ -25,6 +25,8 @@ void queue_unref(struct d3dq_queue *q)
 {
 	if (atomic_fetch_sub(&q->refs, 1) != 1)
 		return;
+	queue_drop_folded_locked(q);
+	free(q->fold);
 	syncobj_destroy(q->dev->fd, q->tl);
 	pthread_mutex_destroy(&q->lock);
 	free(q);
@@ -71,59 +73,145 @@ int queue_submit(struct d3dq_queue *q, const struct drm_d3dq_sync *waits,
 }
 
 /*
- * Submit synchronisation jobs waiting for @deps (as many jobs as the
- * driver's limit on waits needs) and record an edge for each. q->lock
- * held; the references in @deps stay the caller's.
+ * Folded waits. A queue wait that can rely on a submitted signal's point
+ * is not submitted as a job of its own: it is kept in q->fold and the
+ * queue's next job carries it in its wait list (the queue could not run
+ * anything before it anyway), each wait at its own index, releasable on
+ * its own. Only a signal with nothing after it needs a job to carry the
+ * waits (a synchronisation job), and so does a signal that must wait for
+ * a pinned signal (R18). Waits that nothing follows are dropped when the
+ * queue is destroyed: no work depends on them.
  */
-static int submit_deps(struct d3dq_queue *q, struct dep *deps, uint32_t n)
-{
-	uint32_t max = q->dev->max_syncs, i, j, k;
-	struct drm_d3dq_sync *syncs;
-	struct edge **edges;
-	int ret = 0;
 
-	syncs = calloc(n < max ? n : max, sizeof(*syncs));
-	edges = calloc(n, sizeof(*edges));
-	if (!syncs || !edges) {
-		ret = -ENOMEM;
-		goto out;
+/* Is the wait of @e over already (CPU signal, destruction, removal)? */
+static bool folded_reached(struct edge *e)
+{
+	struct d3dq_fence *f = e->fence;
+
+	return f && (atomic_load(&f->value) >= e->value ||
+		     atomic_load(&f->destroyed) || dev_removed(f->dev));
+}
+
+static int fold_add(struct d3dq_queue *q, struct edge *e)
+{
+	if (q->nfold == q->capfold) {
+		uint32_t cap = q->capfold ? 2 * q->capfold : 4;
+		struct edge **grown = realloc(q->fold, cap * sizeof(*grown));
+
+		if (!grown)
+			return -ENOMEM;
+		q->fold = grown;
+		q->capfold = cap;
+	}
+	q->fold[q->nfold++] = e;
+	return 0;
+}
+
+void queue_drop_folded_locked(struct d3dq_queue *q)
+{
+	uint32_t i;
+
+	for (i = 0; i < q->nfold; i++)
+		edge_free(q->fold[i]);
+	q->nfold = 0;
+}
+
+/*
+ * Submit one job waiting for the points of @edges (at most max_syncs),
+ * with @cmds, and record the edges at its point; a wait with a fence is
+ * releasable where the driver can (R6, R14), named by the job's seqno and
+ * its index. On error the edges stay the caller's. q->lock held.
+ */
+static int submit_edges(struct d3dq_queue *q, struct edge **edges,
+			uint32_t n, const void *cmds, uint32_t cmd_bytes)
+{
+	struct drm_d3dq_sync stack[4], *syncs = stack;
+	bool can_release = q->dev->can_release;
+	struct fire fire = FIRE_INIT;
+	uint64_t seqno = 0;
+	uint32_t i;
+	int ret;
+
+	if (n > sizeof(stack) / sizeof(stack[0])) {
+		syncs = calloc(n, sizeof(*syncs));
+		if (!syncs)
+			return -ENOMEM;
 	}
 	for (i = 0; i < n; i++) {
-		edges[i] = edge_new(deps[i].q, deps[i].point);
-		if (!edges[i]) {
-			ret = -ENOMEM;
-			goto out;
-		}
+		syncs[i].handle = edges[i]->dep->tl;
+		syncs[i].flags = DRM_D3DQ_SYNC_TIMELINE;
+		if (edges[i]->fence && can_release)
+			syncs[i].flags |= DRM_D3DQ_SYNC_RELEASABLE;
+		syncs[i].point = edges[i]->dep_point;
 	}
-	for (i = 0; i < n && !ret; i = j) {
-		for (j = i; j < n && j - i < max; j++) {
-			syncs[j - i].handle = deps[j].q->tl;
-			syncs[j - i].flags = DRM_D3DQ_SYNC_TIMELINE;
-			syncs[j - i].point = deps[j].point;
+	ret = queue_submit(q, n ? syncs : NULL, n, cmds, cmd_bytes, &seqno);
+	if (syncs != stack)
+		free(syncs);
+	if (ret)
+		return ret;
+	for (i = 0; i < n; i++) {
+		struct edge *e = edges[i];
+
+		if (e->fence && can_release && seqno) {
+			e->queue_id = q->id;
+			e->index = i;
+			e->seqno = seqno;
+			/* Linked first: a released edge is no dependency. */
+			fence_kwait_link(e, &fire);
+		} else if (e->fence) {
+			fence_unref(e->fence);
+			e->fence = NULL;
 		}
-		ret = queue_submit(q, syncs, j - i, NULL, 0, NULL);
+		record_edge(q, q->tl_point, e);
+	}
+	fire_run(q->dev, &fire);
+	return 0;
+}
+
+/*
+ * Submit a job (@cmds, or none) carrying the folded waits that are not
+ * over yet; when there are more than the driver takes per job, the first
+ * ones go in synchronisation jobs before it. q->lock held.
+ */
+static int submit_folded(struct d3dq_queue *q, const void *cmds,
+			 uint32_t cmd_bytes)
+{
+	uint32_t max = q->dev->max_syncs, i, n = 0, done = 0, chunk;
+	int ret = 0;
+
+	for (i = 0; i < q->nfold; i++) {
+		if (folded_reached(q->fold[i]))
+			edge_free(q->fold[i]);
+		else
+			q->fold[n++] = q->fold[i];
+	}
+	q->nfold = n;
+	while (n - done > max) {
+		ret = submit_edges(q, q->fold + done, max, NULL, 0);
 		if (ret)
-			break;
-		for (k = i; k < j; k++) {
-			record_edge(q, q->tl_point, edges[k]);
-			edges[k] = NULL;
-		}
+			goto out;
+		done += max;
 	}
+	chunk = n - done;
+	if (chunk || cmd_bytes)
+		ret = submit_edges(q, q->fold + done, chunk, cmds, cmd_bytes);
+	if (!ret)
+		done = n;
 out:
-	for (i = 0; edges && i < n; i++)
-		if (edges[i])
-			edge_free(edges[i]);
-	free(edges);
-	free(syncs);
+	/* What was submitted belongs to the records now. */
+	for (i = done; i < n; i++)
+		q->fold[i - done] = q->fold[i];
+	q->nfold = n - done;
 	return ret;
 }
 
 /*
  * Submit queue signal (@f, @value) of API order @order. Nothing needs to
  * run: the signal takes effect when the queue's last submitted point
- * completes (point 0: at once), unless it could discard a signal that a
- * queue wait relies on (R18): then it first waits, in the kernel, for
- * that signal's point. q->lock held.
+ * completes (point 0: at once). Folded waits before it need a job to
+ * carry them, and so does a signal that could discard a signal that a
+ * queue wait relies on (R18): it first waits, in the kernel, for that
+ * signal's point. q->lock held.
  */
 int queue_submit_signal_locked(struct d3dq_queue *q, struct d3dq_fence *f,
 			       uint64_t value, uint64_t order)
@@ -137,58 +225,49 @@ int queue_submit_signal_locked(struct d3dq_queue *q, struct d3dq_fence *f,
 	pthread_mutex_unlock(&f->lock);
 	if (ret)
 		return ret;
-	if (ndeps)
-		ret = submit_deps(q, deps, ndeps);
+	for (i = 0; i < ndeps && !ret; i++) {
+		struct edge *e = edge_new(deps[i].q, deps[i].point);
+
+		if (!e)
+			ret = -ENOMEM;
+		else if ((ret = fold_add(q, e)))
+			edge_free(e);
+	}
 	for (i = 0; i < ndeps; i++)
 		queue_unref(deps[i].q);
 	free(deps);
+	if (!ret && q->nfold)
+		ret = submit_folded(q, NULL, 0);
 	if (ret)
 		return ret;
 	return record_signal(q, f, value, order, q->tl_point);
 }
 
 /*
- * Submit a queue wait for (@f, @value) as a kernel wait on @d (chosen by
- * fence_choose_locked(), whose reference this drops), recorded as an
- * edge, and releasable early where the driver can (R6, R14). q->lock
- * held.
+ * A queue wait for (@f, @value) that relies on @d (chosen by
+ * fence_choose_locked(), whose reference this drops): folded into the
+ * queue's next job, see above. q->lock held.
  */
 int queue_submit_wait_locked(struct d3dq_queue *q, struct d3dq_fence *f,
 			     uint64_t value, struct dep *d)
 {
-	struct drm_d3dq_sync sync = {
-		.handle = d->q->tl,
-		.flags = DRM_D3DQ_SYNC_TIMELINE,
-		.point = d->point,
-	};
-	struct fire fire = FIRE_INIT;
-	uint64_t seqno = 0;
-	struct edge *e;
+	struct edge *e = edge_new(d->q, d->point);
 	int ret;
 
-	e = edge_new(d->q, d->point);
 	queue_unref(d->q);
 	if (!e)
 		return -ENOMEM;
-	if (q->dev->can_release)
-		sync.flags |= DRM_D3DQ_SYNC_RELEASABLE;
-	ret = queue_submit(q, &sync, 1, NULL, 0, &seqno);
+	fence_ref(f);
+	e->fence = f;
+	e->value = value;
+	ret = fold_add(q, e);
 	if (ret) {
 		edge_free(e);
 		return ret;
 	}
-	if (seqno && q->dev->can_release) {
-		fence_ref(f);
-		e->fence = f;
-		e->value = value;
-		e->queue_id = q->id;
-		e->index = 0;
-		e->seqno = seqno;
-		/* Linked first: a released edge is no dependency. */
-		fence_kwait_link(e, &fire);
-	}
-	record_edge(q, q->tl_point, e);
-	fire_run(q->dev, &fire);
+	/* A job carries at most max_syncs waits: one is full, submit it. */
+	if (q->nfold >= q->dev->max_syncs)
+		return submit_folded(q, NULL, 0);
 	return 0;
 }
 
@@ -208,8 +287,8 @@ int queue_submit_cmds_locked(struct d3dq_queue *q, const uint8_t *cmds,
 			(const void *)(cmds + pos);
 
 		if (pos + h->size - start > q->dev->max_cmd_bytes) {
-			ret = queue_submit(q, NULL, 0, cmds + start,
-					   (uint32_t)(pos - start), NULL);
+			ret = submit_folded(q, cmds + start,
+					    (uint32_t)(pos - start));
 			if (ret)
 				return ret;
 			start = pos;
@@ -217,8 +296,7 @@ int queue_submit_cmds_locked(struct d3dq_queue *q, const uint8_t *cmds,
 		pos += h->size;
 	}
 	if (pos > start)
-		return queue_submit(q, NULL, 0, cmds + start,
-				    (uint32_t)(pos - start), NULL);
+		return submit_folded(q, cmds + start, (uint32_t)(pos - start));
 	return 0;
 }
 
@@ -254,6 +332,7 @@ D3DQ_EXPORT int d3dq_queue_create(struct d3dq_device *dev,
 	pthread_mutex_init(&q->lock, NULL);
 	list_init(&q->recs);
 	list_init(&q->dev_link);
+	list_init(&q->active_link);
 
 	ret = syncobj_create(dev->fd, &q->tl);
 	if (ret)
@@ -269,8 +348,7 @@ D3DQ_EXPORT int d3dq_queue_create(struct d3dq_device *dev,
 		d3dq_ioctl(dev->fd, DRM_IOCTL_D3DQ_QUEUE_DESTROY, &destroy);
 		goto err;
 	}
-	/* The worker watches it from its next round. */
-	dev_ring(dev);
+	/* Idle: the worker waits on it from its first submit on. */
 	*out = q;
 	return 0;
 
@@ -309,6 +387,7 @@ D3DQ_EXPORT void d3dq_queue_destroy(struct d3dq_queue *q)
 	}
 	/* Also after a removal: applying then only drops the records. */
 	apply_upto(q, point);
+	queue_deactivate(q);
 
 	pthread_mutex_lock(&dev->lock);
 	list_del(&q->dev_link);
@@ -410,6 +489,29 @@ static int snapshot_lists(struct d3dq_cmdlist *const *lists, uint32_t count,
 	return 0;
 }
 
+/*
+ * The common case, one list on a queue that holds nothing back: submit
+ * from the list's own buffer under its lock (the kernel copies it), no
+ * copy of ours. 1: not this case, take the general path.
+ */
+static int execute_one(struct d3dq_queue *q, struct d3dq_cmdlist *l)
+{
+	int ret = 1;
+
+	queue_lock(q);
+	if (!q->held_head && !q->dead && !dev_refusing(q->dev)) {
+		pthread_mutex_lock(&l->lock);
+		if (l->state == CMDLIST_CLOSED && !l->error &&
+		    l->len <= UINT32_MAX)
+			ret = queue_submit_cmds_locked(q, l->data, l->len);
+		pthread_mutex_unlock(&l->lock);
+	}
+	queue_unlock(q);
+	if (ret != 1)
+		run_flushes(q->dev);
+	return ret;
+}
+
 D3DQ_EXPORT int d3dq_queue_execute(struct d3dq_queue *q,
 				   struct d3dq_cmdlist *const *lists,
 				   uint32_t count)
@@ -426,6 +528,11 @@ D3DQ_EXPORT int d3dq_queue_execute(struct d3dq_queue *q,
 			return -EINVAL;
 	if (!count)
 		return 0;
+	if (count == 1) {
+		ret = execute_one(q, lists[0]);
+		if (ret != 1)
+			return ret;
+	}
 
 	ret = snapshot_lists(lists, count, &buf, &total);
 	if (ret == 1) {

@@ -113,12 +113,14 @@ static void apply_locked(struct d3dq_queue *q, uint64_t upto,
 				continue;
 			}
 			list_del(&r->qlink);
+			cur->nrecs--;
 			if (e->fence)
 				fence_kwait_unlink(e);
 		} else {
 			struct sig_rec *s = container_of(r, struct sig_rec, r);
 
 			list_del(&r->qlink);
+			cur->nrecs--;
 			pthread_mutex_lock(&s->fence->lock);
 			fence_apply_locked(s, fire);
 			pthread_mutex_unlock(&s->fence->lock);
@@ -145,23 +147,67 @@ void apply_upto(struct d3dq_queue *q, uint64_t upto)
 }
 
 /*
+ * What the worker waits for on @q: the point of its first record whose
+ * value something observes (or of its first record at all once it has
+ * DRAIN_RECS of them); 0: nothing. apply_lock held.
+ */
+#define DRAIN_RECS 64
+
+static uint64_t watch_point_locked(struct d3dq_queue *q)
+{
+	struct list *pos, *tmp;
+
+	if (list_empty(&q->recs))
+		return 0;
+	if (q->nrecs >= DRAIN_RECS)
+		return container_of(q->recs.next, struct rec, qlink)->point;
+	list_for_each_safe(pos, tmp, &q->recs) {
+		struct rec *r = container_of(pos, struct rec, qlink);
+		struct sig_rec *s;
+
+		if (r->kind != REC_SIGNAL)
+			continue;
+		s = container_of(r, struct sig_rec, r);
+		if (atomic_load_explicit(&s->fence->observed,
+					 memory_order_relaxed) &&
+		    !atomic_load(&s->fence->destroyed))
+			return r->point;
+	}
+	return 0;
+}
+
+/*
  * Add @rec to @q's records. A record for a point the applier has already
- * passed is applied at once (nobody will wait for that point again); one
- * for a point before what the worker waits for wakes the worker.
+ * passed is applied at once (nobody will wait for that point again). One
+ * the worker must wait for (its value is observed, or the queue has
+ * DRAIN_RECS records) before what the worker waits for on @q now wakes
+ * the worker, to wait for it.
  */
 static bool record_add_locked(struct d3dq_queue *q, struct rec *rec,
 			      struct list *garbage)
 {
 	struct d3dq_device *dev = q->dev;
 	struct fire fire = FIRE_INIT;
-	bool ring;
+	bool ring = false;
+	uint64_t want;
 
 	list_add_tail(&rec->qlink, &q->recs);
-	ring = q->watched && rec->point < q->watch_point &&
-	       rec->point > q->completed;
+	q->nrecs++;
+	if (!q->active_linked) {
+		queue_ref(q);
+		list_add_tail(&q->active_link, &dev->active);
+		q->active_linked = true;
+	}
 	if (rec->point <= q->completed) {
 		apply_locked(q, q->completed, &fire, garbage);
 		fire_run(dev, &fire);
+	} else {
+		want = watch_point_locked(q);
+		ring = want && !dev->worker_awake &&
+		       (!q->watched || want < q->watch_point);
+		/* It collects before it sleeps again: ring once. */
+		if (ring)
+			dev->worker_awake = true;
 	}
 	return ring;
 }
@@ -214,6 +260,7 @@ int record_signal(struct d3dq_queue *q, struct d3dq_fence *f, uint64_t value,
 	pthread_mutex_lock(&dev->apply_lock);
 	pthread_mutex_lock(&f->lock);
 	list_add_tail(&s->flink, &f->pending);
+	atomic_fetch_add(&f->npending, 1);
 	list_for_each_safe(pos, tmp, &f->tickets) {
 		struct ticket *t = container_of(pos, struct ticket, link);
 
@@ -470,13 +517,26 @@ static void watch_free(struct watch_set *w)
 	free(w->base);
 }
 
+/* @q is being destroyed, its records applied: out of dev->active. */
+void queue_deactivate(struct d3dq_queue *q)
+{
+	pthread_mutex_lock(&q->dev->apply_lock);
+	if (q->active_linked) {
+		list_del(&q->active_link);
+		q->active_linked = false;
+		/* The caller holds a reference too: never the last one. */
+		atomic_fetch_sub(&q->refs, 1);
+	}
+	pthread_mutex_unlock(&q->dev->apply_lock);
+}
+
 /*
- * Build the wait set, with references: the doorbell; per queue the point
- * of its first record, else its last submitted point (to see a lost
- * queue), else its next point (WAIT_FOR_SUBMIT: an idle queue needs no
- * doorbell when work is submitted); per shared fence the lowest value
- * this process waits for (another process may signal it). dev->lock
- * held.
+ * Build the wait set, with references: the doorbell; per queue with
+ * records, the point of the first record something observes (see
+ * watch_point_locked()), none if nothing does; per watched shared fence
+ * the lowest value this process waits for (another process may signal
+ * it). Queues without records and shared fences nothing waits on any
+ * more leave their lists. dev->lock held.
  */
 static void collect_locked(struct d3dq_device *dev, struct watch_set *w)
 {
@@ -486,19 +546,21 @@ static void collect_locked(struct d3dq_device *dev, struct watch_set *w)
 	watch_add(w, dev->doorbell, atomic_load(&dev->doorbell_seen) + 1,
 		  NULL, 0);
 	pthread_mutex_lock(&dev->apply_lock);
-	list_for_each_safe(pos, tmp, &dev->queues) {
+	dev->worker_awake = false;
+	list_for_each_safe(pos, tmp, &dev->active) {
 		struct d3dq_queue *q =
-			container_of(pos, struct d3dq_queue, dev_link);
-		uint64_t point, submitted = atomic_load(&q->submitted);
+			container_of(pos, struct d3dq_queue, active_link);
+		uint64_t point;
 
-		if (!list_empty(&q->recs))
-			point = container_of(q->recs.next, struct rec,
-					     qlink)->point;
-		else if (submitted > q->completed)
-			point = submitted;
-		else
-			point = q->completed + 1;
-		if (watch_add(w, q->tl, point, q, q->completed))
+		if (list_empty(&q->recs)) {
+			list_del(&q->active_link);
+			q->active_linked = false;
+			/* Never the last reference: see queue_deactivate(). */
+			atomic_fetch_sub(&q->refs, 1);
+			continue;
+		}
+		point = watch_point_locked(q);
+		if (!point || watch_add(w, q->tl, point, q, q->completed))
 			continue;
 		queue_ref(q);
 		q->watched = true;
@@ -506,13 +568,17 @@ static void collect_locked(struct d3dq_device *dev, struct watch_set *w)
 	}
 	pthread_mutex_unlock(&dev->apply_lock);
 	w->nqueues = w->n;
-	list_for_each_safe(pos, tmp, &dev->fences) {
+	list_for_each_safe(pos, tmp, &dev->watched) {
 		struct d3dq_fence *f =
-			container_of(pos, struct d3dq_fence, dev_link);
+			container_of(pos, struct d3dq_fence, watch_link);
 		uint64_t target;
 
-		if (!f->shared || !fence_watch(f, &target) ||
-		    watch_add(w, f->syncobj, target, f, 0))
+		if (!fence_watch(f, &target)) {
+			list_del(&f->watch_link);
+			f->watch_linked = false;
+			continue;
+		}
+		if (watch_add(w, f->syncobj, target, f, 0))
 			continue;
 		fence_ref(f);
 	}
@@ -525,6 +591,8 @@ static void watch_put(struct d3dq_device *dev, struct watch_set *w)
 	pthread_mutex_lock(&dev->apply_lock);
 	for (i = 1; i < w->nqueues; i++)
 		((struct d3dq_queue *)w->objs[i])->watched = false;
+	/* Records added from now on are in the next set without a ring. */
+	dev->worker_awake = true;
 	pthread_mutex_unlock(&dev->apply_lock);
 	for (i = 1; i < w->nqueues; i++)
 		queue_unref(w->objs[i]);
@@ -532,52 +600,43 @@ static void watch_put(struct d3dq_device *dev, struct watch_set *w)
 		fence_unref(w->objs[i]);
 }
 
-/* Something in the set completed: apply it. No lock held. */
-static void process(struct d3dq_device *dev, struct watch_set *w)
+/*
+ * Entry @i of the set (not the doorbell) has signalled: apply it. A queue
+ * reached the point the worker waited for: it is applied up to there
+ * (records after it that completed too make the next wait return at
+ * once, which costs no more than a QUERY now would). Other entries that
+ * signalled too are found by the next wait.
+ * A lost queue's jobs completed with an error: nothing they signal
+ * counts, so the device is removed before anything is applied. No lock
+ * held.
+ */
+static void process(struct d3dq_device *dev, struct watch_set *w, uint32_t i)
 {
-	uint64_t *values = calloc(w->n, sizeof(*values));
 	struct fire fire = FIRE_INIT;
+	uint64_t value = w->points[i], v = 0;
 	struct list garbage;
-	int lost = 0;
-	uint32_t i;
+	int lost;
 
-	if (!values)
+	if (i >= w->nqueues) {
+		/* v = 0: valgrind cannot see the kernel write it. */
+		if (!syncobj_query(dev->fd, &w->handles[i], &v, 1, 0) &&
+		    v > value)
+			value = v;
+		fence_watch_fired(w->objs[i], value, &fire);
+		fire_run(dev, &fire);
 		return;
-	/* One query for everything, else one by one. */
-	if (w->n > 1 && syncobj_query(dev->fd, &w->handles[1], &values[1],
-				      w->n - 1, 0)) {
-		for (i = 1; i < w->n; i++)
-			if (syncobj_query(dev->fd, &w->handles[i], &values[i],
-					  1, 0))
-				values[i] = 0;
 	}
-	/*
-	 * A lost queue's jobs completed with an error: nothing they signal
-	 * counts. Remove the device before applying anything.
-	 */
-	for (i = 1; i < w->nqueues && !lost; i++)
-		if (values[i] > w->base[i])
-			lost = queue_check_lost(w->objs[i]);
-	if (lost)
+	lost = queue_check_lost(w->objs[i]);
+	if (lost) {
 		dev_remove(dev, lost);
-
+		return;
+	}
 	list_init(&garbage);
 	pthread_mutex_lock(&dev->apply_lock);
-	for (i = 1; i < w->nqueues; i++) {
-		struct d3dq_queue *q = w->objs[i];
-
-		if (values[i] > q->completed)
-			apply_locked(q, values[i], &fire, &garbage);
-	}
+	apply_locked(w->objs[i], value, &fire, &garbage);
 	fire_run(dev, &fire);
 	pthread_mutex_unlock(&dev->apply_lock);
 	free_garbage(&garbage);
-
-	for (i = w->nqueues; i < w->n; i++) {
-		fence_watch_fired(w->objs[i], values[i], &fire);
-		fire_run(dev, &fire);
-	}
-	free(values);
 }
 
 /*
@@ -605,6 +664,7 @@ static void *worker_main(void *arg)
 {
 	struct d3dq_device *dev = arg;
 	struct watch_set w = { 0 };
+	uint32_t first;
 	int ret;
 
 	for (;;) {
@@ -616,12 +676,13 @@ static void *worker_main(void *arg)
 		collect_locked(dev, &w);
 		pthread_mutex_unlock(&dev->lock);
 
+		first = 0;
 		ret = syncobj_timeline_wait(dev->fd, w.handles, w.points, w.n,
 					    now_ns() + WATCH_SLICE_NS,
 					    DRM_SYNCOBJ_WAIT_FLAGS_WAIT_FOR_SUBMIT,
-					    NULL);
-		if (!ret)
-			process(dev, &w);
+					    &first);
+		if (!ret && first && first < w.n)
+			process(dev, &w, first);
 		else if (ret == -ENODEV)
 			dev_remove(dev, -ENODEV);
 		watch_put(dev, &w);

@@ -104,4 +104,44 @@ TEST_F(q, signal_then_wait_same_queue)
 	EXPECT_EQ(9, d3dq_fence_get_completed_value(self->e.f));
 }
 
+/*
+ * R1, R3 for a fence nobody waits on: its queue signal is applied without
+ * an event, a waiter or a later record; reading the value is enough. The
+ * library applies such signals lazily (library.rst, "The worker"): the
+ * first read while one is pending brings the worker. Polls until the
+ * value arrives, at most 20 s.
+ */
+TEST_F(q, unobserved_signal_seen_by_polling)
+{
+	uint64_t i;
+
+	ASSERT_EQ(0, util_exec_delay(self->e.dev, self->e.a, 50 * MS));
+	ASSERT_EQ(0, util_exec_write64(self->e.dev, self->e.a, self->e.buf, 0, 1));
+	ASSERT_EQ(0, d3dq_queue_signal(self->e.a, self->e.f, 7));
+	for (i = 0; i < 20000 && d3dq_fence_get_completed_value(self->e.f) != 7;
+	     i++)
+		util_sleep_ms(1);
+	EXPECT_EQ(7, d3dq_fence_get_completed_value(self->e.f));
+	EXPECT_EQ(1, util_read64(self->e.buf, 0));
+}
+
+/*
+ * The same after the work completed unobserved: a later signal on an idle
+ * queue, then reads of the first fence.
+ */
+TEST_F(q, unobserved_signal_read_after_completion)
+{
+	uint64_t i;
+
+	ASSERT_EQ(0, util_exec_write64(self->e.dev, self->e.a, self->e.buf, 0, 1));
+	ASSERT_EQ(0, d3dq_queue_signal(self->e.a, self->e.f, 3));
+	/* Another queue's work, waited for in the kernel: f stays unread. */
+	ASSERT_EQ(0, util_exec_delay(self->e.dev, self->e.b, 100 * MS));
+	ASSERT_EQ(0, util_queue_idle(self->e.dev, self->e.b));
+	for (i = 0; i < 20000 && d3dq_fence_get_completed_value(self->e.f) != 3;
+	     i++)
+		util_sleep_ms(1);
+	EXPECT_EQ(3, d3dq_fence_get_completed_value(self->e.f));
+}
+
 TEST_HARNESS_MAIN

@@ -1,0 +1,326 @@
+// SPDX-License-Identifier: MIT
+/*
+ * d3dq-bench figure 3: submission. Execute of one WRITE64 plus Signal
+ * against a raw SUBMIT of the same job, interleaved on one thread, with
+ * the system calls and sleeps of each; then Execute(empty) + Signal, which
+ * reaches no kernel, at 1, 2 and 4 threads against GET_PARAM, for
+ * information.
+ *
+ * Copyright (C) 2026 The d3dq authors
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "bench.h"
+
+enum sub_mode { SUB_LIB, SUB_GET_PARAM };
+
+struct sub_thread {
+	pthread_t thread;
+	enum sub_mode mode;
+	struct d3dq_queue *q;
+	struct d3dq_fence *f;
+	struct d3dq_cmdlist *empty;
+	int n;
+	double *lat;
+	int64_t start, end;
+	pthread_barrier_t *bar;
+};
+
+static void *sub_main(void *arg)
+{
+	struct sub_thread *t = arg;
+	struct drm_d3dq_get_param p = { .param = DRM_D3DQ_PARAM_UAPI_VERSION };
+	int64_t t0;
+	int i;
+
+	pthread_barrier_wait(t->bar);
+	t->start = now_ns();
+	for (i = 0; i < t->n; i++) {
+		t0 = now_ns();
+		if (t->mode == SUB_LIB) {
+			CHECK(d3dq_queue_execute(t->q, &t->empty, 1));
+			CHECK(d3dq_queue_signal(t->q, t->f, i + 1));
+		} else {
+			CHECK(xioctl(DRM_IOCTL_D3DQ_GET_PARAM, &p));
+		}
+		t->lat[i] = (double)(now_ns() - t0);
+	}
+	t->end = now_ns();
+	return NULL;
+}
+
+/* Runs nthreads; returns the row of per-call times and sets *rate. */
+static int sub_run(enum sub_mode mode, int nthreads, bool one_queue,
+		   const char *key, const char *label, double *rate)
+{
+	struct d3dq_device *dev = mode == SUB_LIB ? lib_open() : NULL;
+	struct sub_thread t[4];
+	struct d3dq_queue *shared_q = NULL;
+	struct d3dq_cmdlist *empty = NULL;
+	pthread_barrier_t bar;
+	int64_t start = INT64_MAX, end = 0;
+	double *all = samples((long)nthreads * sz.submit);
+	int i, j;
+
+	if (dev) {
+		CHECK(d3dq_cmdlist_create(dev, &empty));
+		CHECK(d3dq_cmdlist_close(empty));
+		if (one_queue)
+			shared_q = lib_queue(dev);
+	}
+	pthread_barrier_init(&bar, NULL, nthreads);
+	for (i = 0; i < nthreads; i++) {
+		memset(&t[i], 0, sizeof(t[i]));
+		t[i].mode = mode;
+		t[i].n = sz.submit;
+		t[i].lat = samples(sz.submit);
+		t[i].bar = &bar;
+		t[i].empty = empty;
+		if (dev) {
+			t[i].q = shared_q ? shared_q : lib_queue(dev);
+			t[i].f = lib_fence(dev, 0);
+		}
+		CHECK(pthread_create(&t[i].thread, NULL, sub_main, &t[i]));
+	}
+	for (i = 0; i < nthreads; i++) {
+		pthread_join(t[i].thread, NULL);
+		if (t[i].start < start)
+			start = t[i].start;
+		if (t[i].end > end)
+			end = t[i].end;
+		for (j = 0; j < sz.submit; j++)
+			all[(long)i * sz.submit + j] = t[i].lat[j];
+		free(t[i].lat);
+	}
+	*rate = (double)nthreads * sz.submit * 1e9 / (double)(end - start);
+	for (i = 0; i < nthreads; i++) {
+		if (dev) {
+			CHECK(d3dq_fence_wait(t[i].f, sz.submit,
+					      D3DQ_TIMEOUT_INFINITE));
+			d3dq_fence_destroy(t[i].f);
+			if (!shared_q)
+				d3dq_queue_destroy(t[i].q);
+		}
+	}
+	pthread_barrier_destroy(&bar);
+	if (dev) {
+		d3dq_queue_destroy(shared_q);
+		d3dq_cmdlist_destroy(empty);
+		d3dq_device_close(dev);
+	}
+	return add_row(3, key, label, "ns", all, (long)nthreads * sz.submit);
+}
+
+static void submit_write_dat(const double rates[3][3])
+{
+	static const int threads[] = { 1, 2, 4 };
+	char path[512];
+	FILE *f;
+	int i;
+
+	if (!data_dir)
+		return;
+	snprintf(path, sizeof(path), "%s/submit.dat", data_dir);
+	f = fopen(path, "w");
+	if (!f)
+		die(path, errno, __LINE__);
+	fprintf(f, "# threads get_param_per_s lib_one_queue_per_s lib_queue_each_per_s\n");
+	for (i = 0; i < 3; i++)
+		fprintf(f, "%d %.0f %.0f %.0f\n", threads[i], rates[i][0],
+			rates[i][1], rates[i][2]);
+	fclose(f);
+}
+
+/*
+ * Execute(one WRITE64) + Signal against a raw SUBMIT of the same job (one
+ * WRITE64, one timeline signal) and against Execute(empty) + Signal, on
+ * one thread, in blocks that rotate so that all three see the same load.
+ * Each variant has its own queue; the raw one its own render node. After
+ * a block, untimed, its jobs are waited for: every block starts with an
+ * idle engine, instead of running next to the jobs of the block before
+ * it (the engine's work shares the host thread of both vCPUs), which
+ * would charge one variant's jobs to the variant that follows it.
+ */
+#define SUB_BLOCK 50
+
+enum { V_RAW, V_LIB, V_EMPTY, NV };
+
+static void submit_pairs(int gp1)
+{
+	struct d3dq_device *dev = lib_open();
+	struct d3dq_queue *q = lib_queue(dev), *qe = lib_queue(dev);
+	struct d3dq_fence *f = lib_fence(dev, 0), *fe = lib_fence(dev, 0);
+	struct d3dq_buffer *buf;
+	struct d3dq_cmdlist *l, *empty;
+	struct raw_bo bo = raw_bo_create();
+	struct drm_d3dq_cmd_write64 w = raw_write64(&bo, 0, 1);
+	uint32_t rq = raw_queue(), rtl = raw_syncobj();
+	int blocks = sz.submit / SUB_BLOCK, n = blocks * SUB_BLOCK, b, k, j;
+	double *lat[NV];
+	struct counts c0, c1, sum[NV];
+	int done[NV] = { 0 }, row[NV];
+	int64_t t0;
+
+	CHECK(d3dq_buffer_create(dev, 4096, &buf));
+	l = lib_list_write64(dev, buf, 0, 1);
+	CHECK(d3dq_cmdlist_create(dev, &empty));
+	CHECK(d3dq_cmdlist_close(empty));
+	memset(sum, 0, sizeof(sum));
+	for (k = 0; k < NV; k++)
+		lat[k] = samples(n);
+	for (b = 0; b < blocks; b++) {
+		for (k = 0; k < NV; k++) {
+			int v = (b + k) % NV;
+
+			c0 = counts_now();
+			for (j = 0; j < SUB_BLOCK; j++) {
+				int i = ++done[v];
+
+				t0 = now_ns();
+				switch (v) {
+				case V_RAW:
+					CHECK(raw_submit(rq, 0, 0, rtl, i, &w,
+							 sizeof(w)));
+					break;
+				case V_LIB:
+					CHECK(d3dq_queue_execute(q, &l, 1));
+					CHECK(d3dq_queue_signal(q, f, i));
+					break;
+				case V_EMPTY:
+					CHECK(d3dq_queue_execute(qe, &empty, 1));
+					CHECK(d3dq_queue_signal(qe, fe, i));
+					break;
+				}
+				lat[v][i - 1] = (double)(now_ns() - t0);
+			}
+			c1 = counts_now();
+			sum[v].ioctls += c1.ioctls - c0.ioctls;
+			sum[v].sleeps += c1.sleeps - c0.sleeps;
+			sum[v].process_sleeps += c1.process_sleeps -
+						 c0.process_sleeps;
+			if (v == V_RAW)
+				CHECK(raw_wait(rtl, done[v]));
+			else if (v == V_LIB)
+				CHECK(d3dq_fence_wait(f, done[v],
+						      D3DQ_TIMEOUT_INFINITE));
+		}
+	}
+	CHECK(raw_wait(rtl, n));
+	CHECK(d3dq_fence_wait(f, n, D3DQ_TIMEOUT_INFINITE));
+	CHECK(d3dq_fence_wait(fe, n, D3DQ_TIMEOUT_INFINITE));
+
+	row[V_RAW] = add_row(3, "submit_raw_cmd",
+			     "raw SUBMIT (1 WRITE64, 1 timeline signal)", "ns",
+			     lat[V_RAW], n);
+	row[V_LIB] = add_row(3, "submit_lib_cmd",
+			     "library Execute(1 WRITE64)+Signal", "ns",
+			     lat[V_LIB], n);
+	row[V_EMPTY] = add_row(3, "submit_lib_empty",
+			       "library Execute(empty)+Signal", "ns",
+			       lat[V_EMPTY], n);
+	memset(&c0, 0, sizeof(c0));
+	add_counts(3, "submit_raw_cmd", "raw SUBMIT", c0, sum[V_RAW], n);
+	add_counts(3, "submit_lib_cmd", "library Execute(1)+Signal", c0,
+		   sum[V_LIB], n);
+	add_counts(3, "submit_lib_empty", "library Execute(0)+Signal", c0,
+		   sum[V_EMPTY], n);
+	add_cmp(3, row[V_LIB], row[V_RAW],
+		"submit: Execute(1 cmd)+Signal / raw SUBMIT of it", 1.2);
+	add_cmp(3, row[V_EMPTY], gp1,
+		"submit: Execute(empty)+Signal / GET_PARAM (info)", 0);
+	add_cmp(3, row[V_RAW], gp1, "submit: raw SUBMIT / GET_PARAM", 0);
+
+	raw_queue_destroy(rq);
+	raw_syncobj_destroy(rtl);
+	raw_bo_destroy(bo);
+	d3dq_queue_destroy(q);
+	d3dq_queue_destroy(qe);
+	d3dq_fence_destroy(f);
+	d3dq_fence_destroy(fe);
+	d3dq_cmdlist_destroy(l);
+	d3dq_cmdlist_destroy(empty);
+	d3dq_buffer_destroy(buf);
+	d3dq_device_close(dev);
+}
+
+static void fig3(void)
+{
+	static const int threads[] = { 1, 2, 4 };
+	char key[48], label[72];
+	double rate, rates[3][3];
+	int lib1 = -1, gp1 = -1, r, k;
+	size_t i;
+
+	for (i = 0; i < sizeof(threads) / sizeof(threads[0]); i++) {
+		int n = threads[i];
+
+		snprintf(key, sizeof(key), "submit_get_param_t%d", n);
+		snprintf(label, sizeof(label), "GET_PARAM ioctl, %d thread%s",
+			 n, n > 1 ? "s" : "");
+		r = sub_run(SUB_GET_PARAM, n, false, key, label, &rate);
+		rates[i][0] = rate;
+		if (n == 1)
+			gp1 = r;
+		snprintf(key, sizeof(key), "rate_get_param_t%d", n);
+		snprintf(label, sizeof(label), "GET_PARAM calls/s, %d thread%s",
+			 n, n > 1 ? "s" : "");
+		k = add_value(3, key, label, "calls/s", rate, false);
+
+		snprintf(key, sizeof(key), "submit_lib_oneq_t%d", n);
+		snprintf(label, sizeof(label),
+			 "library Execute(empty)+Signal, %d thr, 1 queue", n);
+		r = sub_run(SUB_LIB, n, true, key, label, &rate);
+		rates[i][1] = rates[i][2] = rate;
+		if (n == 1)
+			lib1 = r;
+		snprintf(key, sizeof(key), "rate_lib_oneq_t%d", n);
+		snprintf(label, sizeof(label), "library calls/s, %d thr, 1 queue",
+			 n);
+		r = add_value(3, key, label, "calls/s", rate, false);
+		snprintf(label, sizeof(label),
+			 "calls/s, %d thr: library 1 queue / GET_PARAM", n);
+		add_cmp(3, r, k, label, 0);
+		if (n == 1)
+			continue;
+		snprintf(key, sizeof(key), "submit_lib_qpt_t%d", n);
+		snprintf(label, sizeof(label),
+			 "library Execute(empty)+Signal, %d thr, queue each",
+			 n);
+		sub_run(SUB_LIB, n, false, key, label, &rate);
+		rates[i][2] = rate;
+		snprintf(key, sizeof(key), "rate_lib_qpt_t%d", n);
+		snprintf(label, sizeof(label),
+			 "library calls/s, %d thr, queue each", n);
+		r = add_value(3, key, label, "calls/s", rate, false);
+		snprintf(label, sizeof(label),
+			 "calls/s, %d thr: library queue each / GET_PARAM", n);
+		add_cmp(3, r, k, label, 0);
+	}
+	submit_write_dat(rates);
+	if (lib1 < 0 || gp1 < 0)
+		die("figure 3", EINVAL, __LINE__);
+	submit_pairs(gp1);
+	bench_no_quantiles(3);
+}
+
+static int fig3_plot(FILE *gp)
+{
+	char path[512];
+
+	fprintf(gp, "set title \"3. Execute(empty)+Signal throughput (no kernel)\"\n"
+		"set xlabel \"threads\"\nset ylabel \"calls per second\"\n"
+		"set logscale y\nset key top right\nset xtics (1, 2, 4)\n"
+		"plot '%s' using 1:2 with linespoints lw 2 title 'GET_PARAM ioctl', \\\n"
+		"     '' using 1:3 with linespoints lw 2 title 'library, one queue', \\\n"
+		"     '' using 1:4 with linespoints lw 2 title 'library, queue per thread'\n",
+		data_path(path, sizeof(path), "submit.dat"));
+	return 1;
+}
+
+BENCH_FIGURE(3, "submission: Execute+Signal against a raw SUBMIT of the job",
+	     fig3, fig3_plot)
+
