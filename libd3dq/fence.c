@@ -408,8 +408,14 @@ uint64_t fence_value(struct d3dq_fence *f)
 {
 	uint64_t v = 0, mine;
 
-	if (!f->shared)
-		return atomic_load_explicit(&f->value, memory_order_acquire);
+	if (!f->shared) {
+		v = atomic_load_explicit(&f->value, memory_order_acquire);
+		/*
+		 * A removal reads UINT64_MAX from when it stops the device,
+		 * not from when it reaches this fence (R15, one instant).
+		 */
+		return v != UINT64_MAX && dev_removed(f->dev) ? UINT64_MAX : v;
+	}
 	if (dev_removed(f->dev) || atomic_load(&f->destroyed))
 		return UINT64_MAX;
 	mine = atomic_load_explicit(&f->value, memory_order_acquire);

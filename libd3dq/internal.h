@@ -409,6 +409,19 @@ static inline bool dev_refusing(struct d3dq_device *dev)
 	return atomic_load_explicit(&dev->refusing, memory_order_acquire);
 }
 
+/*
+ * -ENODEV for queue work refused by a removal, returned once the removal
+ * is complete (dev_remove() holds remove_lock throughout): whoever is
+ * told the device is gone then also reads UINT64_MAX and has every CPU
+ * signal refused, as if the removal had happened at one instant (R15).
+ */
+static inline int dev_refused(struct d3dq_device *dev)
+{
+	pthread_mutex_lock(&dev->remove_lock);
+	pthread_mutex_unlock(&dev->remove_lock);
+	return -ENODEV;
+}
+
 static inline void queue_ref(struct d3dq_queue *q)
 {
 	atomic_fetch_add(&q->refs, 1);

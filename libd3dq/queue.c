@@ -63,6 +63,8 @@ int queue_submit(struct d3dq_queue *q, const struct drm_d3dq_sync *waits,
 		dev_remove(q->dev, ret ? ret : -ECANCELED);
 		return -ENODEV;
 	}
+	if (ret == -ENODEV && dev_refusing(q->dev))
+		return dev_refused(q->dev);	/* removed by another thread */
 	if (ret)
 		return ret;
 	q->tl_point++;
@@ -416,7 +418,9 @@ D3DQ_EXPORT int d3dq_queue_wait(struct d3dq_queue *q, struct d3dq_fence *f,
 	if (ret)
 		return ret;
 	queue_lock(q);
-	if (dev_refusing(q->dev) || q->dead)
+	if (dev_refusing(q->dev))
+		ret = dev_refused(q->dev);
+	else if (q->dead)
 		ret = -ENODEV;
 	else
 		ret = queue_wait_locked(q, f, value);
@@ -433,7 +437,9 @@ D3DQ_EXPORT int d3dq_queue_signal(struct d3dq_queue *q, struct d3dq_fence *f,
 	if (ret)
 		return ret;
 	queue_lock(q);
-	if (dev_refusing(q->dev) || q->dead)
+	if (dev_refusing(q->dev))
+		ret = dev_refused(q->dev);
+	else if (q->dead)
 		ret = -ENODEV;
 	else
 		ret = queue_signal_locked(q, f, value);
@@ -545,7 +551,7 @@ D3DQ_EXPORT int d3dq_queue_execute(struct d3dq_queue *q,
 		return ret;
 	if (dev_refusing(q->dev)) {
 		free(buf);
-		return -ENODEV;
+		return dev_refused(q->dev);
 	}
 	if (!total) {
 		free(buf);
@@ -557,7 +563,9 @@ D3DQ_EXPORT int d3dq_queue_execute(struct d3dq_queue *q,
 	}
 
 	queue_lock(q);
-	if (dev_refusing(q->dev) || q->dead)
+	if (dev_refusing(q->dev))
+		ret = dev_refused(q->dev);
+	else if (q->dead)
 		ret = -ENODEV;
 	else
 		ret = queue_execute_locked(q, buf, total);
