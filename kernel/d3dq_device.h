@@ -19,6 +19,7 @@
 #include <drm/drm_device.h>
 
 #include "d3dq_compat.h"
+#include "d3dq_engine.h"
 
 struct d3dq_usage;
 struct drm_file;
@@ -62,6 +63,8 @@ struct d3dq_device {
 	struct workqueue_struct *engine_wq;
 	/* Final queue teardown (scheduler and entity fini). */
 	struct workqueue_struct *teardown_wq;
+	/* The engine the queues share (d3dq_engine.c). */
+	struct d3dq_dispatch dispatch;
 
 	/* Open files, for debugfs. */
 	struct mutex files_lock;

@@ -103,7 +103,8 @@ int d3dq_ioctl_get_param(struct drm_device *drm, void *data,
 		args->value = DRM_D3DQ_FEATURE_TIMELINE |
 			      DRM_D3DQ_FEATURE_PRIME |
 			      DRM_D3DQ_FEATURE_TIMEOUT |
-			      DRM_D3DQ_FEATURE_WAIT_RELEASE;
+			      DRM_D3DQ_FEATURE_WAIT_RELEASE |
+			      DRM_D3DQ_FEATURE_PRIORITY;
 		break;
 	case DRM_D3DQ_PARAM_MAX_QUEUES:
 		args->value = d3dq_max_queues;
@@ -242,8 +243,10 @@ static void d3dq_device_release_wqs(struct d3dq_device *ddev)
 {
 	if (ddev->teardown_wq)
 		destroy_workqueue(ddev->teardown_wq);
-	if (ddev->engine_wq)
+	if (ddev->engine_wq) {
+		d3dq_dispatch_fini(&ddev->dispatch);
 		destroy_workqueue(ddev->engine_wq);
+	}
 	if (ddev->sched_wq)
 		destroy_workqueue(ddev->sched_wq);
 }
@@ -293,11 +296,16 @@ static int d3dq_device_create(unsigned int index)
 		if (!ddev->sched_wq)
 			goto out_devres;
 	}
+	/*
+	 * Not WQ_HIGHPRI: the engine runs work any user can submit, in
+	 * bounded steps, one at a time per device, at a normal priority.
+	 */
 	ddev->engine_wq = alloc_workqueue("d3dq-engine.%u",
-					  WQ_MEM_RECLAIM | WQ_UNBOUND |
-					  WQ_HIGHPRI, 0, index);
+					  WQ_MEM_RECLAIM | WQ_UNBOUND, 0,
+					  index);
 	if (!ddev->engine_wq)
 		goto out_wqs;
+	d3dq_dispatch_init(&ddev->dispatch, ddev->engine_wq);
 	ddev->teardown_wq = alloc_workqueue("d3dq-teardown.%u", WQ_UNBOUND,
 					    0, index);
 	if (!ddev->teardown_wq)

@@ -86,6 +86,7 @@ struct d3dq_job {
 
 	/* Engine state: next command and end of the current delay. */
 	u32 pc;
+	u64 cmd_done;			/* bytes of a COPY or FILL done */
 	bool delaying;
 	ktime_t delay_end;
 	int cancel;			/* error to stop with, under queue->lock */
