@@ -214,6 +214,35 @@ static bool d3dq_dispatch_has_ready_locked(struct d3dq_dispatch *d)
 	return false;
 }
 
+/* The engine is free again: run the next step if a queue is ready. */
+static void d3dq_dispatch_release(struct d3dq_dispatch *d)
+{
+	unsigned long flags;
+
+	spin_lock_irqsave(&d->lock, flags);
+	d->busy = false;
+	if (d3dq_dispatch_has_ready_locked(d))
+		queue_work(d->wq, &d->work);
+	spin_unlock_irqrestore(&d->lock, flags);
+}
+
+/*
+ * Take the engine for a job run directly in run_job: only when it is idle
+ * (no step running, no queue ready), so that nothing is overtaken.
+ */
+static bool d3dq_dispatch_claim_idle(struct d3dq_dispatch *d)
+{
+	unsigned long flags;
+	bool claimed;
+
+	spin_lock_irqsave(&d->lock, flags);
+	claimed = !d->busy && !d3dq_dispatch_has_ready_locked(d);
+	if (claimed)
+		d->busy = true;
+	spin_unlock_irqrestore(&d->lock, flags);
+	return claimed;
+}
+
 /* Take the next queue to step off the ready lists (see "Engine steps"). */
 static struct d3dq_engine *d3dq_dispatch_pick_locked(struct d3dq_dispatch *d)
 {
@@ -348,20 +377,16 @@ static void d3dq_dispatch_work(struct work_struct *work)
 	unsigned long flags;
 
 	spin_lock_irqsave(&d->lock, flags);
-	engine = d3dq_dispatch_pick_locked(d);
-	d->busy = !!engine;
+	/* A job running in run_job has the engine; it queues us after. */
+	engine = d->busy ? NULL : d3dq_dispatch_pick_locked(d);
+	d->busy = d->busy || engine;
 	spin_unlock_irqrestore(&d->lock, flags);
 	if (!engine)
 		return;
 
 	d3dq_engine_step(container_of(engine, struct d3dq_queue, engine),
 			 D3DQ_ENGINE_STEP_BYTES);
-
-	spin_lock_irqsave(&d->lock, flags);
-	d->busy = false;
-	if (d3dq_dispatch_has_ready_locked(d))
-		queue_work(d->wq, &d->work);
-	spin_unlock_irqrestore(&d->lock, flags);
+	d3dq_dispatch_release(d);
 }
 
 static enum hrtimer_restart d3dq_engine_timer(struct hrtimer *timer)
@@ -373,6 +398,28 @@ static enum hrtimer_restart d3dq_engine_timer(struct hrtimer *timer)
 	return HRTIMER_NORESTART;
 }
 
+/*
+ * Can @job run whole in one step, directly in run_job? No DELAY (which
+ * would make run_job wait) and no more than one step's budget of work.
+ */
+static bool d3dq_job_is_short(const struct d3dq_job *job)
+{
+	s64 cost = 0;
+	u32 i;
+
+	for (i = 0; i < job->ncmds; i++) {
+		if (job->cmds[i].op == DRM_D3DQ_CMD_DELAY)
+			return false;
+		cost += D3DQ_ENGINE_CMD_COST;
+		if (job->cmds[i].op == DRM_D3DQ_CMD_COPY ||
+		    job->cmds[i].op == DRM_D3DQ_CMD_FILL)
+			cost += job->cmds[i].size;
+		if (cost > D3DQ_ENGINE_STEP_BYTES)
+			return false;
+	}
+	return true;
+}
+
 /**
  * d3dq_engine_run - Start a job whose dependencies have signalled.
  * @queue: the job's queue
@@ -380,7 +427,10 @@ static enum hrtimer_restart d3dq_engine_timer(struct hrtimer *timer)
  *
  * Called from the scheduler's run_job. A job of a lost or destroyed queue,
  * or one whose dependency failed, is not run: its fence signals at once
- * with -ECANCELED. Otherwise the queue joins the engine's ready lists.
+ * with -ECANCELED. A short job (one step, no DELAY) finds the engine
+ * idle runs here and now, and the fence returned has signalled: that
+ * saves the engine work item's wake-up. Otherwise the queue joins the
+ * engine's ready lists.
  *
  * Return: a reference to the job's hardware fence.
  */
@@ -390,6 +440,7 @@ struct dma_fence *d3dq_engine_run(struct d3dq_queue *queue,
 	struct d3dq_engine *engine = &queue->engine;
 	struct d3dq_hw_fence *hw = job->hw;
 	bool dep_failed = d3dq_job_dependency_failed(job);
+	bool now = false;
 	int err = 0;
 
 	/* run_job calls of one scheduler never overlap. */
@@ -413,12 +464,20 @@ struct dma_fence *d3dq_engine_run(struct d3dq_queue *queue,
 		job->run_start_ns = ktime_get_ns();
 		trace_d3dq_run(queue->usage->client_id, queue->id,
 			       d3dq_job_seqno(job), 0);
-		d3dq_dispatch_add(engine);
+		now = d3dq_job_is_short(job) &&
+		      d3dq_dispatch_claim_idle(engine->dispatch);
+		if (!now)
+			d3dq_dispatch_add(engine);
 	}
 	spin_unlock(&queue->lock);
 
-	if (err)
+	if (err) {
 		d3dq_job_signal(job, err);
+	} else if (now) {
+		/* Ends the job; would queue it if it had more to run. */
+		d3dq_engine_step(queue, D3DQ_ENGINE_STEP_BYTES);
+		d3dq_dispatch_release(engine->dispatch);
+	}
 	return &hw->base;
 }
 
