@@ -433,11 +433,16 @@ static void d3dq_trace_submit(struct d3dq_queue *queue, struct d3dq_job *job,
  */
 
 /* The buffers a job uses, each once, and whether it writes them. */
+/* Buffers a set holds without allocating: most jobs name a few. */
+#define D3DQ_BO_SET_INLINE	16
+
 struct d3dq_bo_set {
 	struct drm_gem_object **objs;
 	unsigned long *write;		/* bitmap, one bit per @objs entry */
 	u32 count;
 	struct ww_acquire_ctx ctx;
+	struct drm_gem_object *inline_objs[D3DQ_BO_SET_INLINE];
+	unsigned long inline_write;
 };
 
 /* A buffer a command names, for sorting and merging duplicates. */
@@ -457,8 +462,10 @@ static int d3dq_bo_use_cmp(const void *a, const void *b)
 
 static void d3dq_bo_set_free(struct d3dq_bo_set *set)
 {
-	kvfree(set->objs);
-	bitmap_free(set->write);
+	if (set->objs != set->inline_objs) {
+		kvfree(set->objs);
+		bitmap_free(set->write);
+	}
 	set->objs = NULL;
 	set->write = NULL;
 	set->count = 0;
@@ -470,7 +477,7 @@ static void d3dq_bo_set_free(struct d3dq_bo_set *set)
  */
 static int d3dq_bo_set_init(struct d3dq_bo_set *set, struct d3dq_job *job)
 {
-	struct d3dq_bo_use *uses;
+	struct d3dq_bo_use small[D3DQ_BO_SET_INLINE], *uses = small;
 	u32 i, n = 0;
 	int ret = 0;
 
@@ -478,9 +485,12 @@ static int d3dq_bo_set_init(struct d3dq_bo_set *set, struct d3dq_job *job)
 	if (!job->ncmds)
 		return 0;
 
-	uses = kvmalloc_array(job->ncmds, 2 * sizeof(*uses), GFP_KERNEL);
-	if (!uses)
-		return -ENOMEM;
+	if (job->ncmds > D3DQ_BO_SET_INLINE / 2) {
+		uses = kvmalloc_array(job->ncmds, 2 * sizeof(*uses),
+				      GFP_KERNEL);
+		if (!uses)
+			return -ENOMEM;
+	}
 	for (i = 0; i < job->ncmds; i++) {
 		if (job->cmds[i].dst)
 			uses[n++] = (struct d3dq_bo_use){
@@ -493,8 +503,13 @@ static int d3dq_bo_set_init(struct d3dq_bo_set *set, struct d3dq_job *job)
 		goto out;
 	sort(uses, n, sizeof(*uses), d3dq_bo_use_cmp, NULL);
 
-	set->objs = kvmalloc_array(n, sizeof(*set->objs), GFP_KERNEL);
-	set->write = bitmap_zalloc(n, GFP_KERNEL);
+	if (n <= D3DQ_BO_SET_INLINE) {
+		set->objs = set->inline_objs;
+		set->write = &set->inline_write;
+	} else {
+		set->objs = kvmalloc_array(n, sizeof(*set->objs), GFP_KERNEL);
+		set->write = bitmap_zalloc(n, GFP_KERNEL);
+	}
 	if (!set->objs || !set->write) {
 		d3dq_bo_set_free(set);
 		ret = -ENOMEM;
@@ -507,7 +522,8 @@ static int d3dq_bo_set_init(struct d3dq_bo_set *set, struct d3dq_job *job)
 			__set_bit(set->count - 1, set->write);
 	}
 out:
-	kvfree(uses);
+	if (uses != small)
+		kvfree(uses);
 	return ret;
 }
 

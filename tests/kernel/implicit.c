@@ -177,4 +177,41 @@ TEST_F(implicit, importer_job_seen_by_exporter)
 	close(fd2);
 }
 
+/*
+ * A job naming more buffers than the driver keeps without allocating
+ * (16), each twice: every one of them is published, once.
+ */
+TEST_F(implicit, many_buffers)
+{
+	uint32_t bo[24];
+	int buf[24], sf[24], i;
+	struct drm_d3dq_sync s = t_tl(self->tl, 1);
+	struct t_cs cs;
+
+	t_cs_init(&cs);
+	t_cs_delay(&cs, DELAY_MS * T_MS);
+	for (i = 0; i < 24; i++) {
+		bo[i] = t_bo(self->fd, 4096, NULL);
+		ASSERT_NE(0, bo[i]);
+		ASSERT_EQ(0, drmPrimeHandleToFD(self->fd, bo[i], DRM_CLOEXEC,
+						&buf[i]));
+		t_cs_write64(&cs, bo[i], 0, i);
+		t_cs_copy(&cs, bo[i], 8, self->src, 0, 8);
+	}
+	ASSERT_EQ(0, t_submit(self->fd, self->q, NULL, 0, &s, 1, &cs));
+	for (i = 0; i < 24; i++) {
+		sf[i] = export_sync_file(buf[i], DMA_BUF_SYNC_READ);
+		ASSERT_LE(0, sf[i]);
+	}
+	ASSERT_EQ(0, t_fence_status(self->fd, self->tl, 1));
+	for (i = 0; i < 24; i++)
+		EXPECT_EQ(0, sync_file_signalled(sf[i], 0));
+	ASSERT_EQ(0, t_wait(self->fd, self->tl, 1, 10 * T_SEC));
+	for (i = 0; i < 24; i++) {
+		EXPECT_EQ(1, sync_file_signalled(sf[i], 0));
+		close(sf[i]);
+		close(buf[i]);
+	}
+}
+
 TEST_HARNESS_MAIN
