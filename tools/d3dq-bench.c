@@ -616,6 +616,161 @@ static void fig1(void)
 	add_cmp(1, b, a, "wait release: (b) raw chain / (a) raw wake", 0);
 }
 
+/* --- figure 8: sharing the engine ----------------------------------------- */
+
+/*
+ * Another client (a file of its own) keeps the engine busy: 8 queues, each
+ * with two 4 MiB FILL jobs in flight. This client's small job (one
+ * WRITE64) waits for its turn: the driver goes round the clients, so it
+ * waits for at most the step running when it arrives (256 KiB of work).
+ */
+#define FLOOD_QUEUES	8
+#define FLOOD_BYTES	(4u << 20)
+#define ENGINE_STEP	(256u << 10)
+
+struct flood {
+	int fd;
+	uint32_t bo, q[FLOOD_QUEUES], tl[FLOOD_QUEUES];
+	_Atomic bool stop;
+	_Atomic uint64_t rounds;
+	int64_t t0, t1;
+	pthread_t thread;
+};
+
+static int flood_ioctl(struct flood *f, unsigned long req, void *arg)
+{
+	return drmIoctl(f->fd, req, arg) ? -errno : 0;
+}
+
+static void flood_round(struct flood *f, uint64_t k, bool submit)
+{
+	struct drm_d3dq_cmd_fill fill = {
+		{ DRM_D3DQ_CMD_FILL, sizeof(fill) }, f->bo, 0, 0, FLOOD_BYTES,
+	};
+	int i;
+
+	for (i = 0; i < FLOOD_QUEUES; i++) {
+		struct drm_d3dq_sync s = { f->tl[i], DRM_D3DQ_SYNC_TIMELINE, k };
+		struct drm_d3dq_submit a = {
+			.queue_id = f->q[i],
+			.signals = DRM_D3DQ_OBJ_ARRAY(1, &s),
+			.cmds = (uintptr_t)&fill,
+			.cmd_bytes = sizeof(fill),
+		};
+		struct drm_syncobj_timeline_wait w = {
+			.handles = (uintptr_t)&f->tl[i],
+			.points = (uintptr_t)&k,
+			.timeout_nsec = INT64_MAX,
+			.count_handles = 1,
+			.flags = DRM_SYNCOBJ_WAIT_FLAGS_WAIT_FOR_SUBMIT,
+		};
+
+		a.waits.stride = 0;
+		if (submit)
+			CHECK(flood_ioctl(f, DRM_IOCTL_D3DQ_SUBMIT, &a));
+		else
+			CHECK(flood_ioctl(f, DRM_IOCTL_SYNCOBJ_TIMELINE_WAIT, &w));
+	}
+}
+
+static void *flood_main(void *arg)
+{
+	struct flood *f = arg;
+	uint64_t k;
+
+	flood_round(f, 1, true);
+	f->t0 = now_ns();
+	for (k = 2; !atomic_load(&f->stop); k++) {
+		flood_round(f, k, true);
+		flood_round(f, k - 1, false);
+		f->rounds++;
+	}
+	flood_round(f, k - 1, false);
+	f->t1 = now_ns();
+	return NULL;
+}
+
+static void flood_start(struct flood *f)
+{
+	struct drm_d3dq_bo_create b = { .size = FLOOD_BYTES };
+	struct drm_syncobj_create sc = { 0 };
+	struct drm_d3dq_queue_create qc = { 0 };
+	int i;
+
+	memset(f, 0, sizeof(*f));
+	f->fd = open_raw();
+	if (f->fd < 0)
+		die("open", ENODEV, __LINE__);
+	CHECK(flood_ioctl(f, DRM_IOCTL_D3DQ_BO_CREATE, &b));
+	f->bo = b.handle;
+	for (i = 0; i < FLOOD_QUEUES; i++) {
+		CHECK(flood_ioctl(f, DRM_IOCTL_D3DQ_QUEUE_CREATE, &qc));
+		f->q[i] = qc.id;
+		CHECK(flood_ioctl(f, DRM_IOCTL_SYNCOBJ_CREATE, &sc));
+		f->tl[i] = sc.handle;
+	}
+	CHECK(pthread_create(&f->thread, NULL, flood_main, f));
+}
+
+/* Stops the flood; returns the engine's time per 256 KiB step under it. */
+static double flood_stop(struct flood *f)
+{
+	atomic_store(&f->stop, true);
+	pthread_join(f->thread, NULL);
+	close(f->fd);
+	return (double)(f->t1 - f->t0) /
+	       ((double)atomic_load(&f->rounds) * FLOOD_QUEUES * FLOOD_BYTES /
+		ENGINE_STEP);
+}
+
+/* Submit one WRITE64 signalling (D, i) and wait for it. */
+static double small_job_one(struct chain *c, int i)
+{
+	struct drm_d3dq_cmd_write64 w = {
+		{ DRM_D3DQ_CMD_WRITE64, sizeof(w) }, c->bo.handle, 0, 0, i,
+	};
+	int64_t t0;
+
+	sleep_ns(SETTLE_NS);
+	t0 = now_ns();
+	CHECK(raw_submit(c->q, 0, 0, c->dsync, i, &w, sizeof(w)));
+	CHECK(raw_wait(c->dsync, i));
+	return (double)(now_ns() - t0);
+}
+
+static void fig8(void)
+{
+	int n = sz.lat / 2, i, idle, busy, step;
+	struct chain c = { 0, raw_syncobj(), raw_queue(), raw_bo_create() };
+	double *li = samples(n), *lf = samples(n), t_step;
+	struct flood f;
+
+	for (i = 1; i <= n; i++)
+		li[i - 1] = small_job_one(&c, i);
+	flood_start(&f);
+	for (i = 1; i <= n; i++)
+		lf[i - 1] = small_job_one(&c, n + i);
+	/* At least one whole round for the step time (--smoke is short). */
+	while (!atomic_load(&f.rounds))
+		sleep_ns(MS);
+	t_step = flood_stop(&f);
+	raw_queue_destroy(c.q);
+	raw_syncobj_destroy(c.dsync);
+	raw_bo_destroy(c.bo);
+
+	idle = add_row(8, "engine_small_idle", "small job, engine idle", "ns",
+		       li, n);
+	busy = add_row(8, "engine_small_flooded",
+		       "small job, other client floods (8 queues)", "ns", lf,
+		       n);
+	step = add_value(8, "engine_step", "engine step (256 KiB) under flood",
+			 "ns", t_step, false);
+	add_cmp(8, busy, idle, "small job: flooded / idle", 0);
+	add_cmp(8, busy, step, "small job flooded, in engine steps", 0);
+	add_note(8, "bound: a client's job waits at most one step of each other "
+		 "ready client of its priority per turn (uapi.rst, Queues)");
+}
+
 /* --- figure 2: cross-queue ----------------------------------------------- */
 
 #define CROSS_DELAY_NS (2 * MS)
@@ -1615,7 +1770,7 @@ static void usage(FILE *f)
 		"  --smoke          few iterations of every figure (seconds, for make check)\n"
 		"  --json FILE      write the results as JSON\n"
 		"  --data DIR       write plot data (distributions, scaling, timelines)\n"
-		"  --figures LIST   only these figures, e.g. 1,4 (default 1-7)\n"
+		"  --figures LIST   only these figures, e.g. 1,4 (default 1-8)\n"
 		"  --long-signals N signals of figure 7 (default 1000000)\n"
 		"Exit status: 0, 1 on an error, %d when there is no d3dq device.\n",
 		EXIT_NO_DEVICE);
@@ -1632,9 +1787,9 @@ int main(int argc, char **argv)
 		{ "help", no_argument, NULL, 'h' },
 		{ 0 }
 	};
-	const char *json = NULL, *figs = "1,2,3,4,5,6,7";
+	const char *json = NULL, *figs = "1,2,3,4,5,6,7,8";
 	long long long_signals = 0;
-	bool want[8] = { false };
+	bool want[9] = { false };
 	struct utsname u;
 	char kernel[160];
 	int c;
@@ -1669,7 +1824,7 @@ int main(int argc, char **argv)
 		return 2;
 	}
 	for (; *figs; figs++)
-		if (*figs >= '1' && *figs <= '7')
+		if (*figs >= '1' && *figs <= '8')
 			want[*figs - '0'] = true;
 		else if (*figs != ',')
 			return usage(stderr), 2;
@@ -1701,6 +1856,8 @@ int main(int argc, char **argv)
 		fig6();
 	if (want[7])
 		fig7();
+	if (want[8])
+		fig8();
 
 	print_table(stdout, kernel);
 	if (json)
