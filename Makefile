@@ -280,7 +280,7 @@ TOOL_MAN := $(wildcard tools/man/*.1)
 $(TOOLS_WITH_LIB): $(B)/lib/libd3dq.so $(B)/lib/libd3dq.so.0
 $(TOOLS_WITH_LIB): TOOL_LIBS = $(TOOL_LIBD3DQ)
 
-$(B)/tools/%: tools/%.c Makefile
+$(B)/tools/%: tools/%.c $(wildcard tools/util/*.h) Makefile
 	@mkdir -p $(@D)
 	$(CC) -std=c11 $(COMMON_CFLAGS) $(CPPFLAGS) $(CFLAGS) $(LDFLAGS) -o $@ $< \
 		$(TOOL_LIBS) $(DRM_LIBS) -lpthread

@@ -33,6 +33,7 @@ struct seq_file;
 static inline int d3dq_sched_init(struct drm_gpu_scheduler *sched,
 				  const struct drm_sched_backend_ops *ops,
 				  struct workqueue_struct *submit_wq,
+				  struct workqueue_struct *timeout_wq,
 				  u32 credit_limit, long timeout,
 				  const char *name, struct device *dev)
 {
@@ -41,6 +42,7 @@ static inline int d3dq_sched_init(struct drm_gpu_scheduler *sched,
 #ifdef D3DQ_HAVE_SCHED_SUBMIT_WQ
 		.submit_wq = submit_wq,
 #endif
+		.timeout_wq = timeout_wq,
 #ifdef D3DQ_HAVE_SCHED_NUM_RQS
 		.num_rqs = DRM_SCHED_PRIORITY_COUNT,
 #endif
@@ -121,6 +123,18 @@ static inline pid_t d3dq_file_pid(struct drm_file *file)
 #endif
 	return nr;
 }
+
+/*
+ * platform_driver.remove returns void since v6.11 ("platform: Make
+ * platform_driver::remove() return void"); before, the void variant was
+ * .remove_new (v6.3, "platform: Provide a remove callback that returns
+ * no value", also in Debian's 6.1).
+ */
+#ifdef D3DQ_HAVE_PLATFORM_REMOVE_VOID
+#define D3DQ_PLATFORM_REMOVE(fn)	.remove = (fn)
+#else
+#define D3DQ_PLATFORM_REMOVE(fn)	.remove_new = (fn)
+#endif
 
 /* Older kernels route mmap() of an exported dma-buf through the driver. */
 #ifdef D3DQ_HAVE_DRIVER_GEM_PRIME_MMAP

@@ -77,13 +77,23 @@ static int d3dq_debugfs_queues(struct seq_file *m, void *unused)
 	struct d3dq_file *dfile;
 	struct d3dq_queue *queue;
 	unsigned long id;
+	u64 job_bytes;
+	u32 jobs;
 
 	mutex_lock(&ddev->files_lock);
 	list_for_each_entry(dfile, &ddev->files, link) {
 		mutex_lock(&dfile->lock);
-		seq_printf(m, "client id=%llu pid=%d queues=%u%s\n",
+		spin_lock(&dfile->job_bytes_lock);
+		jobs = dfile->jobs;
+		job_bytes = dfile->job_bytes;
+		spin_unlock(&dfile->job_bytes_lock);
+		seq_printf(m, "client id=%llu pid=%d queues=%u alive=%d finishing=%d jobs=%u job_bytes=%llu bos=%d bo_bytes=%lld%s\n",
 			   dfile->usage->client_id,
 			   d3dq_file_pid(dfile->drm_file), dfile->nqueues,
+			   atomic_read(&dfile->queues_alive),
+			   atomic_read(&dfile->queues_finishing), jobs,
+			   job_bytes, atomic_read(&dfile->bos),
+			   (long long)atomic64_read(&dfile->bo_bytes),
 			   dfile->removed ? " removed" : "");
 		xa_for_each(&dfile->queues, id, queue)
 			d3dq_debugfs_queue(m, queue);
@@ -102,8 +112,8 @@ static int d3dq_debugfs_objects(struct seq_file *m, void *unused)
 	seq_printf(m, "queues %d\n", atomic_read(&ddev->count.queues));
 	seq_printf(m, "jobs %d\n", atomic_read(&ddev->count.jobs));
 	seq_printf(m, "bos %d\n", atomic_read(&ddev->count.bos));
-	seq_printf(m, "schedulers %d\n", atomic_read(&ddev->count.scheds));
-	/* Hardware fences are counted for the whole module. */
+	/* Fences keep these alive: counted for the whole module. */
+	seq_printf(m, "schedulers %d\n", atomic_read(&d3dq_live_scheds));
 	seq_printf(m, "hw_fences %d\n", atomic_read(&d3dq_live_hw_fences));
 	return 0;
 }

@@ -9,8 +9,11 @@
 #define _D3DQ_DEVICE_H_
 
 #include <linux/atomic.h>
+#include <linux/gfp.h>
 #include <linux/list.h>
+#include <linux/kref.h>
 #include <linux/mutex.h>
+#include <linux/spinlock.h>
 #include <linux/types.h>
 #include <linux/wait.h>
 #include <linux/workqueue.h>
@@ -31,6 +34,15 @@ struct platform_device;
 #define D3DQ_DRIVER_MAJOR	1
 #define D3DQ_DRIVER_MINOR	0
 
+/*
+ * Memory allocated for userspace that outlives the ioctl (files, queues,
+ * jobs, buffers): charged to the caller's memory cgroup, and when that
+ * is at its limit the ioctl fails with -ENOMEM, without warning and
+ * without waking the cgroup's OOM killer. Sizes are often chosen by
+ * userspace.
+ */
+#define D3DQ_GFP	(GFP_KERNEL_ACCOUNT | __GFP_RETRY_MAYFAIL | __GFP_NOWARN)
+
 /* Module parameters, read-only once the module is loaded. */
 extern unsigned int d3dq_max_queues;
 extern unsigned int d3dq_max_syncs;
@@ -39,6 +51,32 @@ extern unsigned int d3dq_max_pending_jobs;
 extern unsigned int d3dq_job_timeout_ms;
 extern unsigned long long d3dq_max_delay_ns;
 extern unsigned long long d3dq_max_bo_size;
+extern unsigned long long d3dq_max_file_job_bytes;
+
+/**
+ * struct d3dq_workqueues - The module's workqueues, shared by devices.
+ *
+ * They live from module load to unload, so that nothing queued on them
+ * depends on a device that an unbind may release.
+ */
+struct d3dq_workqueues {
+	/* Scheduler work, on kernels whose scheduler takes one (6.12). */
+	struct workqueue_struct *sched;
+	/* The engines. */
+	struct workqueue_struct *engine;
+	/* Scheduler timeouts and d3dq's own job watchdogs. */
+	struct workqueue_struct *timeout;
+	/* Freeing jobs, away from the fence signalling path. */
+	struct workqueue_struct *cleanup;
+	/* Final queue teardown (scheduler and entity fini). */
+	struct workqueue_struct *teardown;
+};
+
+extern struct d3dq_workqueues d3dq_wq;
+
+/* Objects of the whole module that fences keep alive (debugfs). */
+extern atomic_t d3dq_live_hw_fences;
+extern atomic_t d3dq_live_scheds;
 
 /**
  * struct d3dq_counters - Live objects of one device, shown in debugfs.
@@ -48,37 +86,30 @@ struct d3dq_counters {
 	atomic_t queues;
 	atomic_t jobs;
 	atomic_t bos;
-	atomic_t scheds;	/* in use or pooled */
 };
 
 /**
- * struct d3dq_device - One virtual device.
+ * struct d3dq_device - One virtual device, bound to platform device d3dq.N.
+ *
+ * The structure lives as long as its drm_device: open files and queues
+ * hold references, so it outlives an unbind of its platform device.
  */
 struct d3dq_device {
 	struct drm_device drm;
 	struct platform_device *pdev;
 
-	/* Scheduler work (6.12: submit_wq) and the engine, shared by queues. */
-	struct workqueue_struct *sched_wq;
-	struct workqueue_struct *engine_wq;
-	/* Final queue teardown (scheduler and entity fini). */
-	struct workqueue_struct *teardown_wq;
 	/* The engine the queues share (d3dq_engine.c). */
 	struct d3dq_dispatch dispatch;
 
-	/* Open files, for debugfs. */
+	/* Open files, for debugfs and unplug. */
 	struct mutex files_lock;
 	struct list_head files;
-
-	/* Idle schedulers of destroyed queues (d3dq_queue.c). */
-	struct mutex sched_pool_lock;
-	struct list_head sched_pool;
-	/* Schedulers ever created, for their names; under sched_pool_lock. */
-	unsigned int sched_serial;
+	/* The platform device was unbound: no new files (files_lock). */
+	bool unplugged;
+	/* Schedulers ever created, for their names. */
+	atomic_t sched_serial;
 
 	struct d3dq_counters count;
-	/* Woken when the last queue of the device is freed. */
-	wait_queue_head_t idle_wq;
 };
 
 static inline struct d3dq_device *to_d3dq_dev(struct drm_device *drm)
@@ -88,17 +119,44 @@ static inline struct d3dq_device *to_d3dq_dev(struct drm_device *drm)
 
 /**
  * struct d3dq_file - Per open file state.
+ *
+ * Reference counted: the DRM file holds a reference until it is closed,
+ * and every queue and buffer created through it holds one until freed,
+ * so that what a file made is counted against it as long as it exists
+ * (the per-file bounds of uapi.rst).
  */
 struct d3dq_file {
+	struct kref ref;
 	struct d3dq_device *ddev;
-	struct drm_file *drm_file;
+	struct drm_file *drm_file;	/* while on @ddev's list */
 	struct list_head link;		/* in d3dq_device.files */
 
 	/* Protects @queues (insertion and removal), @nqueues and @removed. */
 	struct mutex lock;
 	struct xarray queues;
-	u32 nqueues;
+	u32 nqueues;			/* ids in @queues */
 	bool removed;
+
+	/*
+	 * Queues created and not freed yet (destroyed ones included), and
+	 * those of them destroyed with every job finished, which go
+	 * without outside help. QUEUE_CREATE counts the former against
+	 * max_queues and waits for the latter.
+	 */
+	atomic_t queues_alive;
+	atomic_t queues_finishing;
+
+	/* Jobs not freed yet and the memory they hold (job_bytes_lock). */
+	spinlock_t job_bytes_lock;
+	u32 jobs;
+	u64 job_bytes;
+
+	/* Buffers created through the file and not freed yet. */
+	atomic_t bos;
+	atomic64_t bo_bytes;
+
+	/* Woken when a queue or a job of the file is freed, or stopped. */
+	wait_queue_head_t wq;
 
 	/* fdinfo counters and client id; queues hold references too. */
 	struct d3dq_usage *usage;
@@ -108,6 +166,11 @@ struct d3dq_file {
 };
 
 /* d3dq_drv.c */
+void d3dq_file_get(struct d3dq_file *dfile);
+void d3dq_file_put(struct d3dq_file *dfile);
+bool d3dq_file_charge_job(struct d3dq_file *dfile, u64 bytes);
+void d3dq_file_uncharge_job(struct d3dq_file *dfile, u64 bytes);
+bool d3dq_file_job_fits(struct d3dq_file *dfile, u64 bytes);
 int d3dq_ioctl_get_param(struct drm_device *drm, void *data,
 			 struct drm_file *file);
 int d3dq_ioctl_remove(struct drm_device *drm, void *data,

@@ -5,6 +5,8 @@
  * Copyright (C) 2026 The d3dq authors
  */
 
+#define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
+
 #include <linux/dma-mapping.h>
 #include <linux/module.h>
 #include <linux/platform_device.h>
@@ -15,6 +17,7 @@
 #include <drm/drm_gem.h>
 #include <drm/drm_gem_shmem_helper.h>
 #include <drm/drm_ioctl.h>
+#include <drm/drm_managed.h>
 #include <drm/drm_prime.h>
 #include <drm/d3dq_drm.h>
 
@@ -63,7 +66,15 @@ unsigned long long d3dq_max_bo_size = 64ULL << 20;
 module_param_named(max_bo_size, d3dq_max_bo_size, ullong, 0444);
 MODULE_PARM_DESC(max_bo_size, "Largest buffer in bytes (default 64 MiB)");
 
-static struct d3dq_device *d3dq_devices[D3DQ_MAX_DEVICES];
+unsigned long long d3dq_max_file_job_bytes = 64ULL << 20;
+module_param_named(max_file_job_bytes, d3dq_max_file_job_bytes, ullong, 0444);
+MODULE_PARM_DESC(max_file_job_bytes,
+		 "Memory the unfreed jobs of one file may hold before SUBMIT sleeps (default 64 MiB)");
+
+/* The module's platform devices, d3dq.0 to d3dq.N-1. */
+static struct platform_device *d3dq_pdevs[D3DQ_MAX_DEVICES];
+
+struct d3dq_workqueues d3dq_wq;
 
 static int d3dq_params_check(void)
 {
@@ -83,6 +94,9 @@ static int d3dq_params_check(void)
 	if (d3dq_max_delay_ns > 3600ULL * NSEC_PER_SEC)
 		return -EINVAL;
 	if (d3dq_max_bo_size < PAGE_SIZE || d3dq_max_bo_size > SZ_1G)
+		return -EINVAL;
+	if (d3dq_max_file_job_bytes < SZ_64K ||
+	    d3dq_max_file_job_bytes > (64ULL << 30))
 		return -EINVAL;
 	return 0;
 }
@@ -130,6 +144,9 @@ int d3dq_ioctl_get_param(struct drm_device *drm, void *data,
 	case DRM_D3DQ_PARAM_MAX_BO_SIZE:
 		args->value = d3dq_max_bo_size;
 		break;
+	case DRM_D3DQ_PARAM_MAX_FILE_JOB_BYTES:
+		args->value = d3dq_max_file_job_bytes;
+		break;
 	default:
 		return -EINVAL;
 	}
@@ -148,12 +165,79 @@ int d3dq_ioctl_remove(struct drm_device *drm, void *data,
 	return 0;
 }
 
+static void d3dq_file_release(struct kref *ref)
+{
+	struct d3dq_file *dfile = container_of(ref, struct d3dq_file, ref);
+
+	xa_destroy(&dfile->queues);
+	mutex_destroy(&dfile->lock);
+	d3dq_usage_put(dfile->usage);
+	kfree(dfile);
+}
+
+void d3dq_file_get(struct d3dq_file *dfile)
+{
+	kref_get(&dfile->ref);
+}
+
+void d3dq_file_put(struct d3dq_file *dfile)
+{
+	kref_put(&dfile->ref, d3dq_file_release);
+}
+
+/*
+ * Whether a job of @bytes fits in the file's budget. A job alone is
+ * always admitted, so that any job the other limits allow can run.
+ */
+static bool d3dq_file_job_fits_locked(struct d3dq_file *dfile, u64 bytes)
+{
+	lockdep_assert_held(&dfile->job_bytes_lock);
+
+	return !dfile->job_bytes ||
+	       dfile->job_bytes + bytes <= d3dq_max_file_job_bytes;
+}
+
+bool d3dq_file_job_fits(struct d3dq_file *dfile, u64 bytes)
+{
+	bool fits;
+
+	spin_lock(&dfile->job_bytes_lock);
+	fits = d3dq_file_job_fits_locked(dfile, bytes);
+	spin_unlock(&dfile->job_bytes_lock);
+	return fits;
+}
+
+/* Count a job against its file; false if it does not fit (yet). */
+bool d3dq_file_charge_job(struct d3dq_file *dfile, u64 bytes)
+{
+	bool fits;
+
+	spin_lock(&dfile->job_bytes_lock);
+	fits = d3dq_file_job_fits_locked(dfile, bytes);
+	if (fits) {
+		dfile->job_bytes += bytes;
+		dfile->jobs++;
+	}
+	spin_unlock(&dfile->job_bytes_lock);
+	return fits;
+}
+
+void d3dq_file_uncharge_job(struct d3dq_file *dfile, u64 bytes)
+{
+	spin_lock(&dfile->job_bytes_lock);
+	dfile->job_bytes -= bytes;
+	dfile->jobs--;
+	spin_unlock(&dfile->job_bytes_lock);
+	wake_up_all(&dfile->wq);
+}
+
 static int d3dq_open(struct drm_device *drm, struct drm_file *file)
 {
 	struct d3dq_device *ddev = to_d3dq_dev(drm);
 	struct d3dq_file *dfile;
+	int ret = 0;
 
-	dfile = kzalloc(sizeof(*dfile), GFP_KERNEL);
+	dfile = kzalloc(sizeof(*dfile), D3DQ_GFP);
 	if (!dfile)
 		return -ENOMEM;
 	dfile->usage = d3dq_usage_create(file);
@@ -162,15 +246,26 @@ static int d3dq_open(struct drm_device *drm, struct drm_file *file)
 		return -ENOMEM;
 	}
 
+	kref_init(&dfile->ref);
 	dfile->ddev = ddev;
 	dfile->drm_file = file;
 	mutex_init(&dfile->lock);
 	xa_init_flags(&dfile->queues, XA_FLAGS_ALLOC1);
+	spin_lock_init(&dfile->job_bytes_lock);
+	init_waitqueue_head(&dfile->wq);
 	file->driver_priv = dfile;
 
 	mutex_lock(&ddev->files_lock);
-	list_add_tail(&dfile->link, &ddev->files);
+	/* An unplug in progress stops the queues of the files it sees. */
+	if (ddev->unplugged)
+		ret = -ENODEV;
+	else
+		list_add_tail(&dfile->link, &ddev->files);
 	mutex_unlock(&ddev->files_lock);
+	if (ret) {
+		d3dq_file_put(dfile);
+		return ret;
+	}
 	atomic_inc(&ddev->count.files);
 	return 0;
 }
@@ -183,18 +278,47 @@ static void d3dq_postclose(struct drm_device *drm, struct drm_file *file)
 	mutex_lock(&ddev->files_lock);
 	list_del(&dfile->link);
 	mutex_unlock(&ddev->files_lock);
+	dfile->drm_file = NULL;
 
 	d3dq_file_destroy_queues(dfile);
-	xa_destroy(&dfile->queues);
-	mutex_destroy(&dfile->lock);
-	d3dq_usage_put(dfile->usage);
-	kfree(dfile);
+	/* Queues and buffers still alive keep the rest. */
+	d3dq_file_put(dfile);
 	atomic_dec(&ddev->count.files);
 }
 
+/*
+ * Every ioctl runs inside drm_dev_enter()/drm_dev_exit(): drm_ioctl()
+ * refuses ioctls once the device is unplugged, and this covers the ones
+ * already running, which drm_dev_unplug() then waits for. Those that
+ * sleep (SUBMIT on a full queue) are woken by the unplug, which loses
+ * every queue first.
+ */
+#define D3DQ_IOCTL_GUARD(func)						\
+static int d3dq_guard_##func(struct drm_device *drm, void *data,	\
+			     struct drm_file *file)			\
+{									\
+	int idx, ret;							\
+									\
+	if (!drm_dev_enter(drm, &idx))					\
+		return -ENODEV;						\
+	ret = d3dq_ioctl_##func(drm, data, file);			\
+	drm_dev_exit(idx);						\
+	return ret;							\
+}
+
+D3DQ_IOCTL_GUARD(get_param)
+D3DQ_IOCTL_GUARD(bo_create)
+D3DQ_IOCTL_GUARD(bo_mmap_offset)
+D3DQ_IOCTL_GUARD(queue_create)
+D3DQ_IOCTL_GUARD(queue_destroy)
+D3DQ_IOCTL_GUARD(queue_get_state)
+D3DQ_IOCTL_GUARD(submit)
+D3DQ_IOCTL_GUARD(remove)
+D3DQ_IOCTL_GUARD(wait_release)
+
 static const struct drm_ioctl_desc d3dq_ioctls[] = {
 #define D3DQ_IOCTL(n, func) \
-	DRM_IOCTL_DEF_DRV(D3DQ_##n, d3dq_ioctl_##func, DRM_RENDER_ALLOW)
+	DRM_IOCTL_DEF_DRV(D3DQ_##n, d3dq_guard_##func, DRM_RENDER_ALLOW)
 	D3DQ_IOCTL(GET_PARAM, get_param),
 	D3DQ_IOCTL(BO_CREATE, bo_create),
 	D3DQ_IOCTL(BO_MMAP_OFFSET, bo_mmap_offset),
@@ -239,147 +363,196 @@ static const struct drm_driver d3dq_driver = {
 	.minor = D3DQ_DRIVER_MINOR,
 };
 
-static void d3dq_device_release_wqs(struct d3dq_device *ddev)
+/*
+ * The device goes with its last reference, after its last queue: the
+ * engine's work item may still be finishing the step that ended the
+ * last job.
+ */
+static void d3dq_device_engine_fini(struct drm_device *drm, void *dispatch)
 {
-	if (ddev->teardown_wq)
-		destroy_workqueue(ddev->teardown_wq);
-	if (ddev->engine_wq) {
-		d3dq_dispatch_fini(&ddev->dispatch);
-		destroy_workqueue(ddev->engine_wq);
-	}
-	if (ddev->sched_wq)
-		destroy_workqueue(ddev->sched_wq);
+	d3dq_dispatch_fini(dispatch);
 }
 
-static int d3dq_device_create(unsigned int index)
+static int d3dq_probe(struct platform_device *pdev)
 {
-	struct platform_device *pdev;
 	struct d3dq_device *ddev;
 	int ret;
 
-	pdev = platform_device_register_simple(D3DQ_DRIVER_NAME, index,
-					       NULL, 0);
-	if (IS_ERR(pdev))
-		return PTR_ERR(pdev);
-
-	if (!devres_open_group(&pdev->dev, NULL, GFP_KERNEL)) {
-		ret = -ENOMEM;
-		goto out_unregister;
-	}
-
 	ret = dma_coerce_mask_and_coherent(&pdev->dev, DMA_BIT_MASK(64));
 	if (ret)
-		goto out_devres;
+		return ret;
 
 	ddev = devm_drm_dev_alloc(&pdev->dev, &d3dq_driver,
 				  struct d3dq_device, drm);
-	if (IS_ERR(ddev)) {
-		ret = PTR_ERR(ddev);
-		goto out_devres;
-	}
+	if (IS_ERR(ddev))
+		return PTR_ERR(ddev);
 	ddev->pdev = pdev;
-	mutex_init(&ddev->files_lock);
+	ret = drmm_mutex_init(&ddev->drm, &ddev->files_lock);
+	if (ret)
+		return ret;
 	INIT_LIST_HEAD(&ddev->files);
-	mutex_init(&ddev->sched_pool_lock);
-	INIT_LIST_HEAD(&ddev->sched_pool);
-	init_waitqueue_head(&ddev->idle_wq);
-
-	/*
-	 * Both workqueues sit in the fence signalling path, so they must
-	 * make progress under memory pressure.
-	 */
-	ret = -ENOMEM;
-	if (d3dq_sched_has_submit_wq()) {
-		ddev->sched_wq = alloc_workqueue("d3dq-sched.%u",
-						 WQ_MEM_RECLAIM | WQ_UNBOUND,
-						 0, index);
-		if (!ddev->sched_wq)
-			goto out_devres;
-	}
-	/*
-	 * Not WQ_HIGHPRI: the engine runs work any user can submit, in
-	 * bounded steps, one at a time per device, at a normal priority.
-	 */
-	ddev->engine_wq = alloc_workqueue("d3dq-engine.%u",
-					  WQ_MEM_RECLAIM | WQ_UNBOUND, 0,
-					  index);
-	if (!ddev->engine_wq)
-		goto out_wqs;
-	d3dq_dispatch_init(&ddev->dispatch, ddev->engine_wq);
-	ddev->teardown_wq = alloc_workqueue("d3dq-teardown.%u", WQ_UNBOUND,
-					    0, index);
-	if (!ddev->teardown_wq)
-		goto out_wqs;
+	d3dq_dispatch_init(&ddev->dispatch, d3dq_wq.engine);
+	ret = drmm_add_action_or_reset(&ddev->drm, d3dq_device_engine_fini,
+				       &ddev->dispatch);
+	if (ret)
+		return ret;
 
 	ret = drm_dev_register(&ddev->drm, 0);
 	if (ret)
-		goto out_wqs;
-
-	d3dq_devices[index] = ddev;
+		return ret;
+	platform_set_drvdata(pdev, ddev);
 	return 0;
-
-out_wqs:
-	d3dq_device_release_wqs(ddev);
-out_devres:
-	devres_release_group(&pdev->dev, NULL);
-out_unregister:
-	platform_device_unregister(pdev);
-	return ret;
 }
 
-static void d3dq_device_destroy(unsigned int index)
+/*
+ * Unbind (sysfs, or module unload): every queue of every open file is
+ * lost with -ENODEV as by REMOVE, so no job runs any more and nobody
+ * sleeps in an ioctl, then the device is unplugged. Open files stay
+ * valid and get -ENODEV; the device structure goes with the last
+ * reference (files, queues), the fences its jobs made live on.
+ */
+static void d3dq_remove(struct platform_device *pdev)
 {
-	struct d3dq_device *ddev = d3dq_devices[index];
-	struct platform_device *pdev;
+	struct d3dq_device *ddev = platform_get_drvdata(pdev);
+	struct d3dq_file *dfile;
 
-	if (!ddev)
-		return;
+	mutex_lock(&ddev->files_lock);
+	ddev->unplugged = true;
+	list_for_each_entry(dfile, &ddev->files, link)
+		d3dq_file_remove_queues(dfile);
+	mutex_unlock(&ddev->files_lock);
 
-	pdev = ddev->pdev;
-	drm_dev_unregister(&ddev->drm);
+	drm_dev_unplug(&ddev->drm);
+	platform_set_drvdata(pdev, NULL);
+}
+
+static struct platform_driver d3dq_platform_driver = {
+	.probe = d3dq_probe,
+	D3DQ_PLATFORM_REMOVE(d3dq_remove),
+	.driver = {
+		.name = D3DQ_DRIVER_NAME,
+	},
+};
+
+static void d3dq_wq_destroy(struct workqueue_struct **wq)
+{
+	if (*wq)
+		destroy_workqueue(*wq);
+	*wq = NULL;
+}
+
+/*
+ * In the order work flows: a freed job drops its queue, whose teardown
+ * stops the queue's scheduler, timeout and engine work.
+ */
+static void d3dq_wqs_destroy(void)
+{
+	d3dq_wq_destroy(&d3dq_wq.cleanup);
+	d3dq_wq_destroy(&d3dq_wq.teardown);
+	d3dq_wq_destroy(&d3dq_wq.sched);
+	d3dq_wq_destroy(&d3dq_wq.engine);
+	d3dq_wq_destroy(&d3dq_wq.timeout);
+}
+
+static int d3dq_wqs_create(void)
+{
 	/*
-	 * Every file is closed (the module could not be unloaded
-	 * otherwise); queue teardowns they started may still run.
+	 * The scheduler, engine and timeout workqueues sit in the fence
+	 * signalling path, so they must make progress under memory
+	 * pressure.
 	 */
-	wait_event(ddev->idle_wq, !atomic_read(&ddev->count.queues));
-	flush_workqueue(ddev->teardown_wq);
-	d3dq_sched_pool_fini(ddev);
-	d3dq_device_release_wqs(ddev);
-	devres_release_group(&pdev->dev, NULL);
-	platform_device_unregister(pdev);
-	d3dq_devices[index] = NULL;
+	if (d3dq_sched_has_submit_wq()) {
+		d3dq_wq.sched = alloc_workqueue("d3dq-sched",
+						WQ_MEM_RECLAIM | WQ_UNBOUND, 0);
+		if (!d3dq_wq.sched)
+			goto err;
+	}
+	/*
+	 * Not WQ_HIGHPRI: the engines run work any user can submit, in
+	 * bounded steps, one at a time per device, at a normal priority.
+	 */
+	d3dq_wq.engine = alloc_workqueue("d3dq-engine", WQ_MEM_RECLAIM |
+					 WQ_UNBOUND, 0);
+	d3dq_wq.timeout = alloc_workqueue("d3dq-timeout",
+					  WQ_MEM_RECLAIM | WQ_UNBOUND, 0);
+	d3dq_wq.cleanup = alloc_workqueue("d3dq-cleanup", WQ_UNBOUND, 0);
+	d3dq_wq.teardown = alloc_workqueue("d3dq-teardown", WQ_UNBOUND, 0);
+	if (!d3dq_wq.engine || !d3dq_wq.timeout || !d3dq_wq.cleanup ||
+	    !d3dq_wq.teardown)
+		goto err;
+	return 0;
+err:
+	d3dq_wqs_destroy();
+	return -ENOMEM;
+}
+
+static void d3dq_devices_destroy(void)
+{
+	unsigned int i;
+
+	for (i = 0; i < D3DQ_MAX_DEVICES; i++) {
+		if (d3dq_pdevs[i])
+			platform_device_unregister(d3dq_pdevs[i]);
+		d3dq_pdevs[i] = NULL;
+	}
 }
 
 static int __init d3dq_init(void)
 {
+	struct platform_device *pdev;
 	unsigned int i;
 	int ret;
 
 	ret = d3dq_params_check();
 	if (ret) {
-		pr_err("d3dq: invalid module parameters\n");
+		pr_err("invalid module parameters\n");
 		return ret;
 	}
 
+	ret = d3dq_wqs_create();
+	if (ret)
+		return ret;
+	ret = platform_driver_register(&d3dq_platform_driver);
+	if (ret)
+		goto err_wqs;
+
+	/* Registering a device binds it: the driver probes it right away. */
 	for (i = 0; i < d3dq_num_devices; i++) {
-		ret = d3dq_device_create(i);
-		if (ret)
-			goto err;
+		pdev = platform_device_register_simple(D3DQ_DRIVER_NAME, i,
+						       NULL, 0);
+		if (IS_ERR(pdev)) {
+			ret = PTR_ERR(pdev);
+			goto err_devices;
+		}
+		d3dq_pdevs[i] = pdev;
+		if (!platform_get_drvdata(pdev)) {
+			ret = -ENODEV;
+			goto err_devices;
+		}
 	}
 	return 0;
 
-err:
-	while (i--)
-		d3dq_device_destroy(i);
+err_devices:
+	d3dq_devices_destroy();
+	platform_driver_unregister(&d3dq_platform_driver);
+err_wqs:
+	d3dq_wqs_destroy();
 	return ret;
 }
 
+/*
+ * Unloading needs every file closed (they pin the module) and every fence
+ * released (each hardware fence pins the module until an RCU callback
+ * frees it). What remains is work the last frees queued: queue teardown,
+ * which may release a device, and the RCU callbacks themselves.
+ */
 static void __exit d3dq_exit(void)
 {
-	unsigned int i;
-
-	for (i = 0; i < d3dq_num_devices; i++)
-		d3dq_device_destroy(i);
+	d3dq_devices_destroy();
+	platform_driver_unregister(&d3dq_platform_driver);
+	d3dq_wqs_destroy();
+	/* The RCU callbacks of the last fences (they drop module refs). */
+	rcu_barrier();
 }
 
 module_init(d3dq_init);

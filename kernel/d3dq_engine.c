@@ -15,10 +15,13 @@
 
 #include <linux/hrtimer.h>
 #include <linux/ktime.h>
+#include <linux/module.h>
+#include <linux/rcupdate.h>
 #include <linux/sched.h>
 #include <linux/slab.h>
 #include <linux/string.h>
 
+#include <drm/drm_drv.h>
 #include <drm/d3dq_drm.h>
 
 #include "d3dq_device.h"
@@ -61,10 +64,34 @@ static const char *d3dq_hw_fence_get_timeline_name(struct dma_fence *fence)
 	return "d3dq-engine";
 }
 
+/*
+ * Frees a hardware fence; the module reference it held goes last. The
+ * module's exit waits for these callbacks (rcu_barrier()), so the few
+ * instructions after module_put() never run on freed text.
+ */
+static void d3dq_hw_fence_free(struct d3dq_hw_fence *hw)
+{
+	d3dq_sched_put(hw->sched);
+	kfree(hw);
+	atomic_dec(&d3dq_live_hw_fences);
+	module_put(THIS_MODULE);
+}
+
+static void d3dq_hw_fence_free_rcu(struct rcu_head *rcu)
+{
+	struct dma_fence *fence = container_of(rcu, struct dma_fence, rcu);
+
+	d3dq_hw_fence_free(container_of(fence, struct d3dq_hw_fence, base));
+}
+
+/*
+ * The last scheduler fence of the job dropped its parent. RCU readers of
+ * the scheduler fences (which may still ask for the timeline name) are
+ * done after a grace period, as for dma_fence_free().
+ */
 static void d3dq_hw_fence_release(struct dma_fence *fence)
 {
-	atomic_dec(&d3dq_live_hw_fences);
-	dma_fence_free(fence);
+	call_rcu(&fence->rcu, d3dq_hw_fence_free_rcu);
 }
 
 static const struct dma_fence_ops d3dq_hw_fence_ops = {
@@ -73,14 +100,21 @@ static const struct dma_fence_ops d3dq_hw_fence_ops = {
 	.release = d3dq_hw_fence_release,
 };
 
-struct d3dq_hw_fence *d3dq_hw_fence_alloc(void)
+/*
+ * Called from an ioctl, so the module is held by the open file and can
+ * be taken with __module_get().
+ */
+struct d3dq_hw_fence *d3dq_hw_fence_alloc(struct d3dq_sched *sched)
 {
 	struct d3dq_hw_fence *hw;
 
-	hw = kzalloc(sizeof(*hw), GFP_KERNEL);
+	hw = kzalloc(sizeof(*hw), D3DQ_GFP);
 	if (!hw)
 		return NULL;
 	spin_lock_init(&hw->lock);
+	hw->sched = sched;
+	d3dq_sched_get(sched);
+	__module_get(THIS_MODULE);
 	atomic_inc(&d3dq_live_hw_fences);
 	return hw;
 }
@@ -89,12 +123,10 @@ void d3dq_hw_fence_put(struct d3dq_hw_fence *hw)
 {
 	if (!hw)
 		return;
-	if (hw->initialized) {
+	if (hw->initialized)
 		dma_fence_put(&hw->base);
-	} else {
-		atomic_dec(&d3dq_live_hw_fences);
-		kfree(hw);
-	}
+	else
+		d3dq_hw_fence_free(hw);
 }
 
 static inline void *d3dq_ptr(struct d3dq_bo *bo, u64 offset)
@@ -296,7 +328,7 @@ static void d3dq_engine_end(struct d3dq_queue *queue, struct d3dq_job *job,
 	queue->engine.job = NULL;
 	d3dq_dispatch_remove(&queue->engine);
 	job->state = D3DQ_JOB_DONE;
-	atomic64_add(ktime_get_ns() - job->run_start_ns,
+	atomic64_add(ktime_to_ns(ktime_sub(ktime_get(), job->start)),
 		     &queue->usage->busy_ns[queue->type]);
 	spin_unlock(&queue->lock);
 
@@ -313,15 +345,23 @@ static void d3dq_engine_step(struct d3dq_queue *queue, s64 budget)
 	struct d3dq_engine *engine = &queue->engine;
 	const struct d3dq_cmd *cmd;
 	struct d3dq_job *job;
-	bool complete;
-	int err;
+	bool complete, entered;
+	int err, idx;
+
+	/*
+	 * An unplug cancels every running job before it waits for the
+	 * device's users; this only makes sure no command runs after it.
+	 */
+	entered = drm_dev_enter(&queue->ddev->drm, &idx);
 
 	spin_lock(&queue->lock);
 	job = engine->job;
 	if (!job) {
 		spin_unlock(&queue->lock);
-		return;
+		goto out;
 	}
+	if (!entered && !job->cancel)
+		WRITE_ONCE(job->cancel, -ENODEV);
 
 	for (;;) {
 		err = job->cancel;
@@ -334,7 +374,7 @@ static void d3dq_engine_step(struct d3dq_queue *queue, s64 budget)
 				hrtimer_start(&engine->timer, job->delay_end,
 					      HRTIMER_MODE_ABS);
 				spin_unlock(&queue->lock);
-				return;
+				goto out;
 			}
 			job->delaying = false;
 			job->pc++;
@@ -347,7 +387,7 @@ static void d3dq_engine_step(struct d3dq_queue *queue, s64 budget)
 		if (budget <= 0) {
 			d3dq_dispatch_add(engine);
 			spin_unlock(&queue->lock);
-			return;
+			goto out;
 		}
 
 		cmd = &job->cmds[job->pc];
@@ -367,12 +407,16 @@ static void d3dq_engine_step(struct d3dq_queue *queue, s64 budget)
 	}
 
 	d3dq_engine_end(queue, job, err);
+out:
+	if (entered)
+		drm_dev_exit(idx);
 }
 
 static void d3dq_dispatch_work(struct work_struct *work)
 {
 	struct d3dq_dispatch *d = container_of(work, struct d3dq_dispatch,
 					       work);
+	bool cookie = dma_fence_begin_signalling();
 	struct d3dq_engine *engine;
 	unsigned long flags;
 
@@ -381,12 +425,13 @@ static void d3dq_dispatch_work(struct work_struct *work)
 	engine = d->busy ? NULL : d3dq_dispatch_pick_locked(d);
 	d->busy = d->busy || engine;
 	spin_unlock_irqrestore(&d->lock, flags);
-	if (!engine)
-		return;
-
-	d3dq_engine_step(container_of(engine, struct d3dq_queue, engine),
-			 D3DQ_ENGINE_STEP_BYTES);
-	d3dq_dispatch_release(d);
+	if (engine) {
+		d3dq_engine_step(container_of(engine, struct d3dq_queue,
+					      engine),
+				 D3DQ_ENGINE_STEP_BYTES);
+		d3dq_dispatch_release(d);
+	}
+	dma_fence_end_signalling(cookie);
 }
 
 static enum hrtimer_restart d3dq_engine_timer(struct hrtimer *timer)
@@ -461,7 +506,10 @@ struct dma_fence *d3dq_engine_run(struct d3dq_queue *queue,
 	} else {
 		engine->job = job;
 		job->state = D3DQ_JOB_RUNNING;
-		job->run_start_ns = ktime_get_ns();
+		job->start = ktime_get();
+		if (job->orphan)
+			mod_delayed_work(d3dq_wq.timeout, &engine->watchdog,
+					 msecs_to_jiffies(d3dq_job_timeout_ms));
 		trace_d3dq_run(queue->usage->client_id, queue->id,
 			       d3dq_job_seqno(job), 0);
 		now = d3dq_job_is_short(job) &&
@@ -539,6 +587,39 @@ bool d3dq_engine_cancel(struct d3dq_queue *queue, struct d3dq_job *job,
 	return true;
 }
 
+/*
+ * Times the running job when the scheduler's timeout no longer does (see
+ * d3dq_timedout_job()).
+ */
+static void d3dq_engine_watchdog(struct work_struct *work)
+{
+	struct d3dq_engine *engine = container_of(to_delayed_work(work),
+						  struct d3dq_engine,
+						  watchdog);
+	struct d3dq_queue *queue = container_of(engine, struct d3dq_queue,
+						engine);
+	bool cookie = dma_fence_begin_signalling();
+	bool timed_out = false;
+	struct d3dq_job *job;
+	unsigned long left;
+
+	spin_lock(&queue->lock);
+	job = engine->job;
+	if (job && job->orphan) {
+		timed_out = d3dq_job_check_timeout_locked(job, &left);
+		if (timed_out)
+			d3dq_job_warn_timeout(job);
+		else
+			mod_delayed_work(d3dq_wq.timeout, &engine->watchdog,
+					 left);
+	}
+	spin_unlock(&queue->lock);
+
+	if (timed_out)
+		d3dq_engine_kick(queue);
+	dma_fence_end_signalling(cookie);
+}
+
 void d3dq_engine_client_init(struct d3dq_engine_client *client)
 {
 	int i;
@@ -578,6 +659,7 @@ void d3dq_engine_init(struct d3dq_queue *queue, u32 priority,
 {
 	struct d3dq_engine *engine = &queue->engine;
 
+	INIT_DELAYED_WORK(&engine->watchdog, d3dq_engine_watchdog);
 	INIT_LIST_HEAD(&engine->ready);
 	engine->priority = priority;
 	engine->client = client;
@@ -592,6 +674,7 @@ void d3dq_engine_fini(struct d3dq_queue *queue)
 {
 	struct d3dq_engine *engine = &queue->engine;
 
+	cancel_delayed_work_sync(&engine->watchdog);
 	hrtimer_cancel(&engine->timer);
 	WARN_ON(engine->job);
 	WARN_ON(!list_empty(&engine->ready));

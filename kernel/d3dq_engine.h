@@ -19,13 +19,20 @@
 
 struct d3dq_job;
 struct d3dq_queue;
+struct d3dq_sched;
 
 /**
  * struct d3dq_hw_fence - The fence the engine signals when a job ends.
+ *
+ * The scheduler fences of its job hold it (as their parent), so it goes
+ * last of the job's fences. Until then it keeps the module loaded and the
+ * job's scheduler allocated: scheduler fences read their timeline name
+ * through the scheduler, and every fence reaches module text and data.
  */
 struct d3dq_hw_fence {
-	struct dma_fence base;		/* first: freed with dma_fence_free() */
-	spinlock_t lock;
+	struct dma_fence base;
+	spinlock_t lock;		/* the fence's lock, its own */
+	struct d3dq_sched *sched;	/* holds a reference */
 	bool initialized;		/* dma_fence_init() was called */
 };
 
@@ -76,9 +83,10 @@ struct d3dq_engine {
 	struct d3dq_engine_client *client;
 	struct d3dq_dispatch *dispatch;
 	struct hrtimer timer;		/* end of a DELAY command */
+	/* Times a job the scheduler no longer watches (d3dq_job.c). */
+	struct delayed_work watchdog;
 	u64 fence_context;
 	u64 seqno;
-	u64 done_seqno;			/* seqno of the last job ended */
 };
 
 void d3dq_dispatch_init(struct d3dq_dispatch *dispatch,
@@ -90,11 +98,10 @@ void d3dq_engine_init(struct d3dq_queue *queue, u32 priority,
 void d3dq_engine_fini(struct d3dq_queue *queue);
 struct dma_fence *d3dq_engine_run(struct d3dq_queue *queue,
 				  struct d3dq_job *job);
-void d3dq_engine_kick(struct d3dq_queue *queue);
 bool d3dq_engine_cancel(struct d3dq_queue *queue, struct d3dq_job *job,
 			int err);
-struct d3dq_hw_fence *d3dq_hw_fence_alloc(void);
+void d3dq_engine_kick(struct d3dq_queue *queue);
+struct d3dq_hw_fence *d3dq_hw_fence_alloc(struct d3dq_sched *sched);
 void d3dq_hw_fence_put(struct d3dq_hw_fence *hw);
-extern atomic_t d3dq_live_hw_fences;
 
 #endif /* _D3DQ_ENGINE_H_ */

@@ -44,7 +44,7 @@ struct d3dq_usage *d3dq_usage_create(struct drm_file *file)
 {
 	struct d3dq_usage *usage;
 
-	usage = kzalloc(sizeof(*usage), GFP_KERNEL);
+	usage = kzalloc(sizeof(*usage), D3DQ_GFP);
 	if (!usage)
 		return NULL;
 	kref_init(&usage->ref);
@@ -94,8 +94,8 @@ static void d3dq_fdinfo_engines(struct drm_printer *p, struct d3dq_file *dfile,
 		*in_flight += atomic_read(&queue->pending);
 		spin_lock(&queue->lock);
 		job = queue->engine.job;
-		if (job && now > job->run_start_ns)
-			busy[queue->type] += now - job->run_start_ns;
+		if (job && now > ktime_to_ns(job->start))
+			busy[queue->type] += now - ktime_to_ns(job->start);
 		spin_unlock(&queue->lock);
 	}
 	mutex_unlock(&dfile->lock);

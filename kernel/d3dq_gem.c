@@ -21,10 +21,16 @@ static void d3dq_gem_free(struct drm_gem_object *obj)
 	struct d3dq_bo *bo = to_d3dq_bo(obj);
 	struct d3dq_device *ddev = to_d3dq_dev(obj->dev);
 
+	struct d3dq_file *owner = bo->owner;
+	size_t size = obj->size;
+
 	if (bo->vaddr)
 		d3dq_gem_vunmap(&bo->base, &bo->map);
 	drm_gem_shmem_free(&bo->base);
 	atomic_dec(&ddev->count.bos);
+	atomic_dec(&owner->bos);
+	atomic64_sub(size, &owner->bo_bytes);
+	d3dq_file_put(owner);
 }
 
 static const struct drm_gem_object_funcs d3dq_gem_funcs = {
@@ -50,7 +56,7 @@ struct drm_gem_object *d3dq_gem_create_object(struct drm_device *drm,
 {
 	struct d3dq_bo *bo;
 
-	bo = kzalloc(sizeof(*bo), GFP_KERNEL);
+	bo = kzalloc(sizeof(*bo), D3DQ_GFP);
 	if (!bo)
 		return ERR_PTR(-ENOMEM);
 
@@ -64,6 +70,7 @@ int d3dq_ioctl_bo_create(struct drm_device *drm, void *data,
 			 struct drm_file *file)
 {
 	struct drm_d3dq_bo_create *args = data;
+	struct d3dq_file *dfile = file->driver_priv;
 	struct drm_gem_shmem_object *shmem;
 	struct d3dq_bo *bo;
 	u64 size;
@@ -81,9 +88,15 @@ int d3dq_ioctl_bo_create(struct drm_device *drm, void *data,
 	bo = container_of(shmem, struct d3dq_bo, base);
 	/*
 	 * Counted only now: when drm_gem_shmem_create() fails after calling
-	 * gem_create_object, it kfree()s the object without .free.
+	 * gem_create_object, it kfree()s the object without .free. The
+	 * pages are charged to the caller's memory cgroup by shmem itself,
+	 * as they are allocated below.
 	 */
 	atomic_inc(&to_d3dq_dev(drm)->count.bos);
+	bo->owner = dfile;
+	d3dq_file_get(dfile);
+	atomic_inc(&dfile->bos);
+	atomic64_add(shmem->base.size, &dfile->bo_bytes);
 
 	/* Mapping the object also takes (and keeps) its pages. */
 	ret = d3dq_gem_vmap(shmem, &bo->map);

@@ -12,6 +12,7 @@
 
 #include <drm/drm_gem_shmem_helper.h>
 
+struct d3dq_file;
 struct drm_device;
 struct drm_file;
 struct drm_gem_object;
@@ -23,6 +24,8 @@ struct d3dq_bo {
 	struct drm_gem_shmem_object base;
 	struct iosys_map map;
 	void *vaddr;
+	/* The file that created it, counted there until freed. */
+	struct d3dq_file *owner;
 };
 
 static inline struct d3dq_bo *to_d3dq_bo(struct drm_gem_object *obj)

@@ -7,10 +7,13 @@
  * Copyright (C) 2026 The d3dq authors
  */
 
-#include <linux/delay.h>
 #include <linux/dma-fence-chain.h>
 #include <linux/err.h>
+#include <linux/jiffies.h>
+#include <linux/llist.h>
 #include <linux/mm.h>
+#include <linux/module.h>
+#include <linux/ratelimit.h>
 #include <linux/slab.h>
 
 #include <drm/drm_file.h>
@@ -20,8 +23,8 @@
 
 #include "d3dq_device.h"
 #include "d3dq_engine.h"
-#include "d3dq_gem.h"
 #include "d3dq_fdinfo.h"
+#include "d3dq_gem.h"
 #include "d3dq_job.h"
 #include "d3dq_queue.h"
 #include "d3dq_trace.h"
@@ -44,7 +47,7 @@ struct d3dq_job *d3dq_job_create(struct d3dq_queue *queue,
 	struct d3dq_job *job;
 	int ret;
 
-	job = kzalloc(sizeof(*job), GFP_KERNEL);
+	job = kzalloc(sizeof(*job), D3DQ_GFP);
 	if (!job) {
 		d3dq_queue_put(queue);
 		return ERR_PTR(-ENOMEM);
@@ -60,7 +63,7 @@ struct d3dq_job *d3dq_job_create(struct d3dq_queue *queue,
 		goto err;
 	}
 
-	job->hw = d3dq_hw_fence_alloc();
+	job->hw = d3dq_hw_fence_alloc(queue->sched);
 	if (!job->hw) {
 		ret = -ENOMEM;
 		goto err;
@@ -70,6 +73,36 @@ struct d3dq_job *d3dq_job_create(struct d3dq_queue *queue,
 err:
 	d3dq_job_free(job);
 	return ERR_PTR(ret);
+}
+
+/*
+ * What one entry of the scheduler's dependency array costs (an xarray
+ * slot and its share of a node).
+ */
+#define D3DQ_DEPENDENCY_BYTES	16
+
+/**
+ * d3dq_job_set_bytes - Count the memory a parsed job holds until freed.
+ * @job: the job, its commands and waits parsed
+ * @cmd_bytes: the size of its command stream
+ *
+ * This is what MAX_FILE_JOB_BYTES bounds (uapi.rst): the job, its two
+ * fences, the parsed commands (one &struct d3dq_cmd per 16 bytes of
+ * stream, the size of the smallest command) and the waits with their
+ * scheduler dependencies and, for releasable ones, their release fences.
+ */
+void d3dq_job_set_bytes(struct d3dq_job *job, u32 cmd_bytes)
+{
+	u32 i;
+
+	job->bytes = sizeof(*job) + sizeof(struct d3dq_hw_fence) +
+		     sizeof(struct drm_sched_fence) +
+		     (u64)(cmd_bytes / 16) * sizeof(struct d3dq_cmd) +
+		     (u64)job->nwaits * (sizeof(struct d3dq_wait) +
+					 D3DQ_DEPENDENCY_BYTES);
+	for (i = 0; i < job->nwaits; i++)
+		if (job->waits[i].release)
+			job->bytes += sizeof(struct d3dq_release_fence);
 }
 
 /**
@@ -99,7 +132,7 @@ void d3dq_job_push(struct d3dq_job *job)
 	spin_lock(&queue->lock);
 	list_add_tail(&job->link, &queue->jobs);
 	spin_unlock(&queue->lock);
-	job->pending_counted = true;
+	set_bit(D3DQ_JOB_F_PENDING, &job->flags);
 	atomic_inc(&queue->pending);
 
 	drm_sched_entity_push_job(&job->base);
@@ -131,9 +164,10 @@ void d3dq_job_finished(struct d3dq_job *job)
 {
 	struct d3dq_queue *queue = job->queue;
 
-	if (!xchg(&job->pending_counted, false))
+	if (!test_and_clear_bit(D3DQ_JOB_F_PENDING, &job->flags))
 		return;
-	atomic_dec(&queue->pending);
+	if (atomic_dec_and_test(&queue->pending))
+		d3dq_queue_idle(queue);
 	wake_up_all(&queue->pending_wq);
 }
 
@@ -188,6 +222,8 @@ void d3dq_job_free(struct d3dq_job *job)
 	kvfree(job->cmds);
 
 	d3dq_hw_fence_put(job->hw);
+	if (job->charged)
+		d3dq_file_uncharge_job(queue->dfile, job->bytes);
 	kfree(job);
 	atomic_dec(&ddev->count.jobs);
 	d3dq_queue_put(queue);
@@ -203,13 +239,25 @@ static const char *d3dq_release_get_timeline_name(struct dma_fence *fence)
 	return "d3dq-release";
 }
 
+/*
+ * As for hardware fences, the module reference goes last and the
+ * module's exit waits for these RCU callbacks.
+ */
+static void d3dq_release_fence_free_rcu(struct rcu_head *rcu)
+{
+	struct dma_fence *fence = container_of(rcu, struct dma_fence, rcu);
+
+	kfree(container_of(fence, struct d3dq_release_fence, base));
+	module_put(THIS_MODULE);
+}
+
 static void d3dq_release_fence_free(struct dma_fence *fence)
 {
 	struct d3dq_release_fence *rf =
 		container_of(fence, struct d3dq_release_fence, base);
 
 	dma_fence_put(rf->waited);
-	dma_fence_free(fence);
+	call_rcu(&fence->rcu, d3dq_release_fence_free_rcu);
 }
 
 static const struct dma_fence_ops d3dq_release_fence_ops = {
@@ -256,9 +304,11 @@ struct d3dq_release_fence *d3dq_release_fence_create(struct dma_fence *waited)
 {
 	struct d3dq_release_fence *rf;
 
-	rf = kzalloc(sizeof(*rf), GFP_KERNEL);
+	rf = kzalloc(sizeof(*rf), D3DQ_GFP);
 	if (!rf)
 		return NULL;
+	/* Called from SUBMIT: the open file holds the module. */
+	__module_get(THIS_MODULE);
 	spin_lock_init(&rf->lock);
 	dma_fence_init(&rf->base, &d3dq_release_fence_ops, &rf->lock,
 		       dma_fence_context_alloc(1), 1);
@@ -293,65 +343,178 @@ void d3dq_release_fence_put(struct d3dq_release_fence *rf)
 	dma_fence_put(&rf->base);
 }
 
-static struct dma_fence *d3dq_run_job(struct drm_sched_job *sched_job)
-{
-	struct d3dq_job *job = to_d3dq_job(sched_job);
+/*
+ * DOC: Freeing jobs
+ *
+ * The scheduler's free_job and timeout callbacks run in the fence
+ * signalling path: other fences (and memory reclaim) wait for them. But
+ * freeing a job puts buffers, whose last put frees shmem pages and takes
+ * the reservation lock, and both are held around GFP_KERNEL allocations
+ * elsewhere. So jobs are freed by a worker on d3dq-cleanup, outside the
+ * signalling path; the callbacks only hand the job over.
+ */
+static LLIST_HEAD(d3dq_free_list);
 
-	return d3dq_engine_run(job->queue, job);
+static void d3dq_job_cleanup(struct work_struct *work)
+{
+	struct llist_node *list = llist_reverse_order(llist_del_all(&d3dq_free_list));
+	struct d3dq_job *job, *tmp;
+
+	llist_for_each_entry_safe(job, tmp, list, free_node)
+		d3dq_job_free(job);
+}
+
+static DECLARE_WORK(d3dq_cleanup_work, d3dq_job_cleanup);
+
+/* Any context: no allocation, no sleeping. */
+static void d3dq_job_free_later(struct d3dq_job *job)
+{
+	if (llist_add(&job->free_node, &d3dq_free_list))
+		queue_work(d3dq_wq.cleanup, &d3dq_cleanup_work);
+}
+
+static void d3dq_job_finished_cb(struct dma_fence *fence,
+				 struct dma_fence_cb *cb)
+{
+	d3dq_job_free_later(container_of(cb, struct d3dq_job, finished_cb));
 }
 
 /*
- * The scheduler took @sched_job off its pending list before calling this,
- * and frees it afterwards only if drm_sched_stop() was called. d3dq never
- * stops the scheduler: a job that really timed out is cancelled on the
- * engine, which signals its fences (-ETIMEDOUT) and marks the queue lost
- * so that later jobs complete with -ECANCELED; then the job is freed here.
- * A job that completed just before its timeout fired is only freed.
+ * For a job the scheduler will not free (it took it off its list to time
+ * it out): free it once its finished fence has signalled. The scheduler
+ * does not touch the job after signalling that fence.
+ */
+static void d3dq_job_free_when_finished(struct d3dq_job *job)
+{
+	if (dma_fence_add_callback(&job->base.s_fence->finished,
+				   &job->finished_cb, d3dq_job_finished_cb))
+		d3dq_job_free_later(job);
+}
+
+static struct dma_fence *d3dq_run_job(struct drm_sched_job *sched_job)
+{
+	struct d3dq_job *job = to_d3dq_job(sched_job);
+	bool cookie = dma_fence_begin_signalling();
+	struct dma_fence *fence;
+
+	fence = d3dq_engine_run(job->queue, job);
+	dma_fence_end_signalling(cookie);
+	return fence;
+}
+
+/**
+ * d3dq_job_check_timeout_locked - Stop the engine's job if it ran too long.
+ * @job: the engine's current job, its queue's lock held
+ * @left: set to the jiffies left if it did not
+ *
+ * A job that ran for the timeout loses its queue (-ETIMEDOUT) and is
+ * cancelled with -ETIMEDOUT; the caller kicks the engine, which stops it
+ * at the next command boundary and signals its fences.
+ *
+ * Return: whether the job timed out.
+ */
+bool d3dq_job_check_timeout_locked(struct d3dq_job *job, unsigned long *left)
+{
+	struct d3dq_queue *queue = job->queue;
+	s64 limit = (s64)d3dq_job_timeout_ms * NSEC_PER_MSEC;
+	s64 ran;
+
+	lockdep_assert_held(&queue->lock);
+
+	ran = ktime_to_ns(ktime_sub(ktime_get(), job->start));
+	/*
+	 * The scheduler's timer counts whole jiffies from just before
+	 * run_job: within two jiffies of the timeout is the timeout.
+	 */
+	if (ran + (s64)jiffies_to_nsecs(2) < limit) {
+		*left = nsecs_to_jiffies(limit - ran) + 1;
+		return false;
+	}
+	d3dq_queue_set_lost_locked(queue, -ETIMEDOUT);
+	if (!job->cancel)
+		WRITE_ONCE(job->cancel, -ETIMEDOUT);
+	atomic_inc(&queue->usage->timeouts);
+	trace_d3dq_timeout(queue->usage->client_id, queue->id,
+			   d3dq_job_seqno(job), -ETIMEDOUT);
+	return true;
+}
+
+/*
+ * Any process can make its jobs time out, so the warnings are rate
+ * limited (for the whole module): at most 10 every 5 s.
+ */
+static DEFINE_RATELIMIT_STATE(d3dq_timeout_rs, 5 * HZ, 10);
+
+void d3dq_job_warn_timeout(struct d3dq_job *job)
+{
+	struct d3dq_queue *queue = job->queue;
+
+	if (!__ratelimit(&d3dq_timeout_rs))
+		return;
+	drm_warn(&queue->ddev->drm,
+		 "job %llu of queue %u (%s[%d]) timed out after %u ms: queue lost\n",
+		 job->base.s_fence->finished.seqno, queue->id,
+		 queue->client_comm, queue->client_pid, d3dq_job_timeout_ms);
+}
+
+/*
+ * The scheduler took @sched_job off its pending list before calling this
+ * and will not free it (it would only with drm_sched_stop(), which d3dq
+ * never calls: that is built for hardware resets and would strip the
+ * completion callback of a job running meanwhile). A job that really
+ * timed out is cancelled on the engine, which signals its fences
+ * (-ETIMEDOUT); its queue is lost, so later jobs complete with
+ * -ECANCELED. In every case d3dq frees the job once it has finished.
+ *
+ * Nothing here sleeps or waits: the engine is kicked, not flushed. A job
+ * the timer caught before it had run its time (the timer raced with the
+ * previous job's end, or with run_job) is timed by the engine's
+ * watchdog instead, now that the scheduler no longer lists it.
  */
 static enum drm_gpu_sched_stat d3dq_timedout_job(struct drm_sched_job *sched_job)
 {
 	struct d3dq_job *job = to_d3dq_job(sched_job);
 	struct d3dq_queue *queue = job->queue;
-	enum d3dq_job_state state;
+	bool cookie = dma_fence_begin_signalling();
 	bool timed_out = false;
+	unsigned long left;
 
-	/*
-	 * The scheduler lists a job just before calling run_job; in that
-	 * window the job cannot have run for a whole timeout yet.
-	 */
-	for (;;) {
-		spin_lock(&queue->lock);
-		state = job->state;
-		if (state == D3DQ_JOB_RUNNING && queue->engine.job == job) {
-			d3dq_queue_set_lost_locked(queue, -ETIMEDOUT);
-			if (!job->cancel)
-				job->cancel = -ETIMEDOUT;
-			timed_out = true;
+	spin_lock(&queue->lock);
+	switch (job->state) {
+	case D3DQ_JOB_RUNNING:
+		timed_out = d3dq_job_check_timeout_locked(job, &left);
+		if (timed_out) {
+			d3dq_job_warn_timeout(job);
+		} else {
+			job->orphan = true;
+			mod_delayed_work(d3dq_wq.timeout,
+					 &queue->engine.watchdog, left);
 		}
-		spin_unlock(&queue->lock);
-		if (state != D3DQ_JOB_QUEUED)
-			break;
-		usleep_range(100, 200);
+		break;
+	case D3DQ_JOB_QUEUED:
+		/* Listed just before run_job, which arms the watchdog. */
+		job->orphan = true;
+		break;
+	case D3DQ_JOB_DONE:
+		/* Finished just before the timer fired. */
+		break;
 	}
+	spin_unlock(&queue->lock);
 
-	if (timed_out) {
-		drm_dbg_driver(&queue->ddev->drm, "queue %u: job timed out\n",
-			       queue->id);
-		atomic_inc(&queue->usage->timeouts);
-		trace_d3dq_timeout(queue->usage->client_id, queue->id,
-				   d3dq_job_seqno(job), -ETIMEDOUT);
-		d3dq_engine_cancel(queue, job, -ETIMEDOUT);
-	}
-
-	/* The fence callbacks of the scheduler are done with the job. */
-	dma_fence_wait(&job->base.s_fence->finished, false);
-	d3dq_job_free(job);
+	if (timed_out)
+		d3dq_engine_kick(queue);
+	/* The job may be freed from here on. */
+	d3dq_job_free_when_finished(job);
+	dma_fence_end_signalling(cookie);
 	return DRM_GPU_SCHED_STAT_NOMINAL;
 }
 
 static void d3dq_free_job(struct drm_sched_job *sched_job)
 {
-	d3dq_job_free(to_d3dq_job(sched_job));
+	bool cookie = dma_fence_begin_signalling();
+
+	d3dq_job_free_later(to_d3dq_job(sched_job));
+	dma_fence_end_signalling(cookie);
 }
 
 const struct drm_sched_backend_ops d3dq_sched_ops = {

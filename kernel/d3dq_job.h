@@ -11,6 +11,7 @@
 #include <linux/dma-fence.h>
 #include <linux/ktime.h>
 #include <linux/list.h>
+#include <linux/llist.h>
 #include <linux/spinlock.h>
 #include <linux/types.h>
 
@@ -43,7 +44,7 @@ struct d3dq_cmd {
  * than @waited and never because of anything else userspace must do.
  */
 struct d3dq_release_fence {
-	struct dma_fence base;		/* first: freed with dma_fence_free() */
+	struct dma_fence base;		/* freed after an RCU grace period */
 	spinlock_t lock;
 	struct dma_fence_cb cb;		/* on @waited, holds a reference */
 	struct dma_fence *waited;	/* reference */
@@ -57,6 +58,11 @@ struct d3dq_wait {
 	u64 point;
 	struct dma_fence *fence;
 	struct d3dq_release_fence *release;	/* releasable wait, or NULL */
+};
+
+/* Bits of d3dq_job.flags. */
+enum {
+	D3DQ_JOB_F_PENDING,	/* counted in d3dq_queue.pending */
 };
 
 enum d3dq_job_state {
@@ -73,10 +79,14 @@ struct d3dq_job {
 	struct d3dq_queue *queue;	/* holds a reference */
 	struct list_head link;		/* in d3dq_queue.jobs */
 	enum d3dq_job_state state;	/* under queue->lock */
-	bool pending_counted;		/* still counted in queue->pending */
+	unsigned long flags;		/* D3DQ_JOB_F_* bits, atomic */
 
 	struct d3dq_hw_fence *hw;	/* preallocated at submit */
 	u64 file_seqno;			/* &drm_d3dq_submit.seqno */
+
+	/* Memory counted against the file (d3dq_job_set_bytes()). */
+	u64 bytes;
+	bool charged;			/* counted in the file's job_bytes */
 
 	struct d3dq_wait *waits;
 	u32 nwaits;
@@ -89,8 +99,23 @@ struct d3dq_job {
 	u64 cmd_done;			/* bytes of a COPY or FILL done */
 	bool delaying;
 	ktime_t delay_end;
-	int cancel;			/* error to stop with, under queue->lock */
-	u64 run_start_ns;		/* the engine took it (fdinfo busy time) */
+	/* When the engine took the job (under queue->lock; fdinfo). */
+	ktime_t start;
+	/*
+	 * A timeout fired before the job had run its time: the scheduler
+	 * dropped it from its list, and the engine's watchdog times it
+	 * (under queue->lock).
+	 */
+	bool orphan;
+	/*
+	 * Error to stop with: written under queue->lock, read by the
+	 * engine between chunks without it.
+	 */
+	int cancel;
+
+	/* Freeing, in the cleanup worker. */
+	struct dma_fence_cb finished_cb;
+	struct llist_node free_node;
 };
 
 static inline struct d3dq_job *to_d3dq_job(struct drm_sched_job *job)
@@ -108,9 +133,13 @@ extern const struct drm_sched_backend_ops d3dq_sched_ops;
 
 struct d3dq_job *d3dq_job_create(struct d3dq_queue *queue,
 				 struct drm_file *file);
+void d3dq_job_set_bytes(struct d3dq_job *job, u32 cmd_bytes);
 struct dma_fence *d3dq_job_arm(struct d3dq_job *job);
 void d3dq_job_push(struct d3dq_job *job);
 bool d3dq_job_dependency_failed(struct d3dq_job *job);
+bool d3dq_job_check_timeout_locked(struct d3dq_job *job,
+				   unsigned long *left);
+void d3dq_job_warn_timeout(struct d3dq_job *job);
 void d3dq_job_signal(struct d3dq_job *job, int err);
 void d3dq_job_finished(struct d3dq_job *job);
 void d3dq_job_free(struct d3dq_job *job);

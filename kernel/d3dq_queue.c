@@ -2,13 +2,14 @@
 /*
  * d3dq queues: one drm_gpu_scheduler with one entity per queue, so jobs of
  * a queue run in order and queues run concurrently; creation, destruction,
- * state and the scheduler pool.
+ * state and the lifetime of schedulers.
  *
  * Copyright (C) 2026 The d3dq authors
  */
 
 #include <linux/capability.h>
 #include <linux/platform_device.h>
+#include <linux/sched.h>
 #include <linux/slab.h>
 
 #include <drm/drm_drv.h>
@@ -23,84 +24,78 @@
 #include "d3dq_queue.h"
 #include "d3dq_trace.h"
 
+atomic_t d3dq_live_scheds = ATOMIC_INIT(0);
+
 /*
- * DOC: Scheduler pool
+ * DOC: Scheduler lifetime
  *
  * A scheduler fence answers get_timeline_name() with fence->sched->name,
  * even once signalled (sync_file's FILE_INFO asks for it), and syncobjs,
  * sync_files and dma-bufs keep finished fences long after their queue is
- * gone. So the drm_gpu_scheduler must live as long as any fence of its
- * queue might, which no callback tells. A destroyed queue's scheduler,
- * idle once the queue's last job is freed, goes to the device's pool,
- * the next queue takes it from there, and the pool is freed with the
- * device (at module unload, where outstanding fences are already a
- * known limit). Memory stays bounded by the most queues that ever
- * existed at once.
+ * gone. So a &struct d3dq_sched is reference counted: the queue holds a
+ * reference, and so does every hardware fence of a job armed on it. The
+ * hardware fence is the parent of the job's scheduler fences, which hold
+ * it until they are released themselves, and it drops its reference an
+ * RCU grace period after that (see d3dq_hw_fence_release()). The queue's
+ * teardown finishes the scheduler (its 6.1 kernel thread, its run queues,
+ * its work items), and only the structure, which fences may read, waits
+ * for the last fence.
  *
- * Reuse is sound for dependencies too: the scheduler reduces a wait on
- * a fence of its own to the fence's "scheduled" half, and every job of
- * the previous owner has finished before the scheduler is handed on.
+ * No scheduler is reused, so none reduces a wait on an older queue's
+ * fence to its "scheduled" half: a structure is only freed, and its
+ * address only reused, once no fence names it.
  */
-static struct d3dq_sched *d3dq_sched_get(struct d3dq_device *ddev)
+static struct d3dq_sched *d3dq_sched_create(struct d3dq_device *ddev)
 {
 	struct d3dq_sched *sched;
 	int ret;
 
-	mutex_lock(&ddev->sched_pool_lock);
-	sched = list_first_entry_or_null(&ddev->sched_pool, struct d3dq_sched,
-					 link);
-	if (sched)
-		list_del(&sched->link);
-	mutex_unlock(&ddev->sched_pool_lock);
-	if (sched)
-		return sched;
-
-	sched = kzalloc(sizeof(*sched), GFP_KERNEL);
+	sched = kzalloc(sizeof(*sched), D3DQ_GFP);
 	if (!sched)
 		return ERR_PTR(-ENOMEM);
+	kref_init(&sched->ref);
 	/*
-	 * The name is the scheduler's, not a queue's: its fences read it
-	 * for as long as they live, and it names one track in trace
-	 * viewers, which one queue at a time owns (d3dq_queue_create in the
-	 * trace says which).
+	 * The name lives in the scheduler, which its fences keep: they read
+	 * it for as long as they live. It names one track in trace viewers;
+	 * d3dq_queue_create in the trace says which queue it serves.
 	 */
-	mutex_lock(&ddev->sched_pool_lock);
 	snprintf(sched->name, sizeof(sched->name), "d3dq%d-s%u",
-		 ddev->pdev->id, ddev->sched_serial++);
-	mutex_unlock(&ddev->sched_pool_lock);
+		 ddev->pdev->id,
+		 (unsigned int)atomic_inc_return(&ddev->sched_serial) - 1);
 	/*
 	 * One job on the engine at a time: the timeout then measures the
 	 * job itself, not the jobs queued behind it.
 	 */
-	ret = d3dq_sched_init(&sched->base, &d3dq_sched_ops, ddev->sched_wq,
-			      1, msecs_to_jiffies(d3dq_job_timeout_ms),
+	ret = d3dq_sched_init(&sched->base, &d3dq_sched_ops, d3dq_wq.sched,
+			      d3dq_wq.timeout, 1,
+			      msecs_to_jiffies(d3dq_job_timeout_ms),
 			      sched->name, ddev->drm.dev);
 	if (ret) {
 		kfree(sched);
 		return ERR_PTR(ret);
 	}
-	atomic_inc(&ddev->count.scheds);
+	atomic_inc(&d3dq_live_scheds);
 	return sched;
 }
 
-static void d3dq_sched_put(struct d3dq_device *ddev, struct d3dq_sched *sched)
+void d3dq_sched_get(struct d3dq_sched *sched)
 {
-	mutex_lock(&ddev->sched_pool_lock);
-	list_add(&sched->link, &ddev->sched_pool);
-	mutex_unlock(&ddev->sched_pool_lock);
+	kref_get(&sched->ref);
 }
 
-/* Device teardown: every queue is gone, so every scheduler is pooled. */
-void d3dq_sched_pool_fini(struct d3dq_device *ddev)
+static void d3dq_sched_release(struct kref *ref)
 {
-	struct d3dq_sched *sched, *tmp;
+	struct d3dq_sched *sched = container_of(ref, struct d3dq_sched, ref);
 
-	list_for_each_entry_safe(sched, tmp, &ddev->sched_pool, link) {
-		list_del(&sched->link);
-		drm_sched_fini(&sched->base);
-		kfree(sched);
-		atomic_dec(&ddev->count.scheds);
-	}
+	/* Finished by the queue's teardown; only the memory is left. */
+	kfree(sched);
+	atomic_dec(&d3dq_live_scheds);
+}
+
+/* May be called from an RCU callback. */
+void d3dq_sched_put(struct d3dq_sched *sched)
+{
+	kref_put(&sched->ref, d3dq_sched_release);
 }
 
 void d3dq_queue_set_lost_locked(struct d3dq_queue *queue, int reason)
@@ -123,22 +118,60 @@ bool d3dq_queue_is_usable(struct d3dq_queue *queue)
 	return usable;
 }
 
+/*
+ * A destroyed queue whose jobs have all finished will be freed without
+ * outside help: QUEUE_CREATE at the limit may wait for it. Called with
+ * the queue's lock held when it becomes dead or its last job finishes.
+ */
+static void d3dq_queue_mark_finishing_locked(struct d3dq_queue *queue)
+{
+	lockdep_assert_held(&queue->lock);
+
+	if (!queue->dead || queue->finishing || atomic_read(&queue->pending))
+		return;
+	queue->finishing = true;
+	atomic_inc(&queue->dfile->queues_finishing);
+}
+
+/* The queue's last unfinished job finished. */
+void d3dq_queue_idle(struct d3dq_queue *queue)
+{
+	spin_lock(&queue->lock);
+	d3dq_queue_mark_finishing_locked(queue);
+	spin_unlock(&queue->lock);
+}
+
 static void d3dq_queue_teardown(struct work_struct *work)
 {
 	struct d3dq_queue *queue = container_of(work, struct d3dq_queue,
 						teardown_work);
 	struct d3dq_device *ddev = queue->ddev;
+	struct d3dq_file *dfile = queue->dfile;
+	bool counted = queue->counted;
 
 	/* No job is left: this does not wait. */
 	drm_sched_entity_destroy(&queue->entity);
-	d3dq_sched_put(ddev, queue->sched);
+	drm_sched_fini(&queue->sched->base);
+	d3dq_sched_put(queue->sched);
 	d3dq_engine_fini(queue);
 	d3dq_usage_put(queue->usage);
 	mutex_destroy(&queue->submit_lock);
+	WARN_ON(counted && !queue->finishing);
 	kfree(queue);
 
-	if (atomic_dec_and_test(&ddev->count.queues))
-		wake_up_all(&ddev->idle_wq);
+	/*
+	 * Only now is the queue's slot in max_queues free. It leaves
+	 * queues_alive first: see d3dq_file_slot_known().
+	 */
+	if (counted) {
+		atomic_dec(&dfile->queues_alive);
+		/* Pairs with smp_rmb() in d3dq_file_slot_known(). */
+		smp_mb__after_atomic();
+		atomic_dec(&dfile->queues_finishing);
+		wake_up_all(&dfile->wq);
+	}
+	d3dq_file_put(dfile);
+	atomic_dec(&ddev->count.queues);
 	drm_dev_put(&ddev->drm);
 }
 
@@ -150,7 +183,7 @@ static void d3dq_queue_release(struct kref *ref)
 	 * The last reference may go from the scheduler's own context (the
 	 * last job being freed), where the scheduler cannot be finished.
 	 */
-	queue_work(queue->ddev->teardown_wq, &queue->teardown_work);
+	queue_work(d3dq_wq.teardown, &queue->teardown_work);
 }
 
 void d3dq_queue_put(struct d3dq_queue *queue)
@@ -179,18 +212,22 @@ static void d3dq_queue_stop(struct d3dq_queue *queue, int reason, bool dead)
 	mutex_lock(&queue->submit_lock);
 	spin_lock(&queue->lock);
 	d3dq_queue_set_lost_locked(queue, reason);
-	if (dead)
+	if (dead) {
 		queue->dead = true;
+		d3dq_queue_mark_finishing_locked(queue);
+	}
 	spin_unlock(&queue->lock);
 	mutex_unlock(&queue->submit_lock);
 	trace_d3dq_queue_stop(queue->usage->client_id, queue->id, reason);
 
 	d3dq_engine_cancel(queue, NULL, -ECANCELED);
+	/* Submits sleeping on this queue or on the file's job memory. */
 	wake_up_all(&queue->pending_wq);
+	wake_up_all(&queue->dfile->wq);
 }
 
 static struct d3dq_queue *d3dq_queue_create(struct d3dq_device *ddev,
-					    struct d3dq_usage *usage,
+					    struct d3dq_file *dfile,
 					    u32 type, u32 priority)
 {
 	struct drm_gpu_scheduler *sched_list[1];
@@ -198,12 +235,16 @@ static struct d3dq_queue *d3dq_queue_create(struct d3dq_device *ddev,
 	enum drm_sched_priority prio;
 	int ret;
 
-	queue = kzalloc(sizeof(*queue), GFP_KERNEL);
+	queue = kzalloc(sizeof(*queue), D3DQ_GFP);
 	if (!queue)
 		return ERR_PTR(-ENOMEM);
 
 	kref_init(&queue->ref);
 	queue->ddev = ddev;
+	queue->dfile = dfile;
+	/* Who to name when a job of the queue times out. */
+	queue->client_pid = task_tgid_nr(current);
+	get_task_comm(queue->client_comm, current->group_leader);
 	queue->type = type;
 	queue->priority = priority;
 	mutex_init(&queue->submit_lock);
@@ -211,9 +252,9 @@ static struct d3dq_queue *d3dq_queue_create(struct d3dq_device *ddev,
 	INIT_LIST_HEAD(&queue->jobs);
 	init_waitqueue_head(&queue->pending_wq);
 	INIT_WORK(&queue->teardown_work, d3dq_queue_teardown);
-	d3dq_engine_init(queue, priority, &usage->engine);
+	d3dq_engine_init(queue, priority, &dfile->usage->engine);
 
-	queue->sched = d3dq_sched_get(ddev);
+	queue->sched = d3dq_sched_create(ddev);
 	if (IS_ERR(queue->sched)) {
 		ret = PTR_ERR(queue->sched);
 		goto err_free;
@@ -230,17 +271,36 @@ static struct d3dq_queue *d3dq_queue_create(struct d3dq_device *ddev,
 	if (ret)
 		goto err_sched;
 
-	queue->usage = d3dq_usage_get(usage);
+	d3dq_file_get(dfile);
+	queue->usage = d3dq_usage_get(dfile->usage);
 	drm_dev_get(&ddev->drm);
 	atomic_inc(&ddev->count.queues);
 	return queue;
 
 err_sched:
-	d3dq_sched_put(ddev, queue->sched);
+	drm_sched_fini(&queue->sched->base);
+	d3dq_sched_put(queue->sched);
 err_free:
 	mutex_destroy(&queue->submit_lock);
 	kfree(queue);
 	return ERR_PTR(ret);
+}
+
+/*
+ * Whether QUEUE_CREATE knows its answer: a slot is free (@free), or none
+ * will free up without outside help (no destroyed queue is finishing).
+ * A freed queue leaves queues_alive before queues_finishing, and this
+ * reads them in the other order, so "none finishing" is never seen with
+ * a stale count of queues alive.
+ */
+static bool d3dq_file_slot_known(struct d3dq_file *dfile, bool *free)
+{
+	int finishing = atomic_read(&dfile->queues_finishing);
+
+	/* Pairs with smp_mb__after_atomic() in d3dq_queue_teardown(). */
+	smp_rmb();
+	*free = atomic_read(&dfile->queues_alive) < d3dq_max_queues;
+	return *free || !finishing;
 }
 
 int d3dq_ioctl_queue_create(struct drm_device *drm, void *data,
@@ -250,6 +310,7 @@ int d3dq_ioctl_queue_create(struct drm_device *drm, void *data,
 	struct d3dq_file *dfile = file->driver_priv;
 	struct drm_d3dq_queue_create *args = data;
 	struct d3dq_queue *queue;
+	bool free;
 	u32 id;
 	int ret;
 
@@ -262,17 +323,32 @@ int d3dq_ioctl_queue_create(struct drm_device *drm, void *data,
 		return -EACCES;
 
 	mutex_lock(&dfile->lock);
-	if (dfile->removed) {
-		ret = -ENODEV;
-		goto out_unlock;
-	}
-	if (dfile->nqueues >= d3dq_max_queues) {
-		ret = -EMFILE;
-		goto out_unlock;
+	for (;;) {
+		if (dfile->removed) {
+			ret = -ENODEV;
+			goto out_unlock;
+		}
+		/*
+		 * Every slot is taken until its queue is freed. Destroyed
+		 * queues whose jobs all finished are being freed: wait for
+		 * them. The others wait for dependencies: -EMFILE.
+		 */
+		if (d3dq_file_slot_known(dfile, &free)) {
+			if (free)
+				break;
+			ret = -EMFILE;
+			goto out_unlock;
+		}
+		mutex_unlock(&dfile->lock);
+		/* REMOVE and unplug stop the queues, which wakes us. */
+		if (wait_event_interruptible(dfile->wq,
+					     d3dq_file_slot_known(dfile, &free) ||
+					     READ_ONCE(dfile->removed)))
+			return -ERESTARTSYS;
+		mutex_lock(&dfile->lock);
 	}
 
-	queue = d3dq_queue_create(ddev, dfile->usage, args->type,
-				  args->priority);
+	queue = d3dq_queue_create(ddev, dfile, args->type, args->priority);
 	if (IS_ERR(queue)) {
 		ret = PTR_ERR(queue);
 		goto out_unlock;
@@ -280,12 +356,14 @@ int d3dq_ioctl_queue_create(struct drm_device *drm, void *data,
 
 	/* Not visible to other threads until xa_alloc() publishes it. */
 	ret = xa_alloc(&dfile->queues, &id, queue, XA_LIMIT(1, INT_MAX),
-		       GFP_KERNEL);
+		       D3DQ_GFP);
 	if (ret) {
 		d3dq_queue_put(queue);
 		goto out_unlock;
 	}
 	queue->id = id;
+	queue->counted = true;
+	atomic_inc(&dfile->queues_alive);
 	dfile->nqueues++;
 	args->id = id;
 	trace_d3dq_queue_create(dfile->usage->client_id, id, queue->type,
@@ -356,10 +434,12 @@ void d3dq_file_remove_queues(struct d3dq_file *dfile)
 
 	mutex_lock(&dfile->lock);
 	trace_d3dq_removal(dfile->usage->client_id, dfile->nqueues);
-	dfile->removed = true;
+	WRITE_ONCE(dfile->removed, true);
 	xa_for_each(&dfile->queues, id, queue)
 		d3dq_queue_stop(queue, -ENODEV, false);
 	mutex_unlock(&dfile->lock);
+	/* A QUEUE_CREATE waiting at the limit. */
+	wake_up_all(&dfile->wq);
 }
 
 /* File close: destroy every queue. Teardown finishes asynchronously. */

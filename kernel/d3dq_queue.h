@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
  * d3dq queues: one scheduler, one entity and one engine each; the
- * device's pool of schedulers.
+ * reference-counted schedulers.
  *
  * Copyright (C) 2026 The d3dq authors
  */
@@ -12,6 +12,7 @@
 #include <linux/kref.h>
 #include <linux/list.h>
 #include <linux/mutex.h>
+#include <linux/sched.h>
 #include <linux/spinlock.h>
 #include <linux/types.h>
 #include <linux/wait.h>
@@ -30,16 +31,15 @@ struct drm_file;
 #define D3DQ_SCHED_NAME_LEN	24
 
 /**
- * struct d3dq_sched - A scheduler, lent to one queue at a time.
+ * struct d3dq_sched - The scheduler of one queue.
  *
  * Scheduler fences name their timeline through their scheduler, and they
- * outlive queues, so schedulers are not freed with their queue: an idle
- * one waits in the device's pool (@link) for the next queue and is freed
- * with the device.
+ * outlive queues: the queue and every hardware fence of its jobs hold a
+ * reference (see "Scheduler lifetime" in d3dq_queue.c).
  */
 struct d3dq_sched {
 	struct drm_gpu_scheduler base;
-	struct list_head link;
+	struct kref ref;
 	/* "d3dq<device>-s<n>": base.name, as long as the scheduler lives. */
 	char name[D3DQ_SCHED_NAME_LEN];
 };
@@ -49,15 +49,21 @@ struct d3dq_sched {
  *
  * References are held by the file (until the queue is destroyed), by
  * every job of the queue and, briefly, by ioctls. The last one queues
- * @teardown_work, which finishes the entity and returns the scheduler to
- * the device's pool.
+ * @teardown_work, which finishes the entity and the scheduler and drops
+ * the queue's scheduler reference.
  */
 struct d3dq_queue {
 	struct kref ref;
 	struct d3dq_device *ddev;
+	struct d3dq_file *dfile;	/* holds a reference */
+	/* Counted in dfile's queues_alive (published with an id). */
+	bool counted;
 	u32 id;
 	u32 type;
 	u32 priority;
+	/* The process that created the queue, for messages. */
+	pid_t client_pid;
+	char client_comm[TASK_COMM_LEN];
 
 	/*
 	 * Serialises arm+push (the order of jobs in the entity) and the
@@ -66,13 +72,15 @@ struct d3dq_queue {
 	struct mutex submit_lock;
 
 	/*
-	 * Protects @state, @reason, @dead, @jobs, the states of the jobs
-	 * and the engine's running job.
+	 * Protects @state, @reason, @dead, @finishing, @jobs, the states of
+	 * the jobs and the engine's running job.
 	 */
 	spinlock_t lock;
 	u32 state;
 	int reason;
 	bool dead;			/* destroyed: refuse new jobs */
+	/* Dead with every job finished: counted in queues_finishing. */
+	bool finishing;
 	struct list_head jobs;		/* not freed yet, in order */
 
 	/* Jobs submitted and not finished; submits wait on @pending_wq. */
@@ -97,9 +105,11 @@ int d3dq_ioctl_queue_get_state(struct drm_device *drm, void *data,
 			       struct drm_file *file);
 struct d3dq_queue *d3dq_queue_lookup(struct d3dq_file *dfile, u32 id);
 void d3dq_queue_put(struct d3dq_queue *queue);
+void d3dq_queue_idle(struct d3dq_queue *queue);
 void d3dq_queue_set_lost_locked(struct d3dq_queue *queue, int reason);
 bool d3dq_queue_is_usable(struct d3dq_queue *queue);
-void d3dq_sched_pool_fini(struct d3dq_device *ddev);
+void d3dq_sched_get(struct d3dq_sched *sched);
+void d3dq_sched_put(struct d3dq_sched *sched);
 void d3dq_file_destroy_queues(struct d3dq_file *dfile);
 void d3dq_file_remove_queues(struct d3dq_file *dfile);
 

@@ -29,6 +29,12 @@
 #include "d3dq_queue.h"
 #include "d3dq_trace.h"
 
+/*
+ * Largest element stride of a sync array: a fixed number, not PAGE_SIZE,
+ * so that the uapi is the same on every architecture.
+ */
+#define D3DQ_MAX_SYNC_STRIDE	4096
+
 /* A signal point, resolved before the job is armed. */
 struct d3dq_signal {
 	struct drm_syncobj *syncobj;
@@ -54,10 +60,10 @@ static int d3dq_copy_syncs(const struct drm_d3dq_obj_array *arr,
 		return 0;
 	if (arr->count > d3dq_max_syncs)
 		return -EINVAL;
-	if (arr->stride < sizeof(*syncs) || arr->stride > PAGE_SIZE)
+	if (arr->stride < sizeof(*syncs) || arr->stride > D3DQ_MAX_SYNC_STRIDE)
 		return -EINVAL;
 
-	syncs = kvmalloc_array(arr->count, sizeof(*syncs), GFP_KERNEL);
+	syncs = kvmalloc_array(arr->count, sizeof(*syncs), D3DQ_GFP);
 	if (!syncs)
 		return -ENOMEM;
 
@@ -236,7 +242,8 @@ static int d3dq_parse_cmds(struct drm_file *file, struct d3dq_job *job,
 		return PTR_ERR(buf);
 
 	/* The smallest command is 16 bytes. */
-	job->cmds = kvcalloc(bytes / 16, sizeof(*job->cmds), GFP_KERNEL);
+	job->cmds = kvcalloc(bytes / 16, sizeof(*job->cmds),
+			     D3DQ_GFP);
 	if (!job->cmds) {
 		ret = -ENOMEM;
 		goto out;
@@ -265,6 +272,36 @@ out:
 	return ret;
 }
 
+/*
+ * The fence a wait names. Without WAIT_FOR_SUBMIT,
+ * drm_syncobj_find_fence() never sleeps and fails with -EINVAL both when
+ * the point has no fence yet (-ENODATA here: it may get one) and when a
+ * timeline point is asked of a syncobj whose fence is not a timeline
+ * (-EINVAL here: a binary fence has no points).
+ */
+static int d3dq_find_fence(struct drm_file *file,
+			   const struct drm_d3dq_sync *sync,
+			   struct dma_fence **out)
+{
+	struct drm_syncobj *syncobj;
+	struct dma_fence *fence;
+	int ret;
+
+	ret = drm_syncobj_find_fence(file, sync->handle, sync->point, 0, out);
+	if (ret != -EINVAL)
+		return ret;
+
+	syncobj = drm_syncobj_find(file, sync->handle);
+	if (!syncobj)
+		return -ENOENT;
+	fence = drm_syncobj_fence_get(syncobj);
+	ret = fence && sync->point && !to_dma_fence_chain(fence) ?
+	      -EINVAL : -ENODATA;
+	dma_fence_put(fence);
+	drm_syncobj_put(syncobj);
+	return ret;
+}
+
 static int d3dq_add_waits(struct drm_file *file, struct d3dq_job *job,
 			  const struct drm_d3dq_obj_array *arr)
 {
@@ -277,7 +314,8 @@ static int d3dq_add_waits(struct drm_file *file, struct d3dq_job *job,
 	if (ret || !syncs)
 		return ret;
 
-	job->waits = kvcalloc(arr->count, sizeof(*job->waits), GFP_KERNEL);
+	job->waits = kvcalloc(arr->count, sizeof(*job->waits),
+			      D3DQ_GFP);
 	if (!job->waits) {
 		ret = -ENOMEM;
 		goto out;
@@ -296,13 +334,9 @@ static int d3dq_add_waits(struct drm_file *file, struct d3dq_job *job,
 		 * has no fence yet fails (-EINVAL), and d3dq never makes a
 		 * fence that waits for userspace.
 		 */
-		ret = drm_syncobj_find_fence(file, syncs[i].handle,
-					     syncs[i].point, 0, &fence);
-		if (ret) {
-			if (ret != -ENOENT)
-				ret = -ENODATA;
+		ret = d3dq_find_fence(file, &syncs[i], &fence);
+		if (ret)
 			goto out;
-		}
 
 		job->waits[i].handle = syncs[i].handle;
 		job->waits[i].flags = syncs[i].flags;
@@ -356,7 +390,7 @@ static int d3dq_get_signals(struct drm_file *file,
 	if (ret || !syncs)
 		return ret;
 
-	signals = kvcalloc(arr->count, sizeof(*signals), GFP_KERNEL);
+	signals = kvcalloc(arr->count, sizeof(*signals), D3DQ_GFP);
 	if (!signals) {
 		ret = -ENOMEM;
 		goto out;
@@ -380,7 +414,12 @@ static int d3dq_get_signals(struct drm_file *file,
 		signals[i].point = syncs[i].point;
 		signals[i].handle = syncs[i].handle;
 		if (syncs[i].flags & DRM_D3DQ_SYNC_TIMELINE) {
-			signals[i].chain = dma_fence_chain_alloc();
+			/*
+			 * dma_fence_chain_alloc(), charged to the caller:
+			 * the point stays in the syncobj.
+			 */
+			signals[i].chain = kmalloc(sizeof(*signals[i].chain),
+						   D3DQ_GFP);
 			if (!signals[i].chain) {
 				ret = -ENOMEM;
 				goto err;
@@ -432,10 +471,10 @@ static void d3dq_trace_submit(struct d3dq_queue *queue, struct d3dq_job *job,
  * explicitly, and two queues may use one buffer at once.
  */
 
-/* The buffers a job uses, each once, and whether it writes them. */
 /* Buffers a set holds without allocating: most jobs name a few. */
 #define D3DQ_BO_SET_INLINE	16
 
+/* The buffers a job uses, each once, and whether it writes them. */
 struct d3dq_bo_set {
 	struct drm_gem_object **objs;
 	unsigned long *write;		/* bitmap, one bit per @objs entry */
@@ -487,7 +526,7 @@ static int d3dq_bo_set_init(struct d3dq_bo_set *set, struct d3dq_job *job)
 
 	if (job->ncmds > D3DQ_BO_SET_INLINE / 2) {
 		uses = kvmalloc_array(job->ncmds, 2 * sizeof(*uses),
-				      GFP_KERNEL);
+				      D3DQ_GFP);
 		if (!uses)
 			return -ENOMEM;
 	}
@@ -507,8 +546,8 @@ static int d3dq_bo_set_init(struct d3dq_bo_set *set, struct d3dq_job *job)
 		set->objs = set->inline_objs;
 		set->write = &set->inline_write;
 	} else {
-		set->objs = kvmalloc_array(n, sizeof(*set->objs), GFP_KERNEL);
-		set->write = bitmap_zalloc(n, GFP_KERNEL);
+		set->objs = kvmalloc_array(n, sizeof(*set->objs), D3DQ_GFP);
+		set->write = bitmap_zalloc(n, D3DQ_GFP);
 	}
 	if (!set->objs || !set->write) {
 		d3dq_bo_set_free(set);
@@ -539,8 +578,8 @@ static int d3dq_bo_set_lock(struct d3dq_bo_set *set)
 	if (!set->count)
 		return 0;
 	ret = drm_gem_lock_reservations(set->objs, set->count, &set->ctx);
-	if (ret)
-		return ret;
+	if (ret)	/* -EINTR: restarted, like the other waits of SUBMIT */
+		return ret == -EINTR ? -ERESTARTSYS : ret;
 	for (i = 0; i < set->count; i++) {
 		ret = dma_resv_reserve_fences(set->objs[i]->resv, 1);
 		if (ret) {
@@ -568,30 +607,43 @@ static void d3dq_bo_set_publish(struct d3dq_bo_set *set,
 }
 
 /*
- * Take the queue's submit lock once it holds fewer than max_pending_jobs
- * unfinished jobs. Fails with -ECANCELED if the queue is lost.
+ * Take the queue's submit lock once the queue holds fewer than
+ * max_pending_jobs unfinished jobs and the file's jobs leave room for
+ * this one (max_file_job_bytes), and count the job against the file.
+ * Both sleeps end in bounded time: jobs finish and are freed whatever
+ * userspace does. Fails with -ECANCELED if the queue is lost.
  */
-static int d3dq_queue_reserve(struct d3dq_queue *queue)
+static int d3dq_queue_reserve(struct d3dq_queue *queue, struct d3dq_job *job)
 {
+	struct d3dq_file *dfile = queue->dfile;
+	bool full;
 	int ret;
 
 	for (;;) {
-		ret = mutex_lock_interruptible(&queue->submit_lock);
-		if (ret)
-			return ret;
+		/* Restarted like the waits below, never a bare -EINTR. */
+		if (mutex_lock_interruptible(&queue->submit_lock))
+			return -ERESTARTSYS;
 		if (!d3dq_queue_is_usable(queue)) {
 			mutex_unlock(&queue->submit_lock);
 			return -ECANCELED;
 		}
 		/* Only submitters, under the lock, increase @pending. */
-		if (atomic_read(&queue->pending) < d3dq_max_pending_jobs)
+		full = atomic_read(&queue->pending) >= d3dq_max_pending_jobs;
+		if (!full && d3dq_file_charge_job(dfile, job->bytes)) {
+			job->charged = true;
 			return 0;
+		}
 		mutex_unlock(&queue->submit_lock);
 
-		ret = wait_event_interruptible(queue->pending_wq,
-					       atomic_read(&queue->pending) <
-					       d3dq_max_pending_jobs ||
-					       !d3dq_queue_is_usable(queue));
+		if (full)
+			ret = wait_event_interruptible(queue->pending_wq,
+						       atomic_read(&queue->pending) <
+						       d3dq_max_pending_jobs ||
+						       !d3dq_queue_is_usable(queue));
+		else
+			ret = wait_event_interruptible(dfile->wq,
+						       d3dq_file_job_fits(dfile, job->bytes) ||
+						       !d3dq_queue_is_usable(queue));
 		if (ret)
 			return ret;
 	}
@@ -643,7 +695,8 @@ int d3dq_ioctl_submit(struct drm_device *drm, void *data,
 	if (ret)
 		goto err_signals;
 
-	ret = d3dq_queue_reserve(queue);
+	d3dq_job_set_bytes(job, args->cmd_bytes);
+	ret = d3dq_queue_reserve(queue, job);
 	if (ret)
 		goto err_bos;
 

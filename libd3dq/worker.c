@@ -560,6 +560,27 @@ static void process(struct d3dq_device *dev, struct watch_set *w)
 	free(values);
 }
 
+/*
+ * How long the worker sleeps in the kernel at most. -ENODEV from the wait
+ * means the device was unplugged (its platform device unbound): every
+ * ioctl fails that way from then on and nothing will ever signal, so
+ * that removes the device as d3dq_device_remove() does, and the worker
+ * only waits to be stopped.
+ *
+ * But a wait already sleeping when the device is unplugged is only woken
+ * by the points it waits for, and an idle device's are points nobody
+ * will submit: the doorbell's next one, each queue's next job. The
+ * driver cannot complete them: a point without a fence has nothing to
+ * signal, and the syncobjs are the library's (shareable with other
+ * processes and devices), not the driver's to fill with error fences. A
+ * wait that also watches the device file for a hang-up needs
+ * DRM_IOCTL_SYNCOBJ_EVENTFD (Linux 6.6) and poll(), which 6.1 lacks. So
+ * the worker wakes at least every WATCH_SLICE_NS, and an unplug is
+ * noticed within that time; a removal through the library or a lost
+ * queue is noticed at once, as before.
+ */
+#define WATCH_SLICE_NS	(2 * 1000000000ll)
+
 static void *worker_main(void *arg)
 {
 	struct d3dq_device *dev = arg;
@@ -576,15 +597,19 @@ static void *worker_main(void *arg)
 		pthread_mutex_unlock(&dev->lock);
 
 		ret = syncobj_timeline_wait(dev->fd, w.handles, w.points, w.n,
-					    INT64_MAX,
+					    now_ns() + WATCH_SLICE_NS,
 					    DRM_SYNCOBJ_WAIT_FLAGS_WAIT_FOR_SUBMIT,
 					    NULL);
 		if (!ret)
 			process(dev, &w);
-		else if (ret != -EINTR)
-			usleep(1000);	/* a handle went away: rebuild */
+		else if (ret == -ENODEV)
+			dev_remove(dev, -ENODEV);
 		watch_put(dev, &w);
 		run_flushes(dev);
+		if (ret == -ENODEV)
+			usleep(20 * 1000);	/* until stopped */
+		else if (ret && ret != -ETIME && ret != -EINTR)
+			usleep(1000);	/* a handle went away: rebuild */
 	}
 	watch_free(&w);
 	return NULL;

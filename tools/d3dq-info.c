@@ -22,6 +22,8 @@
 
 #include "d3dq_drm.h"
 
+#include "util/json.h"
+
 #define ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
 
 static const char *const param_names[] = {
@@ -35,6 +37,7 @@ static const char *const param_names[] = {
 	[DRM_D3DQ_PARAM_TIMESTAMP_FREQUENCY] = "timestamp_frequency",
 	[DRM_D3DQ_PARAM_MAX_DELAY_NS] = "max_delay_ns",
 	[DRM_D3DQ_PARAM_MAX_BO_SIZE] = "max_bo_size",
+	[DRM_D3DQ_PARAM_MAX_FILE_JOB_BYTES] = "max_file_job_bytes",
 };
 
 static const char *const feature_names[] = {
@@ -91,21 +94,6 @@ static int get_param(int fd, uint32_t param, uint64_t *value)
 		return -errno;
 	*value = gp.value;
 	return 0;
-}
-
-/* A JSON string: the characters d3dq-info prints need only these escapes. */
-static void json_str(const char *s)
-{
-	putchar('"');
-	for (; s && *s; s++) {
-		if (*s == '"' || *s == '\\')
-			printf("\\%c", *s);
-		else if ((unsigned char)*s < 0x20)
-			printf("\\u%04x", *s);
-		else
-			putchar(*s);
-	}
-	putchar('"');
 }
 
 static void print_features(uint64_t value, bool json)

@@ -25,6 +25,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "util/json.h"
+
 #define ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
 #define NENGINES 3
 
@@ -342,20 +344,6 @@ static void free_sample(struct sample *s)
 	free(s->clients);
 	free(s->queues);
 	memset(s, 0, sizeof(*s));
-}
-
-static void json_str(const char *str)
-{
-	putchar('"');
-	for (; *str; str++) {
-		if (*str == '"' || *str == '\\')
-			printf("\\%c", *str);
-		else if ((unsigned char)*str < 0x20)
-			printf("\\u%04x", *str);
-		else
-			putchar(*str);
-	}
-	putchar('"');
 }
 
 static void print_json(const struct sample *s, uint64_t interval_ns)

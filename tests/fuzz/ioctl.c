@@ -78,6 +78,12 @@ struct fz {
 	int nso;
 	uint32_t queues[MAX_QUEUES_TRACKED];
 	int nq;
+	/*
+	 * Destroyed queues that may still have unfinished jobs: they keep
+	 * their slot in max_queues until the jobs are done (an upper bound,
+	 * tightened when a create succeeds).
+	 */
+	int held;
 	uint32_t stale_bo[MAX_STALE], stale_so[MAX_STALE], stale_q[MAX_STALE];
 	int nstale_bo, nstale_so, nstale_q;
 	uint32_t foreign_bo, foreign_so, foreign_q;
@@ -322,7 +328,7 @@ static void fz_param(struct __test_metadata *_metadata, struct fz *f)
 	a.param = one_in(f, 4) ? boundary32(f) : below(f, 12);
 	a.pad = reserved(f, &bad);
 	a.value = rnd(f);
-	if (a.param > DRM_D3DQ_PARAM_MAX_BO_SIZE)
+	if (a.param > DRM_D3DQ_PARAM_MAX_FILE_JOB_BYTES)
 		bad = true;
 	if (one_in(f, 50)) {
 		/* The argument itself unreadable. */
@@ -469,9 +475,12 @@ static void fz_queue_create(struct __test_metadata *_metadata, struct fz *f)
 		bad = true;
 	err = CALL(f->fd, DRM_IOCTL_D3DQ_QUEUE_CREATE, &a,
 		   E(EINVAL) | E(EMFILE) | E(ENODEV), !bad,
-		   (uint64_t)f->nq >= f->max_queues ? E(EMFILE) : 0);
+		   (uint64_t)(f->nq + f->held) >= f->max_queues ? E(EMFILE) : 0);
 	if (err)
 		return;
+	/* Room for one more: at most this many destroyed queues are held. */
+	if ((uint64_t)(f->nq + f->held) >= f->max_queues)
+		f->held = (int)f->max_queues - 1 - f->nq;
 	if ((uint64_t)f->nq >= f->max_queues || !a.id) {
 		f->failures++;
 		TH_LOG("QUEUE_CREATE: id %u with %d of %llu queues (type %u prio %u flags 0x%x err %d)", a.id,
@@ -494,14 +503,26 @@ static uint32_t pick_queue(struct fz *f, bool *bad, int *idx)
 static void fz_queue_destroy(struct __test_metadata *_metadata, struct fz *f)
 {
 	struct drm_d3dq_queue_destroy a = { 0 };
-	bool bad = false;
+	struct drm_d3dq_queue_get_state st = { 0 };
+	bool bad = false, held = true;
 	int idx;
 
 	a.id = pick_queue(f, &bad, &idx);
 	a.pad = reserved(f, &bad);
+	/*
+	 * A queue destroyed with no unfinished job is freed without help,
+	 * and QUEUE_CREATE waits for that: it does not count as held.
+	 */
+	st.id = a.id;
+	if (idx >= 0 && !f->shared &&
+	    !ioctl(f->fd, DRM_IOCTL_D3DQ_QUEUE_GET_STATE, &st) &&
+	    !st.pending_jobs)
+		held = false;
 	if (CALL(f->fd, DRM_IOCTL_D3DQ_QUEUE_DESTROY, &a,
 		 E(EINVAL) | E(ENOENT), !bad, 0) || idx < 0)
 		return;
+	if (held)
+		f->held++;
 	remember(f->stale_q, &f->nstale_q, a.id);
 	f->queues[idx] = f->queues[--f->nq];
 }
@@ -969,7 +990,7 @@ static void fz_remove(struct __test_metadata *_metadata, struct fz *f)
 	}
 	close(f->fd);
 	f->fd = t_open(0);
-	f->nbos = f->nso = f->nq = 0;
+	f->nbos = f->nso = f->nq = f->held = 0;
 	f->nrel = 0;
 	f->last_seqno = 0;
 	f->big_bo = 0;
@@ -1371,7 +1392,7 @@ static void fz_loop(struct __test_metadata *_metadata, struct fz *f)
 		if (!f->shared && one_in(f, 20000)) {
 			close(f->fd);
 			f->fd = t_open(0);
-			f->nbos = f->nso = f->nq = 0;
+			f->nbos = f->nso = f->nq = f->held = 0;
 			f->nrel = 0;
 			f->last_seqno = 0;
 			f->big_bo = 0;

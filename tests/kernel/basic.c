@@ -59,8 +59,13 @@ TEST_F(dev, params)
 	EXPECT_EQ(T_SEC, t_param(self->fd, DRM_D3DQ_PARAM_TIMESTAMP_FREQUENCY));
 	EXPECT_EQ(10 * T_SEC, t_param(self->fd, DRM_D3DQ_PARAM_MAX_DELAY_NS));
 	EXPECT_EQ(64ull << 20, t_param(self->fd, DRM_D3DQ_PARAM_MAX_BO_SIZE));
+	/* Since 1.1. */
+	EXPECT_LE(1, DRM_D3DQ_UAPI_MINOR);
+	EXPECT_EQ(64ull << 20,
+		  t_param(self->fd, DRM_D3DQ_PARAM_MAX_FILE_JOB_BYTES));
 
-	EXPECT_EQ(-EINVAL, get_param(self->fd, DRM_D3DQ_PARAM_MAX_BO_SIZE + 1,
+	EXPECT_EQ(-EINVAL, get_param(self->fd,
+				     DRM_D3DQ_PARAM_MAX_FILE_JOB_BYTES + 1,
 				     0, &v));
 	EXPECT_EQ(-EINVAL, get_param(self->fd, 0xffffffff, 0, &v));
 	EXPECT_EQ(-EINVAL, get_param(self->fd, DRM_D3DQ_PARAM_UAPI_VERSION, 1,

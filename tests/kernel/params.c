@@ -9,6 +9,8 @@
 #define _GNU_SOURCE
 #include <errno.h>
 #include <fcntl.h>
+#include <pthread.h>
+#include <stdatomic.h>
 #include <signal.h>
 #include <string.h>
 #include <sys/ioctl.h>
@@ -66,9 +68,30 @@ FIXTURE_TEARDOWN(mod)
 	EXPECT_EQ(0, t_reload(NULL));
 }
 
+static atomic_int alarms;
+
 static void on_alarm(int sig)
 {
 	(void)sig;
+	atomic_fetch_add(&alarms, 1);
+}
+
+struct destroy_later {
+	int fd;
+	uint32_t q;
+};
+
+/* Destroy the queue once the signal handler has run. */
+static void *destroy_after_alarm(void *arg)
+{
+	struct destroy_later *d = arg;
+
+	while (!atomic_load(&alarms))
+		usleep(10 * 1000);
+	/* Give the restarted submit time to sleep again. */
+	usleep(200 * 1000);
+	t_queue_destroy(d->fd, d->q);
+	return NULL;
 }
 
 TEST_F(mod, run)
@@ -123,8 +146,30 @@ TEST_F(mod, run)
 		EXPECT_EQ(EINTR, errno);
 		ASSERT_EQ(0, t_queue_state(self->fd, q, &st));
 		EXPECT_EQ(2, st.pending_jobs);
+
+		/*
+		 * With SA_RESTART the kernel restarts the submit (it
+		 * returns -ERESTARTSYS): it sleeps on until the queue is
+		 * destroyed, then fails with -ECANCELED, not -EINTR.
+		 */
+		{
+			struct destroy_later d = { .fd = self->fd, .q = q };
+			pthread_t thr;
+
+			sa.sa_flags = SA_RESTART;
+			ASSERT_EQ(0, sigaction(SIGALRM, &sa, NULL));
+			atomic_store(&alarms, 0);
+			ASSERT_EQ(0, pthread_create(&thr, NULL,
+						    destroy_after_alarm, &d));
+			ualarm(300 * 1000, 0);
+			EXPECT_EQ(-1, ioctl(self->fd, DRM_IOCTL_D3DQ_SUBMIT,
+					    &sub));
+			EXPECT_EQ(ECANCELED, errno);
+			EXPECT_EQ(1, atomic_load(&alarms));
+			pthread_join(thr, NULL);
+		}
 		/* Destroying the queue wakes nobody up wrongly, cancels all. */
-		ASSERT_EQ(0, t_queue_destroy(self->fd, q));
+		ASSERT_EQ(-ENOENT, t_queue_destroy(self->fd, q));
 		ASSERT_EQ(0, t_wait(self->fd, tl, 5, 5 * T_SEC));
 		EXPECT_EQ(-ECANCELED, t_fence_status(self->fd, tl, 5));
 		EXPECT_EQ(-ETIME, t_wait(self->fd, tl, 6, 0));

@@ -167,6 +167,26 @@ TEST_F(sub, sync_errors)
 	expect_nothing(_metadata, self);
 }
 
+/*
+ * A timeline wait on a syncobj whose fence is binary is bad input
+ * (-EINVAL), not a point that has no fence yet (-ENODATA): a binary
+ * fence has no points. Without a fence, the point may still come.
+ */
+TEST_F(sub, timeline_wait_on_binary)
+{
+	uint32_t other = t_syncobj(self->fd);
+	struct drm_d3dq_sync w = t_tl(other, 1), sig = t_tl(self->tl, 1);
+
+	ASSERT_NE(0, other);
+	EXPECT_EQ(-ENODATA, t_submit(self->fd, self->q, &w, 1, &sig, 1, NULL));
+	ASSERT_EQ(0, t_signal(self->fd, other, 0));
+	EXPECT_EQ(-EINVAL, t_submit(self->fd, self->q, &w, 1, &sig, 1, NULL));
+	/* Point 0 is the syncobj's fence, whatever it is. */
+	w = t_tl(other, 0);
+	EXPECT_EQ(0, t_submit(self->fd, self->q, &w, 1, &sig, 1, NULL));
+	EXPECT_EQ(0, t_wait(self->fd, self->tl, 1, 5 * T_SEC));
+}
+
 /* A wait on a point fails until the point is submitted, then works. */
 TEST_F(sub, enodata_then_ok)
 {
@@ -213,6 +233,29 @@ TEST_F(sub, stride)
 	EXPECT_EQ(0, t_submit_raw(self->fd, &s));
 	EXPECT_EQ(0, t_wait(self->fd, self->tl, 1, 5 * T_SEC));
 	EXPECT_EQ(0, t_wait(self->fd, self->bin, 0, 5 * T_SEC));
+}
+
+/* The stride is at most 4096 bytes, on every architecture. */
+TEST_F(sub, stride_limit)
+{
+	static uint8_t buf[2 * 8192];
+	struct drm_d3dq_sync sig = t_tl(self->tl, 1);
+	struct drm_d3dq_submit s = {
+		.queue_id = self->q,
+		.signals = { .count = 2, .array = (uintptr_t)buf },
+	};
+
+	memcpy(buf, &sig, sizeof(sig));
+	s.signals.stride = 4097;
+	memcpy(buf + 4097, &sig, sizeof(sig));
+	EXPECT_EQ(-EINVAL, t_submit_raw(self->fd, &s));
+	expect_nothing(_metadata, self);
+	memset(buf + 4097, 0, sizeof(sig));
+	s.signals.stride = 4096;
+	sig.point = 2;
+	memcpy(buf + 4096, &sig, sizeof(sig));
+	EXPECT_EQ(0, t_submit_raw(self->fd, &s));
+	EXPECT_EQ(0, t_wait(self->fd, self->tl, 2, 5 * T_SEC));
 }
 
 TEST_F(sub, max_syncs)

@@ -397,13 +397,30 @@ TEST_F(td, remove_other_file)
 	close(fd2);
 }
 
+/* Poll debugfs until at most @max schedulers are alive (up to 5 s). */
+static int schedulers_down_to(int max)
+{
+	struct t_objects o;
+	int n;
+
+	for (n = 0; n < 500; n++) {
+		if (t_objects(&o))
+			return -1;
+		if (o.schedulers <= max)
+			break;
+		usleep(10000);
+	}
+	return o.schedulers;
+}
+
 /*
  * A queue's finished fences outlive it (here in a syncobj): sync_file
  * FILE_INFO still names their timeline once the queue is freed, which
- * reads the fence's scheduler. Schedulers are therefore kept in a pool
- * and reused, not freed: creating and destroying queues one after the
- * other does not add schedulers. (On the debug kernel KASAN reports the
- * read if a scheduler was freed.)
+ * reads the fence's scheduler. A scheduler therefore lives until the
+ * last fence of its jobs is gone, and no longer: creating and destroying
+ * queues one after the other leaves only the scheduler whose fence the
+ * syncobj holds. (On the debug kernel KASAN reports the read if a
+ * scheduler was freed too early.)
  */
 TEST_F(td, fence_outlives_queue)
 {
@@ -411,8 +428,8 @@ TEST_F(td, fence_outlives_queue)
 	struct sync_file_info info = { 0 };
 	struct drm_d3dq_sync sig;
 	struct t_objects o;
-	char first[sizeof(fi.obj_name)] = "";
-	int i, n, pooled = 0, sync_fd;
+	char last[sizeof(fi.obj_name)] = "";
+	int i, n, sync_fd;
 	struct t_cs cs;
 	uint32_t s, q;
 
@@ -435,10 +452,8 @@ TEST_F(td, fence_outlives_queue)
 			usleep(10000);
 		}
 		ASSERT_EQ(0, o.queues);
-		if (!i)
-			pooled = o.schedulers;
-		EXPECT_LE(1, o.schedulers);
-		EXPECT_EQ(pooled, o.schedulers);
+		/* Replacing the syncobj's fence released the previous one. */
+		EXPECT_EQ(1, schedulers_down_to(1));
 
 		ASSERT_EQ(0, drmSyncobjExportSyncFile(self->fd, s, &sync_fd));
 		info.num_fences = 1;
@@ -448,13 +463,22 @@ TEST_F(td, fence_outlives_queue)
 		EXPECT_EQ(1, info.status);
 		EXPECT_EQ(1, fi.status);
 		EXPECT_STREQ("drm_sched", fi.driver_name);
-		/* The scheduler's own name, the same pooled one each time. */
+		/* The scheduler's own name: a new scheduler each time. */
 		EXPECT_EQ(0, strncmp(fi.obj_name, "d3dq0-s", 7)) TH_LOG("%s", fi.obj_name);
-		if (!i)
-			snprintf(first, sizeof(first), "%s", fi.obj_name);
-		EXPECT_STREQ(first, fi.obj_name);
+		EXPECT_STRNE(last, fi.obj_name);
+		snprintf(last, sizeof(last), "%s", fi.obj_name);
 		EXPECT_EQ(i, self->map[0]);
 	}
+	/*
+	 * The last fence goes with the syncobj and with the buffer's
+	 * reservation object (implicit sync), and its scheduler too.
+	 */
+	ASSERT_EQ(0, drmSyncobjDestroy(self->fd, s));
+	EXPECT_EQ(1, schedulers_down_to(1));
+	munmap(self->map, 4096);
+	self->map = NULL;
+	ASSERT_EQ(0, drmCloseBufferHandle(self->fd, self->bo));
+	EXPECT_EQ(0, schedulers_down_to(0));
 }
 
 TEST_HARNESS_MAIN

@@ -9,6 +9,8 @@
  */
 #define _GNU_SOURCE
 #include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
 #include <string.h>
 #include <sys/mman.h>
 #include <unistd.h>
@@ -41,6 +43,52 @@ FIXTURE_TEARDOWN(to)
 	if (self->fd >= 0)
 		close(self->fd);
 	T_EXPECT_IDLE(10000);
+}
+
+/*
+ * A timed-out job is logged at warning level with its queue, the process
+ * that created the queue and the job: a user can tell who hung what
+ * without enabling DRM debug output.
+ */
+TEST_F(to, logged)
+{
+	uint32_t q = t_queue(self->fd, 0, 0), s = t_syncobj(self->fd);
+	struct drm_d3dq_sync sig = t_bin(s);
+	char want[128], comm[32] = "", line[1024];
+	bool found = false;
+	struct t_cs cs;
+	ssize_t n;
+	FILE *f;
+	int kmsg;
+
+	ASSERT_NE(0, q);
+	f = fopen("/proc/self/comm", "r");
+	ASSERT_NE(NULL, f);
+	ASSERT_NE(NULL, fgets(comm, sizeof(comm), f));
+	fclose(f);
+	comm[strcspn(comm, "\n")] = 0;
+	kmsg = open("/dev/kmsg", O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+	if (kmsg < 0)
+		SKIP(return, "no /dev/kmsg");
+	ASSERT_LE(0, lseek(kmsg, 0, SEEK_END));
+
+	t_cs_init(&cs);
+	t_cs_delay(&cs, 4 * T_SEC);
+	ASSERT_EQ(0, t_submit(self->fd, q, NULL, 0, &sig, 1, &cs));
+	ASSERT_EQ(0, t_wait(self->fd, s, 0, 10 * T_SEC));
+	EXPECT_EQ(-ETIMEDOUT, t_fence_status(self->fd, s, 0));
+
+	/* "<level>,<seq>,<time>,<flags>;<text>": level 4 is KERN_WARNING. */
+	snprintf(want, sizeof(want), "of queue %u (%s[%d]) timed out", q,
+		 comm, getpid());
+	while ((n = read(kmsg, line, sizeof(line) - 1)) > 0) {
+		line[n] = 0;
+		if (strstr(line, want) && strstr(line, "job ") &&
+		    !strncmp(line, "4,", 2))
+			found = true;
+	}
+	close(kmsg);
+	EXPECT_TRUE(found) TH_LOG("no warning containing '%s'", want);
 }
 
 TEST_F(to, lost_queue)

@@ -94,7 +94,7 @@ enum drm_d3dq_ioctl_id {
 struct drm_d3dq_obj_array {
 	/**
 	 * @stride: Size of one element in bytes, at least the size of the
-	 * element's first version; 0 only with @count 0.
+	 * element's first version and at most 4096; 0 only with @count 0.
 	 */
 	__u32 stride;
 
@@ -162,6 +162,15 @@ enum drm_d3dq_param {
 
 	/** @DRM_D3DQ_PARAM_MAX_BO_SIZE: Largest buffer, in bytes. */
 	DRM_D3DQ_PARAM_MAX_BO_SIZE,
+
+	/**
+	 * @DRM_D3DQ_PARAM_MAX_FILE_JOB_BYTES: Kernel memory the jobs of one
+	 * open file may hold until they are freed (their command streams,
+	 * waits and fences, as the driver counts them). A submit beyond it
+	 * sleeps (interruptibly) until jobs of the file are freed; a job
+	 * alone is always admitted. Since 1.1.
+	 */
+	DRM_D3DQ_PARAM_MAX_FILE_JOB_BYTES,
 };
 
 /**
@@ -316,9 +325,14 @@ enum drm_d3dq_queue_priority {
 /**
  * struct drm_d3dq_queue_create - Argument of %DRM_IOCTL_D3DQ_QUEUE_CREATE.
  *
- * Fails with -EINVAL for an unknown type, priority or flag, -EMFILE when
- * the file already holds %DRM_D3DQ_PARAM_MAX_QUEUES queues, -ENODEV after
- * %DRM_D3DQ_REMOVE, -ENOMEM when out of memory.
+ * A queue counts against %DRM_D3DQ_PARAM_MAX_QUEUES from its creation
+ * until it is freed, which is after its destruction once its last job
+ * has finished. At the limit the ioctl waits (interruptibly) for
+ * destroyed queues whose jobs have all finished to be freed, and fails
+ * with -EMFILE if every queue counted is alive or still has unfinished
+ * jobs (held by dependencies). Other errors: -EINVAL for an unknown
+ * type, priority or flag, -ENODEV after %DRM_D3DQ_REMOVE, -ENOMEM when
+ * out of memory.
  *
  * Fails with -EACCES for %DRM_D3DQ_QUEUE_PRIORITY_REALTIME without
  * CAP_SYS_NICE.
@@ -342,7 +356,10 @@ struct drm_d3dq_queue_create {
  *
  * Jobs of the queue that have not finished are cancelled: the running job
  * is stopped and every job completes with -ECANCELED (its signal points
- * signal). The ioctl does not wait for that. Unknown ids fail with -ENOENT.
+ * signal). The ioctl waits for the running job to stop (bounded), not for
+ * the other jobs; held ones complete when their dependencies signal, and
+ * the queue counts against %DRM_D3DQ_PARAM_MAX_QUEUES until then. Unknown
+ * ids fail with -ENOENT.
  */
 struct drm_d3dq_queue_destroy {
 	/** @id: Queue id. */
@@ -409,10 +426,12 @@ struct drm_d3dq_queue_get_state {
  * signal point was attached.
  *
  * Errors: -ENOENT unknown queue id, syncobj or buffer handle; -EINVAL bad
- * flags, padding, stride, count or command stream; -ENODATA a wait point
- * has no fence yet; -ECANCELED the queue is lost; -EFAULT bad pointer;
- * -ENOMEM; -EINTR/-ERESTARTSYS when interrupted while the queue holds
- * %DRM_D3DQ_PARAM_MAX_PENDING_JOBS jobs.
+ * flags, padding, stride, count or command stream, or a timeline wait on a
+ * syncobj whose fence is binary; -ENODATA a wait point has no fence yet;
+ * -ECANCELED the queue is lost; -EFAULT bad pointer; -ENOMEM; -EINTR when
+ * a signal interrupts a submit sleeping because the queue holds
+ * %DRM_D3DQ_PARAM_MAX_PENDING_JOBS jobs or the file's jobs hold
+ * %DRM_D3DQ_PARAM_MAX_FILE_JOB_BYTES (restarted instead with SA_RESTART).
  */
 
 /** DRM_D3DQ_SYNC_TIMELINE - the syncobj is a timeline, use the point. */

@@ -14,6 +14,7 @@
 #include <sys/ioctl.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -66,8 +67,13 @@ static const char *debugfs_dir(void)
 	struct dirent *de;
 	DIR *d;
 
-	if (dir[0])
-		return dir;
+	/* An unbind or unload removes it; a rebound device has another. */
+	if (dir[0]) {
+		snprintf(path, sizeof(path), "%s/objects", dir);
+		if (!access(path, R_OK))
+			return dir;
+		dir[0] = 0;
+	}
 	d = opendir("/sys/kernel/debug/dri");
 	if (!d)
 		return NULL;
@@ -136,7 +142,7 @@ bool t_wait_idle(int files, int ms, struct t_objects *o)
 		if (t_objects(o))
 			return false;
 		if (o->files == files && !o->queues && !o->jobs && !o->bos &&
-		    !o->hw_fences)
+		    !o->hw_fences && !o->schedulers)
 			return true;
 		if (waited >= ms)
 			return false;
@@ -426,6 +432,77 @@ static int run(const char *cmd)
 	int st = system(cmd);
 
 	return st == 0 ? 0 : -1;
+}
+
+int t_unload_once(void)
+{
+	if (syscall(SYS_delete_module, "d3dq", O_NONBLOCK))
+		return -errno;
+	return 0;
+}
+
+int t_unload(void)
+{
+	int i, ret = 0;
+
+	/* Queue teardown and fence frees finish asynchronously. */
+	for (i = 0; i < 200; i++) {
+		ret = t_unload_once();
+		if (ret != -EBUSY && ret != -EAGAIN)
+			break;
+		usleep(50000);
+	}
+	return ret;
+}
+
+int t_load(const char *args)
+{
+	const char *m = getenv("D3DQ_MODULE");
+	char cmd[1024];
+
+	if (!m || !*m)
+		return -1;
+	snprintf(cmd, sizeof(cmd), "insmod '%s' %s", m, args ? args : "");
+	return run(cmd);
+}
+
+static int sysfs_write(const char *path, const char *text)
+{
+	ssize_t n;
+	int fd, err;
+
+	fd = open(path, O_WRONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	n = write(fd, text, strlen(text));
+	err = n < 0 ? -errno : 0;
+	close(fd);
+	return err;
+}
+
+int t_unbind(int index)
+{
+	char name[32];
+
+	snprintf(name, sizeof(name), "d3dq.%d", index);
+	return sysfs_write("/sys/bus/platform/drivers/d3dq/unbind", name);
+}
+
+int t_bind(int index)
+{
+	char name[32];
+
+	snprintf(name, sizeof(name), "d3dq.%d", index);
+	return sysfs_write("/sys/bus/platform/drivers/d3dq/bind", name);
+}
+
+bool t_is_bound(int index)
+{
+	char path[96];
+
+	snprintf(path, sizeof(path),
+		 "/sys/bus/platform/drivers/d3dq/d3dq.%d", index);
+	return !access(path, F_OK);
 }
 
 int t_reload(const char *args)

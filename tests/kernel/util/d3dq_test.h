@@ -30,8 +30,8 @@ uint64_t t_now(void);
 int64_t t_deadline(uint64_t ns);
 
 /*
- * Live object counts from debugfs "objects" (schedulers: in use or
- * pooled; the pool only empties at module unload).
+ * Live object counts from debugfs "objects" (hw_fences and schedulers
+ * count the whole module: fences keep them alive, also across devices).
  */
 struct t_objects {
 	int files, queues, jobs, bos, hw_fences, schedulers;
@@ -56,9 +56,10 @@ bool t_wait_idle(int files, int ms, struct t_objects *o);
 		struct t_objects _idle;					\
 									\
 		EXPECT_TRUE(t_wait_idle(0, (ms), &_idle))		\
-			TH_LOG("leak: files %d queues %d jobs %d bos %d hw_fences %d", \
+			TH_LOG("leak: files %d queues %d jobs %d bos %d hw_fences %d schedulers %d", \
 			       _idle.files, _idle.queues, _idle.jobs,	\
-			       _idle.bos, _idle.hw_fences);		\
+			       _idle.bos, _idle.hw_fences,		\
+			       _idle.schedulers);			\
 	} while (0)
 
 /* Contents of debugfs "queues" (static buffer), or NULL. */
@@ -133,5 +134,17 @@ int t_fence_status(int fd, uint32_t handle, uint64_t point);
 /* Unload and load the module with @args (NULL: defaults). 0 on success. */
 int t_reload(const char *args);
 bool t_can_reload(void);
+
+/* delete_module("d3dq") once: 0 or -errno (-EWOULDBLOCK while in use). */
+int t_unload_once(void);
+/* Unload, retrying while the module is in use, for up to 10 s. */
+int t_unload(void);
+/* insmod $D3DQ_MODULE @args: 0 on success. */
+int t_load(const char *args);
+
+/* Unbind / bind platform device d3dq.@index through sysfs: 0 or -errno. */
+int t_unbind(int index);
+int t_bind(int index);
+bool t_is_bound(int index);
 
 #endif /* D3DQ_TEST_H */
