@@ -151,7 +151,10 @@ TEST_F(engine, lower_priority_progresses)
 /*
  * One client floods the engine from eight queues; another client's job,
  * as big as each of them and submitted last, still finishes first: the
- * engine goes round the clients before it goes round a client's queues.
+ * engine goes round the clients before it goes round a client's queues
+ * (it gets half the engine, each flooding queue a sixteenth). The jobs
+ * are long (64 steps) so that the other client's job may become ready
+ * well after the flood's (its scheduler woken late) and still win.
  */
 TEST_F(engine, flood_does_not_hold_back_another_client)
 {
@@ -186,9 +189,9 @@ TEST_F(engine, flood_does_not_hold_back_another_client)
 
 	ASSERT_EQ(0, open_gate_soon(self));
 	for (i = 0; i < 8; i++)
-		ASSERT_EQ(0, contender(self->fd, q[i], self->gate, bo[i], 1,
+		ASSERT_EQ(0, contender(self->fd, q[i], self->gate, bo[i], 4,
 				       self->ts, i, done[i]));
-	ASSERT_EQ(0, contender(fd2, q2, gate2, bo2, 1, ts2, 8, done2));
+	ASSERT_EQ(0, contender(fd2, q2, gate2, bo2, 4, ts2, 8, done2));
 	for (i = 0; i < 8; i++) {
 		ASSERT_EQ(0, t_wait(self->fd, done[i], 1, 60 * T_SEC));
 		if (self->tsmap[i] < first_flood)
