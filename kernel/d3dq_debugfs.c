@@ -29,6 +29,7 @@ static const char *const d3dq_type_names[] = {
 static const char *const d3dq_prio_names[] = {
 	[DRM_D3DQ_QUEUE_PRIORITY_NORMAL] = "normal",
 	[DRM_D3DQ_QUEUE_PRIORITY_HIGH] = "high",
+	[DRM_D3DQ_QUEUE_PRIORITY_REALTIME] = "realtime",
 };
 
 static void d3dq_debugfs_queue(struct seq_file *m, struct d3dq_queue *queue)

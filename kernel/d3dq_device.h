@@ -22,6 +22,7 @@
 #include <drm/drm_device.h>
 
 #include "d3dq_compat.h"
+#include "d3dq_engine.h"
 
 struct d3dq_usage;
 struct drm_file;
@@ -96,6 +97,9 @@ struct d3dq_counters {
 struct d3dq_device {
 	struct drm_device drm;
 	struct platform_device *pdev;
+
+	/* The engine the queues share (d3dq_engine.c). */
+	struct d3dq_dispatch dispatch;
 
 	/* Open files, for debugfs and unplug. */
 	struct mutex files_lock;

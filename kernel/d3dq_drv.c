@@ -117,7 +117,8 @@ int d3dq_ioctl_get_param(struct drm_device *drm, void *data,
 		args->value = DRM_D3DQ_FEATURE_TIMELINE |
 			      DRM_D3DQ_FEATURE_PRIME |
 			      DRM_D3DQ_FEATURE_TIMEOUT |
-			      DRM_D3DQ_FEATURE_WAIT_RELEASE;
+			      DRM_D3DQ_FEATURE_WAIT_RELEASE |
+			      DRM_D3DQ_FEATURE_PRIORITY;
 		break;
 	case DRM_D3DQ_PARAM_MAX_QUEUES:
 		args->value = d3dq_max_queues;
@@ -362,6 +363,16 @@ static const struct drm_driver d3dq_driver = {
 	.minor = D3DQ_DRIVER_MINOR,
 };
 
+/*
+ * The device goes with its last reference, after its last queue: the
+ * engine's work item may still be finishing the step that ended the
+ * last job.
+ */
+static void d3dq_device_engine_fini(struct drm_device *drm, void *dispatch)
+{
+	d3dq_dispatch_fini(dispatch);
+}
+
 static int d3dq_probe(struct platform_device *pdev)
 {
 	struct d3dq_device *ddev;
@@ -380,6 +391,11 @@ static int d3dq_probe(struct platform_device *pdev)
 	if (ret)
 		return ret;
 	INIT_LIST_HEAD(&ddev->files);
+	d3dq_dispatch_init(&ddev->dispatch, d3dq_wq.engine);
+	ret = drmm_add_action_or_reset(&ddev->drm, d3dq_device_engine_fini,
+				       &ddev->dispatch);
+	if (ret)
+		return ret;
 
 	ret = drm_dev_register(&ddev->drm, 0);
 	if (ret)
@@ -451,8 +467,12 @@ static int d3dq_wqs_create(void)
 		if (!d3dq_wq.sched)
 			goto err;
 	}
+	/*
+	 * Not WQ_HIGHPRI: the engines run work any user can submit, in
+	 * bounded steps, one at a time per device, at a normal priority.
+	 */
 	d3dq_wq.engine = alloc_workqueue("d3dq-engine", WQ_MEM_RECLAIM |
-					 WQ_UNBOUND | WQ_HIGHPRI, 0);
+					 WQ_UNBOUND, 0);
 	d3dq_wq.timeout = alloc_workqueue("d3dq-timeout",
 					  WQ_MEM_RECLAIM | WQ_UNBOUND, 0);
 	d3dq_wq.cleanup = alloc_workqueue("d3dq-cleanup", WQ_UNBOUND, 0);

@@ -1,12 +1,14 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * d3dq software engine: runs the command stream of a queue's current job
- * from a work item and signals the job's hardware fence when it ends.
+ * d3dq software engine: one per device, shared by its queues. It runs the
+ * command streams of the queues' current jobs in bounded steps and
+ * signals a job's hardware fence when the job ends.
  *
- * A DELAY command does not hold a worker: the engine arms an hrtimer and
- * returns; the timer queues the work again. Cancelling a job (timeout,
- * queue destroy, REMOVE) sets an error in the job, kicks the work and
- * waits for it, so a cancelled job ends in bounded time.
+ * A DELAY command does not hold the engine: the engine arms an hrtimer
+ * and moves on; the timer makes the queue ready again. Cancelling a job
+ * (timeout, queue destroy, REMOVE) sets an error in the job, makes its
+ * queue ready and waits for the job's hardware fence, so a cancelled job
+ * ends within one round of the engine.
  *
  * Copyright (C) 2026 The d3dq authors
  */
@@ -30,8 +32,24 @@
 #include "d3dq_queue.h"
 #include "d3dq_trace.h"
 
-/* Work done between two checks for cancellation. */
-#define D3DQ_ENGINE_CHUNK	SZ_1M
+/*
+ * DOC: Engine steps
+ *
+ * The engine runs one step of one queue at a time, from one work item
+ * per device that queues itself again while work is ready (so other work
+ * on the CPU runs between steps). A step runs commands until it has
+ * spent %D3DQ_ENGINE_STEP_BYTES: a COPY or FILL costs its size and runs
+ * in parts across steps, every command costs %D3DQ_ENGINE_CMD_COST more.
+ * A step also ends at a DELAY that has not elapsed, and at the end of the
+ * job. Which queue is next: the highest priority with a queue ready,
+ * except that after %D3DQ_PRIORITY_SHARE steps in a row given to it while
+ * a lower priority had work ready, one step goes to the next lower one;
+ * within a priority, round the clients (open files) with a queue ready,
+ * one step each, and round each client's ready queues.
+ */
+#define D3DQ_ENGINE_STEP_BYTES	SZ_256K
+#define D3DQ_ENGINE_CMD_COST	64
+#define D3DQ_PRIORITY_SHARE	8
 
 atomic_t d3dq_live_hw_fences = ATOMIC_INIT(0);
 
@@ -116,65 +134,48 @@ static inline void *d3dq_ptr(struct d3dq_bo *bo, u64 offset)
 	return (u8 *)bo->vaddr + offset;
 }
 
-static bool d3dq_job_cancelled(struct d3dq_job *job)
+/* The part [@done, @done + @n) of a COPY, in the order overlap needs. */
+static void d3dq_engine_copy(const struct d3dq_cmd *cmd, u64 done, u64 n)
 {
-	return READ_ONCE(job->cancel) != 0;
+	u8 *dst = d3dq_ptr(cmd->dst, cmd->dst_offset);
+	const u8 *src = d3dq_ptr(cmd->src, cmd->src_offset);
+
+	if (dst <= src || dst >= src + cmd->size)
+		memmove(dst + done, src + done, n);
+	else
+		memmove(dst + cmd->size - done - n, src + cmd->size - done - n,
+			n);
 }
 
-/* memmove() in chunks, in the order that keeps overlapping copies right. */
-static void d3dq_engine_copy(struct d3dq_job *job, void *dst, const void *src,
-			     u64 size)
+/*
+ * Execute @cmd (not a DELAY), or its next part for a COPY or FILL, out of
+ * @budget. Ranges were checked at submit.
+ *
+ * Return: whether the command is complete.
+ */
+static bool d3dq_engine_exec(struct d3dq_job *job, const struct d3dq_cmd *cmd,
+			     s64 *budget)
 {
-	u64 done = 0, n;
+	u64 *p, n;
 
-	if (dst <= src || dst >= src + size) {
-		while (done < size && !d3dq_job_cancelled(job)) {
-			n = min_t(u64, size - done, D3DQ_ENGINE_CHUNK);
-			memmove(dst + done, src + done, n);
-			done += n;
-			cond_resched();
-		}
-	} else {
-		while (done < size && !d3dq_job_cancelled(job)) {
-			n = min_t(u64, size - done, D3DQ_ENGINE_CHUNK);
-			done += n;
-			memmove(dst + size - done, src + size - done, n);
-			cond_resched();
-		}
-	}
-}
-
-static void d3dq_engine_fill(struct d3dq_job *job, void *dst, u8 value,
-			     u64 size)
-{
-	u64 done = 0, n;
-
-	while (done < size && !d3dq_job_cancelled(job)) {
-		n = min_t(u64, size - done, D3DQ_ENGINE_CHUNK);
-		memset(dst + done, value, n);
-		done += n;
-		cond_resched();
-	}
-}
-
-/* Execute one command other than DELAY. Ranges were checked at submit. */
-static void d3dq_engine_exec(struct d3dq_job *job, const struct d3dq_cmd *cmd)
-{
-	u64 *p;
-
+	*budget -= D3DQ_ENGINE_CMD_COST;
 	switch (cmd->op) {
 	case DRM_D3DQ_CMD_WRITE64:
 		p = d3dq_ptr(cmd->dst, cmd->dst_offset);
 		WRITE_ONCE(*p, cmd->a);
 		break;
 	case DRM_D3DQ_CMD_COPY:
-		d3dq_engine_copy(job, d3dq_ptr(cmd->dst, cmd->dst_offset),
-				 d3dq_ptr(cmd->src, cmd->src_offset), cmd->size);
-		break;
 	case DRM_D3DQ_CMD_FILL:
-		d3dq_engine_fill(job, d3dq_ptr(cmd->dst, cmd->dst_offset),
-				 (u8)cmd->a, cmd->size);
-		break;
+		n = min_t(u64, cmd->size - job->cmd_done,
+			  max_t(s64, *budget, D3DQ_ENGINE_CMD_COST));
+		if (cmd->op == DRM_D3DQ_CMD_COPY)
+			d3dq_engine_copy(cmd, job->cmd_done, n);
+		else
+			memset(d3dq_ptr(cmd->dst, cmd->dst_offset) +
+			       job->cmd_done, (u8)cmd->a, n);
+		job->cmd_done += n;
+		*budget -= n;
+		return job->cmd_done == cmd->size;
 	case DRM_D3DQ_CMD_CMP_STORE64:
 		p = d3dq_ptr(cmd->dst, cmd->dst_offset);
 		cmpxchg64(p, cmd->a, cmd->b);
@@ -184,19 +185,167 @@ static void d3dq_engine_exec(struct d3dq_job *job, const struct d3dq_cmd *cmd)
 		WRITE_ONCE(*p, ktime_get_ns());
 		break;
 	}
+	return true;
 }
 
-static void d3dq_engine_work(struct work_struct *work)
+static void d3dq_dispatch_add_locked(struct d3dq_dispatch *dispatch,
+				     struct d3dq_engine *engine)
 {
-	struct d3dq_engine *engine = container_of(work, struct d3dq_engine,
-						  work);
-	struct d3dq_queue *queue = container_of(engine, struct d3dq_queue,
-						engine);
-	bool cookie = dma_fence_begin_signalling();
-	struct d3dq_job *job;
+	struct d3dq_engine_client *client = engine->client;
+	u32 prio = engine->priority;
+
+	lockdep_assert_held(&dispatch->lock);
+
+	if (!list_empty(&engine->ready))
+		return;
+	list_add_tail(&engine->ready, &client->queues[prio]);
+	if (list_empty(&client->link[prio]))
+		list_add_tail(&client->link[prio], &dispatch->clients[prio]);
+	queue_work(dispatch->wq, &dispatch->work);
+}
+
+/*
+ * Make a queue ready: its job has commands to run, or must notice its
+ * cancel error. Called with the queue's lock held and a running job, or
+ * from the DELAY timer (whose job cannot end while it is armed).
+ */
+static void d3dq_dispatch_add(struct d3dq_engine *engine)
+{
+	struct d3dq_dispatch *dispatch = engine->dispatch;
+	unsigned long flags;
+
+	spin_lock_irqsave(&dispatch->lock, flags);
+	d3dq_dispatch_add_locked(dispatch, engine);
+	spin_unlock_irqrestore(&dispatch->lock, flags);
+}
+
+/* The queue's job ended (under the queue's lock): off the ready lists. */
+static void d3dq_dispatch_remove(struct d3dq_engine *engine)
+{
+	struct d3dq_dispatch *dispatch = engine->dispatch;
+	struct d3dq_engine_client *client = engine->client;
+	u32 prio = engine->priority;
+	unsigned long flags;
+
+	spin_lock_irqsave(&dispatch->lock, flags);
+	if (!list_empty(&engine->ready)) {
+		list_del_init(&engine->ready);
+		if (list_empty(&client->queues[prio]))
+			list_del_init(&client->link[prio]);
+	}
+	spin_unlock_irqrestore(&dispatch->lock, flags);
+}
+
+static bool d3dq_dispatch_has_ready_locked(struct d3dq_dispatch *d)
+{
+	int prio;
+
+	for (prio = 0; prio < D3DQ_NUM_PRIORITIES; prio++)
+		if (!list_empty(&d->clients[prio]))
+			return true;
+	return false;
+}
+
+/* The engine is free again: run the next step if a queue is ready. */
+static void d3dq_dispatch_release(struct d3dq_dispatch *d)
+{
+	unsigned long flags;
+
+	spin_lock_irqsave(&d->lock, flags);
+	d->busy = false;
+	if (d3dq_dispatch_has_ready_locked(d))
+		queue_work(d->wq, &d->work);
+	spin_unlock_irqrestore(&d->lock, flags);
+}
+
+/*
+ * Take the engine for a job run directly in run_job: only when it is idle
+ * (no step running, no queue ready), so that nothing is overtaken.
+ */
+static bool d3dq_dispatch_claim_idle(struct d3dq_dispatch *d)
+{
+	unsigned long flags;
+	bool claimed;
+
+	spin_lock_irqsave(&d->lock, flags);
+	claimed = !d->busy && !d3dq_dispatch_has_ready_locked(d);
+	if (claimed)
+		d->busy = true;
+	spin_unlock_irqrestore(&d->lock, flags);
+	return claimed;
+}
+
+/* Take the next queue to step off the ready lists (see "Engine steps"). */
+static struct d3dq_engine *d3dq_dispatch_pick_locked(struct d3dq_dispatch *d)
+{
+	struct d3dq_engine_client *client;
+	struct d3dq_engine *engine;
+	int prio, top = -1, below = -1;
+
+	for (prio = D3DQ_NUM_PRIORITIES - 1; prio >= 0; prio--) {
+		if (list_empty(&d->clients[prio]))
+			continue;
+		if (top < 0) {
+			top = prio;
+		} else {
+			below = prio;
+			break;
+		}
+	}
+	if (top < 0)
+		return NULL;
+
+	prio = top;
+	if (below < 0) {
+		d->streak = 0;
+	} else if (d->streak < D3DQ_PRIORITY_SHARE) {
+		d->streak++;
+	} else {
+		d->streak = 0;
+		prio = below;
+	}
+
+	client = list_first_entry(&d->clients[prio], struct d3dq_engine_client,
+				  link[prio]);
+	engine = list_first_entry(&client->queues[prio], struct d3dq_engine,
+				  ready);
+	list_del_init(&engine->ready);
+	/* The client goes to the back, its other ready queues with it. */
+	list_del_init(&client->link[prio]);
+	if (!list_empty(&client->queues[prio]))
+		list_add_tail(&client->link[prio], &d->clients[prio]);
+	return engine;
+}
+
+/*
+ * End the running job of @queue (its lock held, dropped here) and signal
+ * its hardware fence with @err.
+ */
+static void d3dq_engine_end(struct d3dq_queue *queue, struct d3dq_job *job,
+			    int err)
+	__releases(&queue->lock)
+{
+	queue->engine.job = NULL;
+	d3dq_dispatch_remove(&queue->engine);
+	job->state = D3DQ_JOB_DONE;
+	atomic64_add(ktime_to_ns(ktime_sub(ktime_get(), job->start)),
+		     &queue->usage->busy_ns[queue->type]);
+	spin_unlock(&queue->lock);
+
+	d3dq_job_signal(job, err);
+}
+
+/*
+ * Run the queue's job until @budget is spent, a DELAY that has not
+ * elapsed, or its end. A job that has more to run goes back to the ready
+ * lists.
+ */
+static void d3dq_engine_step(struct d3dq_queue *queue, s64 budget)
+{
+	struct d3dq_engine *engine = &queue->engine;
 	const struct d3dq_cmd *cmd;
-	bool entered;
-	ktime_t now;
+	struct d3dq_job *job;
+	bool complete, entered;
 	int err, idx;
 
 	/*
@@ -220,8 +369,8 @@ static void d3dq_engine_work(struct work_struct *work)
 			break;
 
 		if (job->delaying) {
-			now = ktime_get();
-			if (ktime_before(now, job->delay_end)) {
+			if (ktime_before(ktime_get(), job->delay_end)) {
+				/* Not while cancelled: see d3dq_engine_kick(). */
 				hrtimer_start(&engine->timer, job->delay_end,
 					      HRTIMER_MODE_ABS);
 				spin_unlock(&queue->lock);
@@ -235,6 +384,12 @@ static void d3dq_engine_work(struct work_struct *work)
 		if (job->pc >= job->ncmds)
 			break;
 
+		if (budget <= 0) {
+			d3dq_dispatch_add(engine);
+			spin_unlock(&queue->lock);
+			goto out;
+		}
+
 		cmd = &job->cmds[job->pc];
 		if (cmd->op == DRM_D3DQ_CMD_DELAY) {
 			job->delay_end = ktime_add_ns(ktime_get(), cmd->a);
@@ -243,21 +398,39 @@ static void d3dq_engine_work(struct work_struct *work)
 		}
 
 		spin_unlock(&queue->lock);
-		d3dq_engine_exec(job, cmd);
+		complete = d3dq_engine_exec(job, cmd, &budget);
 		spin_lock(&queue->lock);
-		job->pc++;
+		if (complete) {
+			job->pc++;
+			job->cmd_done = 0;
+		}
 	}
 
-	engine->job = NULL;
-	job->state = D3DQ_JOB_DONE;
-	atomic64_add(ktime_to_ns(ktime_sub(ktime_get(), job->start)),
-		     &queue->usage->busy_ns[queue->type]);
-	spin_unlock(&queue->lock);
-
-	d3dq_job_signal(job, err);
+	d3dq_engine_end(queue, job, err);
 out:
 	if (entered)
 		drm_dev_exit(idx);
+}
+
+static void d3dq_dispatch_work(struct work_struct *work)
+{
+	struct d3dq_dispatch *d = container_of(work, struct d3dq_dispatch,
+					       work);
+	bool cookie = dma_fence_begin_signalling();
+	struct d3dq_engine *engine;
+	unsigned long flags;
+
+	spin_lock_irqsave(&d->lock, flags);
+	/* A job running in run_job has the engine; it queues us after. */
+	engine = d->busy ? NULL : d3dq_dispatch_pick_locked(d);
+	d->busy = d->busy || engine;
+	spin_unlock_irqrestore(&d->lock, flags);
+	if (engine) {
+		d3dq_engine_step(container_of(engine, struct d3dq_queue,
+					      engine),
+				 D3DQ_ENGINE_STEP_BYTES);
+		d3dq_dispatch_release(d);
+	}
 	dma_fence_end_signalling(cookie);
 }
 
@@ -266,8 +439,30 @@ static enum hrtimer_restart d3dq_engine_timer(struct hrtimer *timer)
 	struct d3dq_engine *engine = container_of(timer, struct d3dq_engine,
 						  timer);
 
-	queue_work(d3dq_wq.engine, &engine->work);
+	d3dq_dispatch_add(engine);
 	return HRTIMER_NORESTART;
+}
+
+/*
+ * Can @job run whole in one step, directly in run_job? No DELAY (which
+ * would make run_job wait) and no more than one step's budget of work.
+ */
+static bool d3dq_job_is_short(const struct d3dq_job *job)
+{
+	s64 cost = 0;
+	u32 i;
+
+	for (i = 0; i < job->ncmds; i++) {
+		if (job->cmds[i].op == DRM_D3DQ_CMD_DELAY)
+			return false;
+		cost += D3DQ_ENGINE_CMD_COST;
+		if (job->cmds[i].op == DRM_D3DQ_CMD_COPY ||
+		    job->cmds[i].op == DRM_D3DQ_CMD_FILL)
+			cost += job->cmds[i].size;
+		if (cost > D3DQ_ENGINE_STEP_BYTES)
+			return false;
+	}
+	return true;
 }
 
 /**
@@ -277,7 +472,10 @@ static enum hrtimer_restart d3dq_engine_timer(struct hrtimer *timer)
  *
  * Called from the scheduler's run_job. A job of a lost or destroyed queue,
  * or one whose dependency failed, is not run: its fence signals at once
- * with -ECANCELED.
+ * with -ECANCELED. A short job (one step, no DELAY) finds the engine
+ * idle runs here and now, and the fence returned has signalled: that
+ * saves the engine work item's wake-up. Otherwise the queue joins the
+ * engine's ready lists.
  *
  * Return: a reference to the job's hardware fence.
  */
@@ -287,12 +485,15 @@ struct dma_fence *d3dq_engine_run(struct d3dq_queue *queue,
 	struct d3dq_engine *engine = &queue->engine;
 	struct d3dq_hw_fence *hw = job->hw;
 	bool dep_failed = d3dq_job_dependency_failed(job);
+	bool now = false;
 	int err = 0;
 
 	/* run_job calls of one scheduler never overlap. */
 	dma_fence_init(&hw->base, &d3dq_hw_fence_ops, &hw->lock,
 		       engine->fence_context, ++engine->seqno);
 	hw->initialized = true;
+	/* This reference goes to the scheduler. */
+	dma_fence_get(&hw->base);
 
 	spin_lock(&queue->lock);
 	if (dep_failed)
@@ -311,16 +512,41 @@ struct dma_fence *d3dq_engine_run(struct d3dq_queue *queue,
 					 msecs_to_jiffies(d3dq_job_timeout_ms));
 		trace_d3dq_run(queue->usage->client_id, queue->id,
 			       d3dq_job_seqno(job), 0);
+		now = d3dq_job_is_short(job) &&
+		      d3dq_dispatch_claim_idle(engine->dispatch);
+		if (!now)
+			d3dq_dispatch_add(engine);
 	}
 	spin_unlock(&queue->lock);
 
-	/* This reference goes to the scheduler. */
-	dma_fence_get(&hw->base);
-	if (err)
+	if (err) {
 		d3dq_job_signal(job, err);
-	else
-		queue_work(d3dq_wq.engine, &engine->work);
+	} else if (now) {
+		/* Ends the job; would queue it if it had more to run. */
+		d3dq_engine_step(queue, D3DQ_ENGINE_STEP_BYTES);
+		d3dq_dispatch_release(engine->dispatch);
+	}
 	return &hw->base;
+}
+
+/**
+ * d3dq_engine_kick - Make the engine look at its job's cancel error soon.
+ * @queue: the queue, whose running job's cancel error was set
+ *
+ * The engine arms the DELAY timer only while the job is not cancelled
+ * (both under the queue's lock), so after this the timer stays off and the
+ * queue is ready: the engine sees the error within one round. Does not
+ * wait.
+ */
+void d3dq_engine_kick(struct d3dq_queue *queue)
+{
+	struct d3dq_engine *engine = &queue->engine;
+
+	hrtimer_cancel(&engine->timer);
+	spin_lock(&queue->lock);
+	if (engine->job)
+		d3dq_dispatch_add(engine);
+	spin_unlock(&queue->lock);
 }
 
 /**
@@ -329,7 +555,7 @@ struct dma_fence *d3dq_engine_run(struct d3dq_queue *queue,
  * @job: only stop this job, or NULL for any
  * @err: error the job's fence completes with
  *
- * Waits until the job has ended (its fence signalled).
+ * Waits until the job has ended (its hardware fence signalled).
  *
  * Return: whether a job was stopped.
  */
@@ -337,8 +563,8 @@ bool d3dq_engine_cancel(struct d3dq_queue *queue, struct d3dq_job *job,
 			int err)
 {
 	struct d3dq_engine *engine = &queue->engine;
+	struct dma_fence *hw = NULL;
 	struct d3dq_job *running;
-	bool hit = false;
 
 	spin_lock(&queue->lock);
 	running = engine->job;
@@ -348,33 +574,17 @@ bool d3dq_engine_cancel(struct d3dq_queue *queue, struct d3dq_job *job,
 			trace_d3dq_cancel(queue->usage->client_id, queue->id,
 					  d3dq_job_seqno(running), err);
 		}
-		hit = true;
+		hw = dma_fence_get(&running->hw->base);
 	}
 	spin_unlock(&queue->lock);
 
-	if (!hit)
+	if (!hw)
 		return false;
 
 	d3dq_engine_kick(queue);
-	flush_work(&engine->work);
+	dma_fence_wait(hw, false);
+	dma_fence_put(hw);
 	return true;
-}
-
-/**
- * d3dq_engine_kick - Make the engine look at its job's cancel error now.
- * @queue: the queue, whose running job's cancel error was set
- *
- * The work arms the DELAY timer only while the job is not cancelled (both
- * under the queue's lock), so after this the timer stays off and the
- * work runs again and sees the error. Does not wait: the timeout path
- * may call it.
- */
-void d3dq_engine_kick(struct d3dq_queue *queue)
-{
-	struct d3dq_engine *engine = &queue->engine;
-
-	hrtimer_cancel(&engine->timer);
-	queue_work(d3dq_wq.engine, &engine->work);
 }
 
 /*
@@ -410,12 +620,50 @@ static void d3dq_engine_watchdog(struct work_struct *work)
 	dma_fence_end_signalling(cookie);
 }
 
-void d3dq_engine_init(struct d3dq_queue *queue)
+void d3dq_engine_client_init(struct d3dq_engine_client *client)
+{
+	int i;
+
+	for (i = 0; i < D3DQ_NUM_PRIORITIES; i++) {
+		INIT_LIST_HEAD(&client->link[i]);
+		INIT_LIST_HEAD(&client->queues[i]);
+	}
+}
+
+void d3dq_dispatch_init(struct d3dq_dispatch *dispatch,
+			struct workqueue_struct *wq)
+{
+	int i;
+
+	spin_lock_init(&dispatch->lock);
+	for (i = 0; i < D3DQ_NUM_PRIORITIES; i++)
+		INIT_LIST_HEAD(&dispatch->clients[i]);
+	dispatch->streak = 0;
+	dispatch->busy = false;
+	INIT_WORK(&dispatch->work, d3dq_dispatch_work);
+	dispatch->wq = wq;
+}
+
+/* Every queue of the device is gone. */
+void d3dq_dispatch_fini(struct d3dq_dispatch *dispatch)
+{
+	int i;
+
+	cancel_work_sync(&dispatch->work);
+	for (i = 0; i < D3DQ_NUM_PRIORITIES; i++)
+		WARN_ON(!list_empty(&dispatch->clients[i]));
+}
+
+void d3dq_engine_init(struct d3dq_queue *queue, u32 priority,
+		      struct d3dq_engine_client *client)
 {
 	struct d3dq_engine *engine = &queue->engine;
 
-	INIT_WORK(&engine->work, d3dq_engine_work);
 	INIT_DELAYED_WORK(&engine->watchdog, d3dq_engine_watchdog);
+	INIT_LIST_HEAD(&engine->ready);
+	engine->priority = priority;
+	engine->client = client;
+	engine->dispatch = &queue->ddev->dispatch;
 	d3dq_hrtimer_setup(&engine->timer, d3dq_engine_timer, CLOCK_MONOTONIC,
 			   HRTIMER_MODE_ABS);
 	engine->fence_context = dma_fence_context_alloc(1);
@@ -428,6 +676,6 @@ void d3dq_engine_fini(struct d3dq_queue *queue)
 
 	cancel_delayed_work_sync(&engine->watchdog);
 	hrtimer_cancel(&engine->timer);
-	cancel_work_sync(&engine->work);
 	WARN_ON(engine->job);
+	WARN_ON(!list_empty(&engine->ready));
 }

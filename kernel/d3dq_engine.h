@@ -15,6 +15,8 @@
 #include <linux/types.h>
 #include <linux/workqueue.h>
 
+#include <drm/d3dq_drm.h>
+
 struct d3dq_job;
 struct d3dq_queue;
 struct d3dq_sched;
@@ -34,14 +36,52 @@ struct d3dq_hw_fence {
 	bool initialized;		/* dma_fence_init() was called */
 };
 
+#define D3DQ_NUM_PRIORITIES	(DRM_D3DQ_QUEUE_PRIORITY_REALTIME + 1)
+
 /**
- * struct d3dq_engine - The software engine of one queue.
+ * struct d3dq_engine_client - A client's (open file's) place in the engine.
  *
- * @job is protected by &d3dq_queue.lock.
+ * Lives in the client's &struct d3dq_usage, which its queues hold. Under
+ * &d3dq_dispatch.lock.
+ */
+struct d3dq_engine_client {
+	/* In &d3dq_dispatch.clients of the priority, while @queues is not. */
+	struct list_head link[D3DQ_NUM_PRIORITIES];
+	/* The client's queues with work ready, per priority. */
+	struct list_head queues[D3DQ_NUM_PRIORITIES];
+};
+
+/**
+ * struct d3dq_dispatch - The engine of a device, shared by its queues.
+ *
+ * One work item runs one bounded step of one queue's job at a time and
+ * queues itself again while work is ready; which queue comes next is
+ * decided by priority, then round the clients, then round each client's
+ * queues (d3dq_engine.c).
+ */
+struct d3dq_dispatch {
+	spinlock_t lock;		/* irq-safe: the DELAY timer takes it */
+	struct list_head clients[D3DQ_NUM_PRIORITIES];
+	/* Steps in a row given to a priority while a lower one waited. */
+	unsigned int streak;
+	bool busy;			/* a step is running */
+	struct work_struct work;
+	struct workqueue_struct *wq;
+};
+
+/**
+ * struct d3dq_engine - The engine state of one queue.
+ *
+ * @job is protected by &d3dq_queue.lock, @ready by &d3dq_dispatch.lock.
+ * The queue is on a ready list only while it has a running job (which
+ * holds the queue), so the engine needs no reference of its own.
  */
 struct d3dq_engine {
 	struct d3dq_job *job;		/* running job, or NULL */
-	struct work_struct work;	/* runs @job's commands */
+	struct list_head ready;		/* in &d3dq_engine_client.queues */
+	u32 priority;
+	struct d3dq_engine_client *client;
+	struct d3dq_dispatch *dispatch;
 	struct hrtimer timer;		/* end of a DELAY command */
 	/* Times a job the scheduler no longer watches (d3dq_job.c). */
 	struct delayed_work watchdog;
@@ -49,7 +89,12 @@ struct d3dq_engine {
 	u64 seqno;
 };
 
-void d3dq_engine_init(struct d3dq_queue *queue);
+void d3dq_dispatch_init(struct d3dq_dispatch *dispatch,
+			struct workqueue_struct *wq);
+void d3dq_dispatch_fini(struct d3dq_dispatch *dispatch);
+void d3dq_engine_client_init(struct d3dq_engine_client *client);
+void d3dq_engine_init(struct d3dq_queue *queue, u32 priority,
+		      struct d3dq_engine_client *client);
 void d3dq_engine_fini(struct d3dq_queue *queue);
 struct dma_fence *d3dq_engine_run(struct d3dq_queue *queue,
 				  struct d3dq_job *job);

@@ -49,6 +49,7 @@ struct d3dq_usage *d3dq_usage_create(struct drm_file *file)
 		return NULL;
 	kref_init(&usage->ref);
 	mutex_init(&usage->shown_lock);
+	d3dq_engine_client_init(&usage->engine);
 	usage->client_id = d3dq_drm_client_id(file, &d3dq_next_client_id);
 	return usage;
 }

@@ -15,6 +15,8 @@
 
 #include <drm/d3dq_drm.h>
 
+#include "d3dq_engine.h"
+
 struct drm_file;
 
 #define D3DQ_NUM_QUEUE_TYPES	(DRM_D3DQ_QUEUE_TYPE_COPY + 1)
@@ -36,6 +38,8 @@ struct d3dq_usage {
 	/* The busy times last shown, so that they never go down. */
 	struct mutex shown_lock;
 	u64 shown_ns[D3DQ_NUM_QUEUE_TYPES];
+	/* The client's share of the engine: its ready queues. */
+	struct d3dq_engine_client engine;
 };
 
 struct d3dq_usage *d3dq_usage_create(struct drm_file *file);

@@ -96,6 +96,7 @@ struct d3dq_job {
 
 	/* Engine state: next command and end of the current delay. */
 	u32 pc;
+	u64 cmd_done;			/* bytes of a COPY or FILL done */
 	bool delaying;
 	ktime_t delay_end;
 	/* When the engine took the job (under queue->lock; fdinfo). */

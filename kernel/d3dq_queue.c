@@ -7,6 +7,7 @@
  * Copyright (C) 2026 The d3dq authors
  */
 
+#include <linux/capability.h>
 #include <linux/platform_device.h>
 #include <linux/sched.h>
 #include <linux/slab.h>
@@ -251,7 +252,7 @@ static struct d3dq_queue *d3dq_queue_create(struct d3dq_device *ddev,
 	INIT_LIST_HEAD(&queue->jobs);
 	init_waitqueue_head(&queue->pending_wq);
 	INIT_WORK(&queue->teardown_work, d3dq_queue_teardown);
-	d3dq_engine_init(queue);
+	d3dq_engine_init(queue, priority, &dfile->usage->engine);
 
 	queue->sched = d3dq_sched_create(ddev);
 	if (IS_ERR(queue->sched)) {
@@ -259,8 +260,12 @@ static struct d3dq_queue *d3dq_queue_create(struct d3dq_device *ddev,
 		goto err_free;
 	}
 
-	prio = priority == DRM_D3DQ_QUEUE_PRIORITY_HIGH ?
-	       DRM_SCHED_PRIORITY_HIGH : DRM_SCHED_PRIORITY_NORMAL;
+	/*
+	 * Each queue has a scheduler of its own, so the entity's priority
+	 * orders nothing: the engine applies the queue's (d3dq_engine.c).
+	 */
+	prio = priority == DRM_D3DQ_QUEUE_PRIORITY_NORMAL ?
+	       DRM_SCHED_PRIORITY_NORMAL : DRM_SCHED_PRIORITY_HIGH;
 	sched_list[0] = &queue->sched->base;
 	ret = drm_sched_entity_init(&queue->entity, prio, sched_list, 1, NULL);
 	if (ret)
@@ -310,8 +315,12 @@ int d3dq_ioctl_queue_create(struct drm_device *drm, void *data,
 	int ret;
 
 	if (args->flags || args->type > DRM_D3DQ_QUEUE_TYPE_COPY ||
-	    args->priority > DRM_D3DQ_QUEUE_PRIORITY_HIGH)
+	    args->priority > DRM_D3DQ_QUEUE_PRIORITY_REALTIME)
 		return -EINVAL;
+	/* As for a realtime thread, and as other DRM drivers do. */
+	if (args->priority == DRM_D3DQ_QUEUE_PRIORITY_REALTIME &&
+	    !capable(CAP_SYS_NICE))
+		return -EACCES;
 
 	mutex_lock(&dfile->lock);
 	for (;;) {

@@ -7,10 +7,13 @@
  * Copyright (C) 2026 The d3dq authors
  */
 
+#include <linux/bitmap.h>
 #include <linux/dma-fence-chain.h>
+#include <linux/dma-resv.h>
 #include <linux/mm.h>
 #include <linux/overflow.h>
 #include <linux/slab.h>
+#include <linux/sort.h>
 #include <linux/string.h>
 #include <linux/uaccess.h>
 
@@ -456,6 +459,154 @@ static void d3dq_trace_submit(struct d3dq_queue *queue, struct d3dq_job *job,
 }
 
 /*
+ * DOC: Implicit sync
+ *
+ * d3dq publishes its jobs in the buffers' reservation objects, so that a
+ * PRIME importer, a compositor or ``DMA_BUF_IOCTL_EXPORT_SYNC_FILE`` sees
+ * a buffer the engine still uses as busy: each job's finished fence goes
+ * to every buffer its commands name, with %DMA_RESV_USAGE_WRITE for the
+ * buffers it writes (the destination of every command) and
+ * %DMA_RESV_USAGE_READ for those it only reads (a COPY's source). Jobs
+ * do not wait for the fences they find there: D3D12 synchronises
+ * explicitly, and two queues may use one buffer at once.
+ */
+
+/* Buffers a set holds without allocating: most jobs name a few. */
+#define D3DQ_BO_SET_INLINE	16
+
+/* The buffers a job uses, each once, and whether it writes them. */
+struct d3dq_bo_set {
+	struct drm_gem_object **objs;
+	unsigned long *write;		/* bitmap, one bit per @objs entry */
+	u32 count;
+	struct ww_acquire_ctx ctx;
+	struct drm_gem_object *inline_objs[D3DQ_BO_SET_INLINE];
+	unsigned long inline_write;
+};
+
+/* A buffer a command names, for sorting and merging duplicates. */
+struct d3dq_bo_use {
+	struct drm_gem_object *obj;
+	bool write;
+};
+
+static int d3dq_bo_use_cmp(const void *a, const void *b)
+{
+	const struct d3dq_bo_use *x = a, *y = b;
+
+	if (x->obj != y->obj)
+		return x->obj < y->obj ? -1 : 1;
+	return 0;
+}
+
+static void d3dq_bo_set_free(struct d3dq_bo_set *set)
+{
+	if (set->objs != set->inline_objs) {
+		kvfree(set->objs);
+		bitmap_free(set->write);
+	}
+	set->objs = NULL;
+	set->write = NULL;
+	set->count = 0;
+}
+
+/*
+ * Collect the buffers of @job's commands into @set. The job holds a
+ * reference to each of them, so @set holds none.
+ */
+static int d3dq_bo_set_init(struct d3dq_bo_set *set, struct d3dq_job *job)
+{
+	struct d3dq_bo_use small[D3DQ_BO_SET_INLINE], *uses = small;
+	u32 i, n = 0;
+	int ret = 0;
+
+	memset(set, 0, sizeof(*set));
+	if (!job->ncmds)
+		return 0;
+
+	if (job->ncmds > D3DQ_BO_SET_INLINE / 2) {
+		uses = kvmalloc_array(job->ncmds, 2 * sizeof(*uses),
+				      D3DQ_GFP);
+		if (!uses)
+			return -ENOMEM;
+	}
+	for (i = 0; i < job->ncmds; i++) {
+		if (job->cmds[i].dst)
+			uses[n++] = (struct d3dq_bo_use){
+				&job->cmds[i].dst->base.base, true };
+		if (job->cmds[i].src)
+			uses[n++] = (struct d3dq_bo_use){
+				&job->cmds[i].src->base.base, false };
+	}
+	if (!n)
+		goto out;
+	sort(uses, n, sizeof(*uses), d3dq_bo_use_cmp, NULL);
+
+	if (n <= D3DQ_BO_SET_INLINE) {
+		set->objs = set->inline_objs;
+		set->write = &set->inline_write;
+	} else {
+		set->objs = kvmalloc_array(n, sizeof(*set->objs), D3DQ_GFP);
+		set->write = bitmap_zalloc(n, D3DQ_GFP);
+	}
+	if (!set->objs || !set->write) {
+		d3dq_bo_set_free(set);
+		ret = -ENOMEM;
+		goto out;
+	}
+	for (i = 0; i < n; i++) {
+		if (!set->count || set->objs[set->count - 1] != uses[i].obj)
+			set->objs[set->count++] = uses[i].obj;
+		if (uses[i].write)
+			__set_bit(set->count - 1, set->write);
+	}
+out:
+	if (uses != small)
+		kvfree(uses);
+	return ret;
+}
+
+/*
+ * Lock the reservation objects of @set and reserve a fence slot in each,
+ * so that publishing the job's fence cannot fail. Unlocked on failure.
+ */
+static int d3dq_bo_set_lock(struct d3dq_bo_set *set)
+{
+	u32 i;
+	int ret;
+
+	if (!set->count)
+		return 0;
+	ret = drm_gem_lock_reservations(set->objs, set->count, &set->ctx);
+	if (ret)	/* -EINTR: restarted, like the other waits of SUBMIT */
+		return ret == -EINTR ? -ERESTARTSYS : ret;
+	for (i = 0; i < set->count; i++) {
+		ret = dma_resv_reserve_fences(set->objs[i]->resv, 1);
+		if (ret) {
+			drm_gem_unlock_reservations(set->objs, set->count,
+						    &set->ctx);
+			return ret;
+		}
+	}
+	return 0;
+}
+
+/* Add @fence to every buffer of the locked @set, then unlock it. */
+static void d3dq_bo_set_publish(struct d3dq_bo_set *set,
+				struct dma_fence *fence)
+{
+	u32 i;
+
+	if (!set->count)
+		return;
+	for (i = 0; i < set->count; i++)
+		dma_resv_add_fence(set->objs[i]->resv, fence,
+				   test_bit(i, set->write) ?
+				   DMA_RESV_USAGE_WRITE : DMA_RESV_USAGE_READ);
+	drm_gem_unlock_reservations(set->objs, set->count, &set->ctx);
+}
+
+/*
  * Take the queue's submit lock once the queue holds fewer than
  * max_pending_jobs unfinished jobs and the file's jobs leave room for
  * this one (max_file_job_bytes), and count the job against the file.
@@ -504,6 +655,7 @@ int d3dq_ioctl_submit(struct drm_device *drm, void *data,
 	struct drm_d3dq_submit *args = data;
 	struct d3dq_file *dfile = file->driver_priv;
 	struct d3dq_signal *signals = NULL;
+	struct d3dq_bo_set bos;
 	struct d3dq_queue *queue;
 	struct dma_fence *finished;
 	struct d3dq_job *job;
@@ -539,10 +691,20 @@ int d3dq_ioctl_submit(struct drm_device *drm, void *data,
 	if (ret)
 		goto err_job;
 
+	ret = d3dq_bo_set_init(&bos, job);
+	if (ret)
+		goto err_signals;
+
 	d3dq_job_set_bytes(job, args->cmd_bytes);
 	ret = d3dq_queue_reserve(queue, job);
 	if (ret)
-		goto err_signals;
+		goto err_bos;
+
+	ret = d3dq_bo_set_lock(&bos);
+	if (ret) {
+		mutex_unlock(&queue->submit_lock);
+		goto err_bos;
+	}
 
 	/* Nothing fails from here on. */
 	finished = d3dq_job_arm(job);
@@ -562,12 +724,17 @@ int d3dq_ioctl_submit(struct drm_device *drm, void *data,
 		}
 	}
 
+	d3dq_bo_set_publish(&bos, finished);
+
 	d3dq_job_push(job);
 	mutex_unlock(&queue->submit_lock);
 
+	d3dq_bo_set_free(&bos);
 	d3dq_put_signals(signals, args->signals.count);
 	return 0;
 
+err_bos:
+	d3dq_bo_set_free(&bos);
 err_signals:
 	if (signals)
 		d3dq_put_signals(signals, args->signals.count);

@@ -58,8 +58,9 @@ int queue_desc_to_uapi(const struct d3dq_queue_desc *desc,
 		create->priority = DRM_D3DQ_QUEUE_PRIORITY_HIGH;
 		break;
 	case D3DQ_QUEUE_PRIORITY_GLOBAL_REALTIME:
-		/* The driver has no realtime priority. */
-		return -EOPNOTSUPP;
+		/* Needs CAP_SYS_NICE in the driver (-EACCES without). */
+		create->priority = DRM_D3DQ_QUEUE_PRIORITY_REALTIME;
+		break;
 	default:
 		return -EINVAL;
 	}

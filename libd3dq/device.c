@@ -393,6 +393,7 @@ D3DQ_EXPORT int d3dq_device_open(const char *path, struct d3dq_device **out)
 	if (ret)
 		goto err;
 	dev->can_release = v & DRM_D3DQ_FEATURE_WAIT_RELEASE;
+	dev->has_realtime = v & DRM_D3DQ_FEATURE_PRIORITY;
 	ret = get_param(fd, DRM_D3DQ_PARAM_MAX_SYNCS, &v);
 	if (ret)
 		goto err;

@@ -128,6 +128,7 @@ struct d3dq_device {
 	uint32_t max_cmd_bytes;
 	uint64_t max_delay_ns;
 	bool can_release;		/* uapi 1.1: releasable waits */
+	bool has_realtime;		/* uapi 1.1: REALTIME queue priority */
 
 	/*
 	 * Removal: "stopped" once the driver stopped every job (queue work is

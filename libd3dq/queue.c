@@ -319,6 +319,10 @@ D3DQ_EXPORT int d3dq_queue_create(struct d3dq_device *dev,
 	ret = queue_desc_to_uapi(desc, &create);
 	if (ret)
 		return ret;
+	/* A driver before uapi 1.1 has no realtime priority. */
+	if (create.priority == DRM_D3DQ_QUEUE_PRIORITY_REALTIME &&
+	    !dev->has_realtime)
+		return -EOPNOTSUPP;
 	ret = dev_removal_error(dev);
 	if (ret)
 		return ret;

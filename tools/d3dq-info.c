@@ -45,6 +45,7 @@ static const char *const feature_names[] = {
 	"prime",
 	"timeout",
 	"wait_release",
+	"priority",
 };
 
 static int is_d3dq(int fd, drmVersionPtr *out)

@@ -474,10 +474,10 @@ static void fz_queue_create(struct __test_metadata *_metadata, struct fz *f)
 	if (f->nq >= MAX_QUEUES_TRACKED)
 		return;
 	a.type = one_in(f, 10) ? boundary32(f) : below(f, 3);
-	a.priority = one_in(f, 10) ? boundary32(f) : below(f, 2);
+	a.priority = one_in(f, 10) ? boundary32(f) : below(f, 3);
 	a.flags = reserved(f, &bad);
 	a.id = rnd(f);
-	if (a.type > 2 || a.priority > 1)
+	if (a.type > 2 || a.priority > 2)
 		bad = true;
 	err = CALL(f->fd, DRM_IOCTL_D3DQ_QUEUE_CREATE, &a,
 		   E(EINVAL) | E(EMFILE) | E(ENODEV), !bad,

@@ -49,7 +49,7 @@ TEST_F(dev, params)
 	ASSERT_EQ(0, get_param(self->fd, DRM_D3DQ_PARAM_FEATURES, 0, &v));
 	EXPECT_EQ(DRM_D3DQ_FEATURE_TIMELINE | DRM_D3DQ_FEATURE_PRIME |
 		  DRM_D3DQ_FEATURE_TIMEOUT |
-		  DRM_D3DQ_FEATURE_WAIT_RELEASE, v);
+		  DRM_D3DQ_FEATURE_WAIT_RELEASE | DRM_D3DQ_FEATURE_PRIORITY, v);
 	/* The VM loads the module with its defaults. */
 	EXPECT_EQ(1024, t_param(self->fd, DRM_D3DQ_PARAM_MAX_QUEUES));
 	EXPECT_EQ(1024, t_param(self->fd, DRM_D3DQ_PARAM_MAX_SYNCS));
@@ -189,7 +189,7 @@ TEST_F(dev, queue_create_destroy)
 	EXPECT_EQ(-EINVAL, queue_create(self->fd, DRM_D3DQ_QUEUE_TYPE_COPY + 1,
 					0, 0, &id));
 	EXPECT_EQ(-EINVAL, queue_create(self->fd, 0,
-					DRM_D3DQ_QUEUE_PRIORITY_HIGH + 1, 0,
+					DRM_D3DQ_QUEUE_PRIORITY_REALTIME + 1, 0,
 					&id));
 	EXPECT_EQ(-EINVAL, queue_create(self->fd, 0, 0, 1, &id));
 

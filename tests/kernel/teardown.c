@@ -494,8 +494,15 @@ TEST_F(td, fence_outlives_queue)
 		snprintf(last, sizeof(last), "%s", fi.obj_name);
 		EXPECT_EQ(i, self->map[0]);
 	}
-	/* The last fence goes with the syncobj, and its scheduler too. */
+	/*
+	 * The last fence goes with the syncobj and with the buffer's
+	 * reservation object (implicit sync), and its scheduler too.
+	 */
 	ASSERT_EQ(0, drmSyncobjDestroy(self->fd, s));
+	EXPECT_EQ(1, schedulers_down_to(1));
+	munmap(self->map, 4096);
+	self->map = NULL;
+	ASSERT_EQ(0, drmCloseBufferHandle(self->fd, self->bo));
 	EXPECT_EQ(0, schedulers_down_to(0));
 }
 

@@ -177,7 +177,8 @@ enum drm_d3dq_param {
  * DOC: Feature bits
  *
  * Bits of %DRM_D3DQ_PARAM_FEATURES. Version 1.0 sets the first three,
- * version 1.1 adds %DRM_D3DQ_FEATURE_WAIT_RELEASE.
+ * version 1.1 adds %DRM_D3DQ_FEATURE_WAIT_RELEASE and
+ * %DRM_D3DQ_FEATURE_PRIORITY.
  */
 /** DRM_D3DQ_FEATURE_TIMELINE - timeline syncobjs in waits and signals. */
 #define DRM_D3DQ_FEATURE_TIMELINE	(1ull << 0)
@@ -190,6 +191,11 @@ enum drm_d3dq_param {
  * &drm_d3dq_submit.seqno and %DRM_D3DQ_WAIT_RELEASE (uapi 1.1).
  */
 #define DRM_D3DQ_FEATURE_WAIT_RELEASE	(1ull << 3)
+/**
+ * DRM_D3DQ_FEATURE_PRIORITY - queue priorities are scheduled (see "Queue
+ * priorities"), and %DRM_D3DQ_QUEUE_PRIORITY_REALTIME exists. Since 1.1.
+ */
+#define DRM_D3DQ_FEATURE_PRIORITY	(1ull << 4)
 
 /**
  * struct drm_d3dq_get_param - Argument of %DRM_IOCTL_D3DQ_GET_PARAM.
@@ -285,12 +291,35 @@ enum drm_d3dq_queue_type {
 	DRM_D3DQ_QUEUE_TYPE_COPY,
 };
 
+/**
+ * DOC: Queue priorities
+ *
+ * The queues of a device share one engine, which runs jobs in bounded
+ * steps. When queues of several priorities have work ready, the highest
+ * priority gets the engine, except that every ninth step goes to the
+ * next lower priority with work ready, so that no priority starves.
+ * Within a priority, the engine goes round the clients (open files) with
+ * ready work, and round each client's queues, one step each. Since 1.1
+ * (%DRM_D3DQ_FEATURE_PRIORITY); before, priorities were accepted and did
+ * nothing.
+ */
 enum drm_d3dq_queue_priority {
 	/** @DRM_D3DQ_QUEUE_PRIORITY_NORMAL: Normal scheduling priority. */
 	DRM_D3DQ_QUEUE_PRIORITY_NORMAL = 0,
 
-	/** @DRM_D3DQ_QUEUE_PRIORITY_HIGH: High scheduling priority. */
+	/**
+	 * @DRM_D3DQ_QUEUE_PRIORITY_HIGH: High scheduling priority, open to
+	 * every user (D3D12's HIGH).
+	 */
 	DRM_D3DQ_QUEUE_PRIORITY_HIGH,
+
+	/**
+	 * @DRM_D3DQ_QUEUE_PRIORITY_REALTIME: Above HIGH (D3D12's
+	 * GLOBAL_REALTIME); creating such a queue needs CAP_SYS_NICE, as
+	 * raising a thread's priority does, and fails with -EACCES without
+	 * it. Since 1.1.
+	 */
+	DRM_D3DQ_QUEUE_PRIORITY_REALTIME,
 };
 
 /**
@@ -304,6 +333,9 @@ enum drm_d3dq_queue_priority {
  * jobs (held by dependencies). Other errors: -EINVAL for an unknown
  * type, priority or flag, -ENODEV after %DRM_D3DQ_REMOVE, -ENOMEM when
  * out of memory.
+ *
+ * Fails with -EACCES for %DRM_D3DQ_QUEUE_PRIORITY_REALTIME without
+ * CAP_SYS_NICE.
  */
 struct drm_d3dq_queue_create {
 	/** @type: One of &enum drm_d3dq_queue_type. */

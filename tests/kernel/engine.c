@@ -1,0 +1,246 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * d3dq: the shared engine. Queues of a higher priority overtake lower
+ * ones when the engine is contended, REALTIME needs CAP_SYS_NICE, and a
+ * flood of work from one client does not hold back another client's job.
+ * Everything is asserted on the order in which jobs finished (their
+ * TIMESTAMP commands), never on durations.
+ *
+ * Copyright (C) 2026 The d3dq authors
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <linux/capability.h>
+
+#include "kselftest_harness.h"
+#include "util/d3dq_test.h"
+
+/* Work of one contending job: FILLs of this size, in engine steps. */
+#define FILL_SIZE	(4u << 20)
+
+FIXTURE(engine) {
+	int fd;
+	uint32_t gate_q, gate, ts;
+	uint64_t *tsmap;
+};
+
+FIXTURE_SETUP(engine)
+{
+	self->fd = t_open(0);
+	ASSERT_LE(0, self->fd);
+	self->gate_q = t_queue(self->fd, 0, 0);
+	self->gate = t_syncobj(self->fd);
+	self->ts = t_bo(self->fd, 4096, (void **)&self->tsmap);
+	ASSERT_NE(0, self->gate_q);
+	ASSERT_NE(0, self->gate);
+	ASSERT_NE(0, self->ts);
+}
+
+FIXTURE_TEARDOWN(engine)
+{
+	if (self->tsmap)
+		munmap(self->tsmap, 4096);
+	if (self->fd >= 0)
+		close(self->fd);
+	T_EXPECT_IDLE(10000);
+}
+
+/*
+ * Point 1 of the gate signals after a short delay: the jobs waiting on it
+ * become ready together, after every one of them was submitted.
+ */
+static int open_gate_soon(FIXTURE_DATA(engine) *self)
+{
+	struct drm_d3dq_sync s = t_tl(self->gate, 1);
+	struct t_cs cs;
+
+	t_cs_init(&cs);
+	t_cs_delay(&cs, 300 * T_MS);
+	return t_submit(self->fd, self->gate_q, NULL, 0, &s, 1, &cs);
+}
+
+/*
+ * On @q of @fd (whose gate syncobj is @gate): wait for the gate, fill
+ * @bo @fills times, write the time at @ts[@slot] and signal (@done, 1).
+ */
+static int contender(int fd, uint32_t q, uint32_t gate, uint32_t bo,
+		     int fills, uint32_t ts, int slot, uint32_t done)
+{
+	struct drm_d3dq_sync w = t_tl(gate, 1), s = t_tl(done, 1);
+	struct t_cs cs;
+	int i;
+
+	t_cs_init(&cs);
+	for (i = 0; i < fills; i++)
+		t_cs_fill(&cs, bo, 0, i + 1, FILL_SIZE);
+	t_cs_timestamp(&cs, ts, 8 * slot);
+	return t_submit(fd, q, &w, 1, &s, 1, &cs);
+}
+
+/*
+ * Four queues, submitted lowest priority first, each with the same work,
+ * all ready at once: they finish REALTIME, HIGH, then the NORMAL ones.
+ */
+TEST_F(engine, higher_priority_overtakes)
+{
+	static const uint32_t prio[4] = {
+		DRM_D3DQ_QUEUE_PRIORITY_NORMAL, DRM_D3DQ_QUEUE_PRIORITY_NORMAL,
+		DRM_D3DQ_QUEUE_PRIORITY_HIGH, DRM_D3DQ_QUEUE_PRIORITY_REALTIME,
+	};
+	uint32_t q[4], bo[4], done[4];
+	int i;
+
+	for (i = 0; i < 4; i++) {
+		q[i] = t_queue(self->fd, 0, prio[i]);
+		bo[i] = t_bo(self->fd, FILL_SIZE, NULL);
+		done[i] = t_syncobj(self->fd);
+		ASSERT_NE(0, q[i]);
+		ASSERT_NE(0, bo[i]);
+		ASSERT_NE(0, done[i]);
+	}
+	ASSERT_EQ(0, open_gate_soon(self));
+	for (i = 0; i < 4; i++)
+		ASSERT_EQ(0, contender(self->fd, q[i], self->gate, bo[i], 4,
+				       self->ts, i, done[i]));
+	for (i = 0; i < 4; i++) {
+		ASSERT_EQ(0, t_wait(self->fd, done[i], 1, 60 * T_SEC));
+		ASSERT_EQ(1, t_fence_status(self->fd, done[i], 1));
+	}
+	EXPECT_LT(self->tsmap[3], self->tsmap[2]);
+	EXPECT_LT(self->tsmap[2], self->tsmap[0]);
+	EXPECT_LT(self->tsmap[2], self->tsmap[1]);
+}
+
+/* A lower priority is not starved: it moves while a higher one floods. */
+TEST_F(engine, lower_priority_progresses)
+{
+	uint32_t hq, nq, hbo, nbo, hdone, ndone;
+
+	hq = t_queue(self->fd, 0, DRM_D3DQ_QUEUE_PRIORITY_HIGH);
+	nq = t_queue(self->fd, 0, DRM_D3DQ_QUEUE_PRIORITY_NORMAL);
+	hbo = t_bo(self->fd, FILL_SIZE, NULL);
+	nbo = t_bo(self->fd, FILL_SIZE, NULL);
+	hdone = t_syncobj(self->fd);
+	ndone = t_syncobj(self->fd);
+	ASSERT_NE(0, hq);
+	ASSERT_NE(0, nq);
+	ASSERT_NE(0, hdone);
+	ASSERT_NE(0, ndone);
+
+	/*
+	 * The normal job is one fill, the high one twelve: with one step in
+	 * nine for the normal queue, the normal job ends first.
+	 */
+	ASSERT_EQ(0, open_gate_soon(self));
+	ASSERT_EQ(0, contender(self->fd, hq, self->gate, hbo, 12, self->ts, 0,
+			       hdone));
+	ASSERT_EQ(0, contender(self->fd, nq, self->gate, nbo, 1, self->ts, 1,
+			       ndone));
+	ASSERT_EQ(0, t_wait(self->fd, hdone, 1, 60 * T_SEC));
+	ASSERT_EQ(0, t_wait(self->fd, ndone, 1, 60 * T_SEC));
+	EXPECT_LT(self->tsmap[1], self->tsmap[0]);
+}
+
+/*
+ * One client floods the engine from eight queues; another client's job,
+ * as big as each of them and submitted last, still finishes first: the
+ * engine goes round the clients before it goes round a client's queues
+ * (it gets half the engine, each flooding queue a sixteenth). The jobs
+ * are long (64 steps) so that the other client's job may become ready
+ * well after the flood's (its scheduler woken late) and still win.
+ */
+TEST_F(engine, flood_does_not_hold_back_another_client)
+{
+	uint32_t q[8], bo[8], done[8], q2, bo2, done2, gate2, ts2;
+	uint64_t first_flood = UINT64_MAX;
+	int fd2, dmabuf, sfd, i;
+
+	fd2 = t_open(0);
+	ASSERT_LE(0, fd2);
+	for (i = 0; i < 8; i++) {
+		q[i] = t_queue(self->fd, 0, 0);
+		bo[i] = t_bo(self->fd, FILL_SIZE, NULL);
+		done[i] = t_syncobj(self->fd);
+		ASSERT_NE(0, q[i]);
+		ASSERT_NE(0, bo[i]);
+		ASSERT_NE(0, done[i]);
+	}
+	q2 = t_queue(fd2, 0, 0);
+	bo2 = t_bo(fd2, FILL_SIZE, NULL);
+	done2 = t_syncobj(fd2);
+	ASSERT_NE(0, q2);
+	ASSERT_NE(0, bo2);
+	ASSERT_NE(0, done2);
+	/* The other client shares the gate and writes the same page. */
+	ASSERT_EQ(0, drmSyncobjHandleToFD(self->fd, self->gate, &sfd));
+	ASSERT_EQ(0, drmSyncobjFDToHandle(fd2, sfd, &gate2));
+	close(sfd);
+	ASSERT_EQ(0, drmPrimeHandleToFD(self->fd, self->ts, DRM_CLOEXEC,
+					&dmabuf));
+	ASSERT_EQ(0, drmPrimeFDToHandle(fd2, dmabuf, &ts2));
+	close(dmabuf);
+
+	ASSERT_EQ(0, open_gate_soon(self));
+	for (i = 0; i < 8; i++)
+		ASSERT_EQ(0, contender(self->fd, q[i], self->gate, bo[i], 4,
+				       self->ts, i, done[i]));
+	ASSERT_EQ(0, contender(fd2, q2, gate2, bo2, 4, ts2, 8, done2));
+	for (i = 0; i < 8; i++) {
+		ASSERT_EQ(0, t_wait(self->fd, done[i], 1, 60 * T_SEC));
+		if (self->tsmap[i] < first_flood)
+			first_flood = self->tsmap[i];
+	}
+	ASSERT_EQ(0, t_wait(fd2, done2, 1, 60 * T_SEC));
+	EXPECT_LT(self->tsmap[8], first_flood);
+	close(fd2);
+}
+
+/* REALTIME needs CAP_SYS_NICE: without it, -EACCES; unknown: -EINVAL. */
+TEST_F(engine, realtime_needs_cap_sys_nice)
+{
+	struct drm_d3dq_queue_create c = {
+		.priority = DRM_D3DQ_QUEUE_PRIORITY_REALTIME + 1,
+	};
+	pid_t pid;
+	int status;
+
+	EXPECT_EQ(-1, drmIoctl(self->fd, DRM_IOCTL_D3DQ_QUEUE_CREATE, &c));
+	EXPECT_EQ(EINVAL, errno);
+
+	pid = fork();
+	ASSERT_LE(0, pid);
+	if (pid == 0) {
+		struct __user_cap_header_struct h = {
+			.version = _LINUX_CAPABILITY_VERSION_3,
+		};
+		struct __user_cap_data_struct d[2];
+
+		memset(d, 0, sizeof(d));
+		if (syscall(SYS_capget, &h, d))
+			_exit(10);
+		d[0].effective &= ~(1u << CAP_SYS_NICE);
+		if (syscall(SYS_capset, &h, d))
+			_exit(11);
+		c.priority = DRM_D3DQ_QUEUE_PRIORITY_REALTIME;
+		if (!drmIoctl(self->fd, DRM_IOCTL_D3DQ_QUEUE_CREATE, &c))
+			_exit(12);
+		if (errno != EACCES)
+			_exit(13);
+		c.priority = DRM_D3DQ_QUEUE_PRIORITY_HIGH;
+		if (drmIoctl(self->fd, DRM_IOCTL_D3DQ_QUEUE_CREATE, &c))
+			_exit(14);
+		_exit(0);
+	}
+	ASSERT_EQ(pid, waitpid(pid, &status, 0));
+	ASSERT_TRUE(WIFEXITED(status));
+	EXPECT_EQ(0, WEXITSTATUS(status));
+}
+
+TEST_HARNESS_MAIN

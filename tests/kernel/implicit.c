@@ -1,0 +1,217 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * d3dq: implicit sync. A job's finished fence is published in the
+ * reservation object of every buffer it uses, write usage for the buffers
+ * it writes and read usage for those it only reads, so that a dma-buf
+ * user (DMA_BUF_IOCTL_EXPORT_SYNC_FILE here) sees the buffer busy until
+ * the job has finished.
+ *
+ * Copyright (C) 2026 The d3dq authors
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include <linux/dma-buf.h>
+
+#include "kselftest_harness.h"
+#include "util/d3dq_test.h"
+
+/* Long enough for the checks made while the job runs; below the timeout. */
+#define DELAY_MS	1500
+
+FIXTURE(implicit) {
+	int fd;
+	uint32_t q, tl, dst, src;
+	uint64_t *mdst, *msrc;
+	int buf_dst, buf_src;
+};
+
+FIXTURE_SETUP(implicit)
+{
+	self->buf_dst = -1;
+	self->buf_src = -1;
+	self->fd = t_open(0);
+	ASSERT_LE(0, self->fd);
+	self->q = t_queue(self->fd, 0, 0);
+	self->tl = t_syncobj(self->fd);
+	self->dst = t_bo(self->fd, 4096, (void **)&self->mdst);
+	self->src = t_bo(self->fd, 4096, (void **)&self->msrc);
+	ASSERT_NE(0, self->q);
+	ASSERT_NE(0, self->tl);
+	ASSERT_NE(0, self->dst);
+	ASSERT_NE(0, self->src);
+	ASSERT_EQ(0, drmPrimeHandleToFD(self->fd, self->dst,
+					DRM_CLOEXEC | DRM_RDWR,
+					&self->buf_dst));
+	ASSERT_EQ(0, drmPrimeHandleToFD(self->fd, self->src,
+					DRM_CLOEXEC | DRM_RDWR,
+					&self->buf_src));
+}
+
+FIXTURE_TEARDOWN(implicit)
+{
+	if (self->buf_dst >= 0)
+		close(self->buf_dst);
+	if (self->buf_src >= 0)
+		close(self->buf_src);
+	if (self->mdst)
+		munmap(self->mdst, 4096);
+	if (self->msrc)
+		munmap(self->msrc, 4096);
+	if (self->fd >= 0)
+		close(self->fd);
+	T_EXPECT_IDLE(10000);
+}
+
+/*
+ * The fences a user of @dmabuf must wait for before it reads
+ * (DMA_BUF_SYNC_READ: the writers) or writes (DMA_BUF_SYNC_WRITE: every
+ * user), as a sync_file; -errno on failure.
+ */
+static int export_sync_file(int dmabuf, uint32_t flags)
+{
+	struct dma_buf_export_sync_file a = { .flags = flags, .fd = -1 };
+
+	if (ioctl(dmabuf, DMA_BUF_IOCTL_EXPORT_SYNC_FILE, &a))
+		return -errno;
+	return a.fd;
+}
+
+/* 1 when the sync_file has signalled, 0 when not, -errno on failure. */
+static int sync_file_signalled(int sf, int timeout_ms)
+{
+	struct pollfd p = { .fd = sf, .events = POLLIN };
+	int n = poll(&p, 1, timeout_ms);
+
+	if (n < 0)
+		return -errno;
+	return n == 1 && (p.revents & POLLIN);
+}
+
+/* A delayed job, submitted from @fd on @q, copies src[0] to dst[1]. */
+static int delayed_copy(int fd, uint32_t q, uint32_t tl, uint32_t dst,
+			uint32_t src)
+{
+	struct drm_d3dq_sync s = t_tl(tl, 1);
+	struct t_cs cs;
+
+	t_cs_init(&cs);
+	t_cs_delay(&cs, DELAY_MS * T_MS);
+	t_cs_copy(&cs, dst, 8, src, 0, 8);
+	t_cs_write64(&cs, dst, 16, 0x5678);
+	return t_submit(fd, q, NULL, 0, &s, 1, &cs);
+}
+
+/*
+ * A reader of the destination waits for the job; a reader of the source
+ * does not (the job only reads it), a writer of the source does.
+ */
+TEST_F(implicit, export_sync_file_sees_the_job)
+{
+	int rd_dst, rd_src, wr_src;
+
+	self->msrc[0] = 0x1234;
+	ASSERT_EQ(0, delayed_copy(self->fd, self->q, self->tl, self->dst,
+				  self->src));
+
+	rd_dst = export_sync_file(self->buf_dst, DMA_BUF_SYNC_READ);
+	rd_src = export_sync_file(self->buf_src, DMA_BUF_SYNC_READ);
+	wr_src = export_sync_file(self->buf_src, DMA_BUF_SYNC_WRITE);
+	ASSERT_LE(0, rd_dst);
+	ASSERT_LE(0, rd_src);
+	ASSERT_LE(0, wr_src);
+
+	/* Taken while the job was still delaying. */
+	ASSERT_EQ(0, t_fence_status(self->fd, self->tl, 1));
+	EXPECT_EQ(0, sync_file_signalled(rd_dst, 0));
+	EXPECT_EQ(1, sync_file_signalled(rd_src, 0));
+	EXPECT_EQ(0, sync_file_signalled(wr_src, 0));
+
+	/* Signalled once the job has finished, and its writes are there. */
+	ASSERT_EQ(1, sync_file_signalled(rd_dst, 10000));
+	EXPECT_EQ(1, t_fence_status(self->fd, self->tl, 1));
+	EXPECT_EQ(0x1234, self->mdst[1]);
+	EXPECT_EQ(0x5678, self->mdst[2]);
+	EXPECT_EQ(1, sync_file_signalled(wr_src, 10000));
+
+	close(rd_dst);
+	close(rd_src);
+	close(wr_src);
+}
+
+/*
+ * Another file imports the buffer and its job writes it: the exporter's
+ * dma-buf sees that job too (one reservation object per buffer).
+ */
+TEST_F(implicit, importer_job_seen_by_exporter)
+{
+	uint32_t dst2, src2, q2, tl2;
+	int fd2, rd;
+
+	fd2 = t_open(0);
+	ASSERT_LE(0, fd2);
+	ASSERT_EQ(0, drmPrimeFDToHandle(fd2, self->buf_dst, &dst2));
+	ASSERT_EQ(0, drmPrimeFDToHandle(fd2, self->buf_src, &src2));
+	q2 = t_queue(fd2, 0, 0);
+	tl2 = t_syncobj(fd2);
+	ASSERT_NE(0, q2);
+	ASSERT_NE(0, tl2);
+
+	self->msrc[0] = 0x4321;
+	ASSERT_EQ(0, delayed_copy(fd2, q2, tl2, dst2, src2));
+	rd = export_sync_file(self->buf_dst, DMA_BUF_SYNC_READ);
+	ASSERT_LE(0, rd);
+	ASSERT_EQ(0, t_fence_status(fd2, tl2, 1));
+	EXPECT_EQ(0, sync_file_signalled(rd, 0));
+
+	ASSERT_EQ(1, sync_file_signalled(rd, 10000));
+	EXPECT_EQ(1, t_fence_status(fd2, tl2, 1));
+	EXPECT_EQ(0x4321, self->mdst[1]);
+	close(rd);
+	close(fd2);
+}
+
+/*
+ * A job naming more buffers than the driver keeps without allocating
+ * (16), each twice: every one of them is published, once.
+ */
+TEST_F(implicit, many_buffers)
+{
+	uint32_t bo[24];
+	int buf[24], sf[24], i;
+	struct drm_d3dq_sync s = t_tl(self->tl, 1);
+	struct t_cs cs;
+
+	t_cs_init(&cs);
+	t_cs_delay(&cs, DELAY_MS * T_MS);
+	for (i = 0; i < 24; i++) {
+		bo[i] = t_bo(self->fd, 4096, NULL);
+		ASSERT_NE(0, bo[i]);
+		ASSERT_EQ(0, drmPrimeHandleToFD(self->fd, bo[i], DRM_CLOEXEC,
+						&buf[i]));
+		t_cs_write64(&cs, bo[i], 0, i);
+		t_cs_copy(&cs, bo[i], 8, self->src, 0, 8);
+	}
+	ASSERT_EQ(0, t_submit(self->fd, self->q, NULL, 0, &s, 1, &cs));
+	for (i = 0; i < 24; i++) {
+		sf[i] = export_sync_file(buf[i], DMA_BUF_SYNC_READ);
+		ASSERT_LE(0, sf[i]);
+	}
+	ASSERT_EQ(0, t_fence_status(self->fd, self->tl, 1));
+	for (i = 0; i < 24; i++)
+		EXPECT_EQ(0, sync_file_signalled(sf[i], 0));
+	ASSERT_EQ(0, t_wait(self->fd, self->tl, 1, 10 * T_SEC));
+	for (i = 0; i < 24; i++) {
+		EXPECT_EQ(1, sync_file_signalled(sf[i], 0));
+		close(sf[i]);
+		close(buf[i]);
+	}
+}
+
+TEST_HARNESS_MAIN
