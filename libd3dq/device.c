@@ -54,15 +54,21 @@ int syncobj_query(int fd, uint32_t *handles, uint64_t *points, uint32_t n,
 	return d3dq_ioctl(fd, DRM_IOCTL_SYNCOBJ_QUERY, &args);
 }
 
-int syncobj_timeline_signal(int fd, uint32_t handle, uint64_t point)
+int syncobj_timeline_signal_many(int fd, const uint32_t *handles,
+				 const uint64_t *points, uint32_t n)
 {
 	struct drm_syncobj_timeline_array args = {
-		.handles = (uintptr_t)&handle,
-		.points = (uintptr_t)&point,
-		.count_handles = 1,
+		.handles = (uintptr_t)handles,
+		.points = (uintptr_t)points,
+		.count_handles = n,
 	};
 
 	return d3dq_ioctl(fd, DRM_IOCTL_SYNCOBJ_TIMELINE_SIGNAL, &args);
+}
+
+int syncobj_timeline_signal(int fd, uint32_t handle, uint64_t point)
+{
+	return syncobj_timeline_signal_many(fd, &handle, &point, 1);
 }
 
 int syncobj_timeline_wait(int fd, uint32_t *handles, uint64_t *points,

@@ -652,17 +652,49 @@ void fence_release_all(struct d3dq_fence *f, struct fire *fire)
 }
 
 /*
- * Device removal: the fence reads UINT64_MAX from now on. A shared fence
- * also takes it on its timeline, so that other processes waiting for a
- * value this process would have signalled see the removal too.
+ * Device removal (the device already refuses CPU signals): the fences
+ * read UINT64_MAX from now on. Shared fences also take it on their
+ * timelines, so that other processes waiting for a value this process
+ * would have signalled see the removal too, all in one
+ * SYNCOBJ_TIMELINE_SIGNAL: another process sees them reach it together,
+ * as nearly as the kernel's loop over the handles allows (R15).
  */
-void fence_remove(struct d3dq_fence *f)
+void fences_remove(struct d3dq_fence **fs, size_t n)
 {
-	pthread_mutex_lock(&f->lock);
-	if (f->shared && shared_last(f) < UINT64_MAX)
-		syncobj_timeline_signal(f->dev->fd, f->syncobj, UINT64_MAX);
-	atomic_store_explicit(&f->value, UINT64_MAX, memory_order_release);
-	pthread_mutex_unlock(&f->lock);
+	uint32_t *handles = calloc(n ? n : 1, sizeof(*handles));
+	uint64_t *points = calloc(n ? n : 1, sizeof(*points));
+	bool batch = handles && points;
+	uint32_t m = 0;
+	size_t i;
+
+	for (i = 0; i < n && batch; i++) {
+		struct d3dq_fence *f = fs[i];
+
+		if (!f->shared)
+			continue;
+		/* A CPU signal that began before the removal is over. */
+		pthread_mutex_lock(&f->lock);
+		if (shared_last(f) < UINT64_MAX) {
+			handles[m] = f->syncobj;
+			points[m++] = UINT64_MAX;
+		}
+		pthread_mutex_unlock(&f->lock);
+	}
+	if (m)
+		syncobj_timeline_signal_many(fs[0]->dev->fd, handles, points, m);
+	for (i = 0; i < n; i++) {
+		struct d3dq_fence *f = fs[i];
+
+		pthread_mutex_lock(&f->lock);
+		if (!batch && f->shared && shared_last(f) < UINT64_MAX)
+			syncobj_timeline_signal(f->dev->fd, f->syncobj,
+						UINT64_MAX);
+		atomic_store_explicit(&f->value, UINT64_MAX,
+				      memory_order_release);
+		pthread_mutex_unlock(&f->lock);
+	}
+	free(handles);
+	free(points);
 }
 
 /*

@@ -456,7 +456,7 @@ static inline void fence_ref(struct d3dq_fence *f)
 #define fence_kwait_unlink d3dqp_fence_kwait_unlink
 #define fence_pins_locked d3dqp_fence_pins_locked
 #define fence_release_all d3dqp_fence_release_all
-#define fence_remove d3dqp_fence_remove
+#define fences_remove d3dqp_fences_remove
 #define fence_shared_check_locked d3dqp_fence_shared_check_locked
 #define fence_signalled_locked d3dqp_fence_signalled_locked
 #define fence_unref d3dqp_fence_unref
@@ -491,6 +491,7 @@ static inline void fence_ref(struct d3dq_fence *f)
 #define syncobj_destroy d3dqp_syncobj_destroy
 #define syncobj_query d3dqp_syncobj_query
 #define syncobj_timeline_signal d3dqp_syncobj_timeline_signal
+#define syncobj_timeline_signal_many d3dqp_syncobj_timeline_signal_many
 #define syncobj_timeline_wait d3dqp_syncobj_timeline_wait
 #define worker_ensure d3dqp_worker_ensure
 #define worker_stop d3dqp_worker_stop
@@ -502,6 +503,8 @@ void syncobj_destroy(int fd, uint32_t handle);
 int syncobj_query(int fd, uint32_t *handles, uint64_t *points, uint32_t n,
 		  uint32_t flags);
 int syncobj_timeline_signal(int fd, uint32_t handle, uint64_t point);
+int syncobj_timeline_signal_many(int fd, const uint32_t *handles,
+				 const uint64_t *points, uint32_t n);
 int syncobj_timeline_wait(int fd, uint32_t *handles, uint64_t *points,
 			  uint32_t n, int64_t abs_timeout_ns, uint32_t flags,
 			  uint32_t *first);
@@ -536,7 +539,7 @@ int fence_pins_locked(struct d3dq_fence *f, struct d3dq_queue *q,
 void fence_kwait_link(struct edge *e, struct fire *fire);
 void fence_kwait_unlink(struct edge *e);
 void fence_release_all(struct d3dq_fence *f, struct fire *fire);
-void fence_remove(struct d3dq_fence *f);
+void fences_remove(struct d3dq_fence **fs, size_t n);
 bool fence_watch(struct d3dq_fence *f, uint64_t *target);
 void fence_watch_fired(struct d3dq_fence *f, uint64_t value,
 		       struct fire *fire);

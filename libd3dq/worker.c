@@ -450,8 +450,7 @@ void dev_remove(struct d3dq_device *dev, int reason)
 	snapshot_take_locked(dev, &s);
 	pthread_mutex_unlock(&dev->lock);
 
-	for (i = 0; i < s.nf; i++)
-		fence_remove(s.fences[i]);
+	fences_remove(s.fences, s.nf);
 	atomic_store_explicit(&dev->removed_reason, reason,
 			      memory_order_release);
 	for (i = 0; i < s.nf; i++)
