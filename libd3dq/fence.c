@@ -440,8 +440,12 @@ static bool reached(struct d3dq_fence *f, uint64_t value, uint64_t cur)
 int fence_shared_check_locked(struct d3dq_fence *f, uint64_t value,
 			      bool queue)
 {
-	uint64_t floor = shared_last(f);
+	uint64_t floor;
 
+	/* A removal that took the timeline to UINT64_MAX is no rewind. */
+	if (dev_removed(f->dev))
+		return -ENODEV;
+	floor = shared_last(f);
 	if (queue && f->queue_max > floor)
 		floor = f->queue_max;
 	if (value < floor)
