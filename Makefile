@@ -456,4 +456,12 @@ help:
 	@echo '  RUN_KERNEL, PREFIX, DESTDIR, CFLAGS, LDFLAGS'
 	@echo 'Own programs in the VM: scripts/vm-run [--kernel 6.1|6.12|7.3] -- ./prog args'
 
--include $(shell find $(B)/obj $(B)/tests $(B)/tools -name '*.d' 2>/dev/null)
+# A tool's dependency file from a layout that is gone (tools/NAME.c became
+# tools/NAME/) would name a source that no longer exists: only the tools
+# whose single source still exists keep theirs.
+DEP_FILES := $(shell find $(B)/obj $(B)/tests $(B)/tools -name '*.d' 2>/dev/null)
+STALE_TOOL_DEPS := $(filter-out \
+	$(patsubst tools/%.c,$(B)/tools/%.d,$(wildcard tools/*.c)) \
+	$(patsubst tools/%.cpp,$(B)/tools/%.d,$(wildcard tools/*.cpp)), \
+	$(filter $(B)/tools/%.d,$(DEP_FILES)))
+-include $(filter-out $(STALE_TOOL_DEPS),$(DEP_FILES))
