@@ -61,13 +61,18 @@ struct mst {
 	uint8_t st[M_MAXOPS], aux[M_MAXOPS];
 	uint8_t cnt[M_MAXE], eclosed[M_MAXE];
 	uint8_t nunits, removed[2];
-	/* pending eventfd writes: efd, writes still owed, writes allowed */
-	uint8_t ue[MAXU], umin[MAXU], umax[MAXU];
-	uint8_t pad[1];
+	/*
+	 * pending eventfd writes: efd, writes still owed, writes allowed,
+	 * and 1 + the shared fence whose later changes by another process
+	 * may still join the unit (0: none may)
+	 */
+	uint8_t ue[MAXU], umin[MAXU], umax[MAXU], umg[MAXU];
+	uint8_t pad[5];
 };
 
 /* States are hashed whole: no padding the compiler might not copy. */
-_Static_assert(sizeof(struct mst) == offsetof(struct mst, pad) + 1,
+_Static_assert(sizeof(struct mst) ==
+	       offsetof(struct mst, pad) + sizeof(((struct mst *)0)->pad),
 	       "struct mst has trailing padding");
 
 struct step {
@@ -191,7 +196,8 @@ static bool is_done(const struct mst *s, int i)
 	return s->done[i / 64] >> (i % 64) & 1;
 }
 
-static void unit_add(struct ctx *c, struct mst *s, int e, int min, int max)
+static void unit_add(struct ctx *c, struct mst *s, int e, int min, int max,
+		     int mg)
 {
 	int i, j;
 
@@ -206,16 +212,20 @@ static void unit_add(struct ctx *c, struct mst *s, int e, int min, int max)
 	/* Kept sorted, so that equal sets hash alike. */
 	for (i = 0; i < s->nunits; i++)
 		if (s->ue[i] > e || (s->ue[i] == e &&
-		    (s->umin[i] > min || (s->umin[i] == min && s->umax[i] >= max))))
+		    (s->umin[i] > min || (s->umin[i] == min &&
+		     (s->umax[i] > max || (s->umax[i] == max &&
+		      s->umg[i] >= mg))))))
 			break;
 	for (j = s->nunits; j > i; j--) {
 		s->ue[j] = s->ue[j - 1];
 		s->umin[j] = s->umin[j - 1];
 		s->umax[j] = s->umax[j - 1];
+		s->umg[j] = s->umg[j - 1];
 	}
 	s->ue[i] = e;
 	s->umin[i] = min;
 	s->umax[i] = max;
+	s->umg[i] = mg;
 	s->nunits++;
 }
 
@@ -225,9 +235,11 @@ static void unit_del(struct mst *s, int i)
 		s->ue[i] = s->ue[i + 1];
 		s->umin[i] = s->umin[i + 1];
 		s->umax[i] = s->umax[i + 1];
+		s->umg[i] = s->umg[i + 1];
 	}
 	s->nunits--;
 	s->ue[s->nunits] = s->umin[s->nunits] = s->umax[s->nunits] = 0;
+	s->umg[s->nunits] = 0;
 }
 
 static bool multi_met(const struct m_op *o, uint8_t bits)
@@ -242,13 +254,36 @@ static bool multi_met(const struct m_op *o, uint8_t bits)
  * writes of single-fence events of one eventfd that fire in this step are
  * one "unit": at least one write, at most one per distinct target (the
  * rules only say "at most once per crossing" for the same (event, v)).
+ *
+ * A process learns of a change that process @src made to a shared fence
+ * from the timeline, and may see several such changes as one (it waits
+ * for its lowest target and reads a higher value): a unit of another
+ * process that no write has served yet takes in the next such change of
+ * the same fence instead of owing a write of its own.
  */
+static void unit_join(struct ctx *c, struct mst *s, int e, int n, int f)
+{
+	int i, min, max;
+
+	for (i = 0; i < s->nunits; i++) {
+		if (s->ue[i] != e || s->umg[i] != f + 1)
+			continue;
+		min = s->umin[i];
+		max = s->umax[i] + n;
+		unit_del(s, i);
+		unit_add(c, s, e, min, max, f + 1);
+		return;
+	}
+	unit_add(c, s, e, 1, n, f + 1);
+}
+
 static void on_value_in(struct ctx *c, struct mst *s, int f, uint64_t v,
-			int proc)
+			int proc, int src)
 {
 	const struct m_prog *p = c->p;
 	uint64_t targets[M_MAXE][8];
 	int ntargets[M_MAXE] = { 0 };
+	bool joins[M_MAXE] = { false };
 	int i, j;
 
 	for (i = 0; i < p->nops; i++) {
@@ -277,6 +312,9 @@ static void on_value_in(struct ctx *c, struct mst *s, int f, uint64_t v,
 				int e = o->e, n = ntargets[e];
 
 				s->st[i] = R_FIRED;
+				if (p->fshared[f] && src >= 0 &&
+				    op_proc(p, o) != src)
+					joins[e] = true;
 				for (j = 0; j < n; j++)
 					if (targets[e][j] == t)
 						break;
@@ -294,19 +332,26 @@ static void on_value_in(struct ctx *c, struct mst *s, int f, uint64_t v,
 			if (multi_met(o, s->aux[i])) {
 				s->st[i] = R_FIRED;
 				if (o->kind == K_MULTI)
-					unit_add(c, s, o->e, 1, 1);
+					unit_add(c, s, o->e, 1, 1, 0);
 			}
 			break;
 		}
 	}
-	for (i = 0; i < p->nefds; i++)
-		if (ntargets[i])
-			unit_add(c, s, i, 1, ntargets[i]);
+	for (i = 0; i < p->nefds; i++) {
+		if (!ntargets[i])
+			continue;
+		if (joins[i])
+			unit_join(c, s, i, ntargets[i], f);
+		else
+			unit_add(c, s, i, 1, ntargets[i], 0);
+	}
 }
 
-static void on_value(struct ctx *c, struct mst *s, int f, uint64_t v)
+/* Fence @f reached @v by a change of process @src (-1: not a peer's). */
+static void on_value(struct ctx *c, struct mst *s, int f, uint64_t v,
+		     int src)
 {
-	on_value_in(c, s, f, v, -1);
+	on_value_in(c, s, f, v, -1, src);
 }
 
 /* Removal (R15): stopped (work refused, the engine idle), then released. */
@@ -480,7 +525,7 @@ static bool do_step(struct ctx *c, struct mst *s, const struct step *st,
 		want_ret = s->removed[proc] ? -ENODEV : 0;
 		if ((c->relax & M_RELAX_REMOVAL) && ob->ret == 0) {
 			s->val[o->f] = o->v;
-			on_value(c, s, o->f, o->v);
+			on_value(c, s, o->f, o->v, -1);
 			return true;
 		}
 		if (p->fshared[o->f] && !s->removed[proc]) {
@@ -497,7 +542,7 @@ static bool do_step(struct ctx *c, struct mst *s, const struct step *st,
 			s->st[i] = S_APPLIED;
 			if (o->v > s->val[o->f]) {
 				s->val[o->f] = o->v;
-				on_value(c, s, o->f, o->v);
+				on_value(c, s, o->f, o->v, proc);
 			}
 			return true;
 		}
@@ -505,7 +550,7 @@ static bool do_step(struct ctx *c, struct mst *s, const struct step *st,
 			goto bad_ret;
 		if (!s->removed[proc]) {
 			s->val[o->f] = o->v;
-			on_value(c, s, o->f, o->v);
+			on_value(c, s, o->f, o->v, -1);
 		}
 		return true;
 	case K_READ:
@@ -533,7 +578,7 @@ static bool do_step(struct ctx *c, struct mst *s, const struct step *st,
 		s->st[i] = R_ARMED;
 		if (fval(c, s, o->f) >= o->v) {
 			s->st[i] = R_FIRED;
-			unit_add(c, s, o->e, 1, 1);
+			unit_add(c, s, o->e, 1, 1, 0);
 		}
 		return true;
 	case K_MULTI:
@@ -558,7 +603,7 @@ static bool do_step(struct ctx *c, struct mst *s, const struct step *st,
 		if (multi_met(o, s->aux[i])) {
 			s->st[i] = R_FIRED;
 			if (o->kind == K_MULTI)
-				unit_add(c, s, o->e, 1, 1);
+				unit_add(c, s, o->e, 1, 1, 0);
 		}
 		return true;
 	case K_EVREAD:
@@ -650,7 +695,7 @@ static bool do_step(struct ctx *c, struct mst *s, const struct step *st,
 		return true;
 	case K_DESTROY:
 		s->fdead[o->f] = 1;
-		on_value(c, s, o->f, M_MAX);
+		on_value(c, s, o->f, M_MAX, -1);
 		return true;
 	case K_REMOVE:
 		/*
@@ -673,7 +718,7 @@ static bool do_step(struct ctx *c, struct mst *s, const struct step *st,
 				continue;
 			if (p->fshared[j] && (c->relax & M_RELAX_REMOVAL)) {
 				/* diagnosis: only our view */
-				on_value_in(c, s, j, M_MAX, proc);
+				on_value_in(c, s, j, M_MAX, proc, -1);
 				continue;
 			}
 			if (!p->fshared[j] && p->fproc[j] != proc)
@@ -687,7 +732,7 @@ static bool do_step(struct ctx *c, struct mst *s, const struct step *st,
 			 * signalled sees the removal (library.rst).
 			 */
 			s->val[j] = M_MAX;
-			on_value(c, s, j, M_MAX);
+			on_value(c, s, j, M_MAX, proc);
 		}
 		return true;
 	}
@@ -741,13 +786,13 @@ static bool resolve(struct ctx *c, struct mst *s, int i, bool backwards)
 		if (o->v > s->val[o->f] || backwards) {
 			s->val[o->f] = o->v;
 			s->st[i] = S_APPLIED;
-			on_value(c, s, o->f, o->v);
+			on_value(c, s, o->f, o->v, c->p->qproc[q]);
 		}
 	} else if (s->aux[i] > s->aorder[o->f] || (c->relax & M_RELAX_R4)) {
 		s->val[o->f] = o->v;
 		s->aorder[o->f] = s->aux[i];
 		s->st[i] = S_APPLIED;
-		on_value(c, s, o->f, o->v);
+		on_value(c, s, o->f, o->v, -1);
 	} else {
 		s->st[i] = S_DISCARDED;
 	}
@@ -849,8 +894,9 @@ static bool search(struct ctx *c, const struct mst *s, int ndone)
 			/* keep the unit list sorted */
 			int e = n.ue[i], mi = n.umin[i], ma = n.umax[i];
 
+			/* a written unit takes in no later change */
 			unit_del(&n, i);
-			unit_add(c, &n, e, mi, ma);
+			unit_add(c, &n, e, mi, ma, 0);
 		}
 		if (try(c, &n, ndone))
 			return true;
@@ -872,7 +918,7 @@ static bool search(struct ctx *c, const struct mst *s, int ndone)
 		n.st[i] = S_APPLIED;
 		if (o->v > n.val[o->f] && !n.fdead[o->f]) {
 			n.val[o->f] = o->v;
-			on_value(c, &n, o->f, o->v);
+			on_value(c, &n, o->f, o->v, op_proc(p, o));
 		}
 		if (try(c, &n, ndone))
 			return true;
