@@ -40,80 +40,27 @@ struct d3d12_allocator *allocator_from(ID3D12CommandAllocator *iface)
 	return impl(iface);
 }
 
-static HRESULT STDMETHODCALLTYPE
-allocator_QueryInterface(ID3D12CommandAllocator *iface, REFIID riid,
-			 void **out)
+static void allocator_fini(struct child *c)
 {
-	if (!out)
-		return E_POINTER;
-	*out = NULL;
-	if (!riid)
-		return E_INVALIDARG;
-	if (iid_equal(riid, &IID_IUnknown) ||
-	    iid_equal(riid, &IID_ID3D12Object) ||
-	    iid_equal(riid, &IID_ID3D12DeviceChild) ||
-	    iid_equal(riid, &IID_ID3D12Pageable) ||
-	    iid_equal(riid, &IID_ID3D12CommandAllocator))
-		return query_result((IUnknown *)iface, out);
-	return E_NOINTERFACE;
-}
+	struct d3d12_allocator *a = container_of(c, struct d3d12_allocator, c);
+	struct scratch_chunk *chunk, *next;
 
-static ULONG STDMETHODCALLTYPE allocator_AddRef(ID3D12CommandAllocator *iface)
-{
-	return atomic_fetch_add(&impl(iface)->c.refs, 1) + 1;
-}
-
-static ULONG STDMETHODCALLTYPE allocator_Release(ID3D12CommandAllocator *iface)
-{
-	struct d3d12_allocator *a = impl(iface);
-	ULONG refs = atomic_fetch_sub(&a->c.refs, 1) - 1;
-	struct scratch_chunk *c, *next;
-
-	if (refs)
-		return refs;
-	for (c = a->chunks; c; c = next) {
-		next = c->next;
-		d3dq_buffer_destroy(c->buf);
-		free(c);
+	for (chunk = a->chunks; chunk; chunk = next) {
+		next = chunk->next;
+		d3dq_buffer_destroy(chunk->buf);
+		free(chunk);
 	}
 	pthread_mutex_destroy(&a->lock);
-	child_fini(&a->c);
-	free(a);
-	return 0;
 }
 
-static HRESULT STDMETHODCALLTYPE
-allocator_GetPrivateData(ID3D12CommandAllocator *iface, REFGUID guid,
-			 UINT *size, void *data)
-{
-	return priv_get(&impl(iface)->c.priv, guid, size, data);
-}
+static const struct child_class allocator_class = {
+	.iids = { &IID_ID3D12DeviceChild, &IID_ID3D12Pageable,
+		  &IID_ID3D12CommandAllocator },
+	.offset = offsetof(struct d3d12_allocator, c),
+	.fini = allocator_fini,
+};
 
-static HRESULT STDMETHODCALLTYPE
-allocator_SetPrivateData(ID3D12CommandAllocator *iface, REFGUID guid,
-			 UINT size, const void *data)
-{
-	return priv_set(&impl(iface)->c.priv, guid, size, data);
-}
-
-static HRESULT STDMETHODCALLTYPE
-allocator_SetPrivateDataInterface(ID3D12CommandAllocator *iface, REFGUID guid,
-				  const IUnknown *data)
-{
-	return priv_set_iface(&impl(iface)->c.priv, guid, data);
-}
-
-static HRESULT STDMETHODCALLTYPE allocator_SetName(ID3D12CommandAllocator *iface,
-						   LPCWSTR name)
-{
-	return priv_set_name(&impl(iface)->c.priv, name);
-}
-
-static HRESULT STDMETHODCALLTYPE
-allocator_GetDevice(ID3D12CommandAllocator *iface, REFIID riid, void **out)
-{
-	return child_get_device(&impl(iface)->c, riid, out);
-}
+DEFINE_CHILD_METHODS(allocator, ID3D12CommandAllocator, impl)
 
 /* E_FAIL while a list records into the allocator, as in D3D12. */
 static HRESULT STDMETHODCALLTYPE allocator_Reset(ID3D12CommandAllocator *iface)
@@ -134,14 +81,7 @@ static HRESULT STDMETHODCALLTYPE allocator_Reset(ID3D12CommandAllocator *iface)
 }
 
 static const ID3D12CommandAllocatorVtbl allocator_vtbl = {
-	.QueryInterface = allocator_QueryInterface,
-	.AddRef = allocator_AddRef,
-	.Release = allocator_Release,
-	.GetPrivateData = allocator_GetPrivateData,
-	.SetPrivateData = allocator_SetPrivateData,
-	.SetPrivateDataInterface = allocator_SetPrivateDataInterface,
-	.SetName = allocator_SetName,
-	.GetDevice = allocator_GetDevice,
+	CHILD_VTBL(allocator),
 	.Reset = allocator_Reset,
 };
 
@@ -209,7 +149,6 @@ HRESULT allocator_create(struct d3d12_device *d, D3D12_COMMAND_LIST_TYPE type,
 			 REFIID riid, void **out)
 {
 	struct d3d12_allocator *a;
-	HRESULT hr;
 
 	if (!out)
 		return E_INVALIDARG;
@@ -228,10 +167,8 @@ HRESULT allocator_create(struct d3d12_device *d, D3D12_COMMAND_LIST_TYPE type,
 	if (!a)
 		return E_OUTOFMEMORY;
 	SET_VTBL(&a->iface, &allocator_vtbl);
-	child_init(&a->c, d);
+	child_init(&a->c, &allocator_class, d);
 	a->type = type;
 	pthread_mutex_init(&a->lock, NULL);
-	hr = allocator_QueryInterface(&a->iface, riid, out);
-	allocator_Release(&a->iface);
-	return hr;
+	return child_hand_out(&a->c, riid, out);
 }

@@ -95,80 +95,28 @@ static struct d3d12_query_heap *query_heap_of(struct d3d12_list *l,
 
 /* --- IUnknown, ID3D12Object, ID3D12DeviceChild ------------------------------ */
 
-static HRESULT STDMETHODCALLTYPE
-list_QueryInterface(ID3D12GraphicsCommandList2 *iface, REFIID riid, void **out)
+static void list_fini(struct child *c)
 {
-	if (!out)
-		return E_POINTER;
-	*out = NULL;
-	if (!riid)
-		return E_INVALIDARG;
-	if (iid_equal(riid, &IID_IUnknown) ||
-	    iid_equal(riid, &IID_ID3D12Object) ||
-	    iid_equal(riid, &IID_ID3D12DeviceChild) ||
-	    iid_equal(riid, &IID_ID3D12CommandList) ||
-	    iid_equal(riid, &IID_ID3D12GraphicsCommandList) ||
-	    iid_equal(riid, &IID_ID3D12GraphicsCommandList1) ||
-	    iid_equal(riid, &IID_ID3D12GraphicsCommandList2))
-		return query_result((IUnknown *)iface, out);
-	return E_NOINTERFACE;
-}
+	struct d3d12_list *l = container_of(c, struct d3d12_list, c);
 
-static ULONG STDMETHODCALLTYPE list_AddRef(ID3D12GraphicsCommandList2 *iface)
-{
-	return atomic_fetch_add(&impl(iface)->c.refs, 1) + 1;
-}
-
-static ULONG STDMETHODCALLTYPE list_Release(ID3D12GraphicsCommandList2 *iface)
-{
-	struct d3d12_list *l = impl(iface);
-	ULONG refs = atomic_fetch_sub(&l->c.refs, 1) - 1;
-
-	if (refs)
-		return refs;
 	if (l->allocator) {
 		allocator_detach(l->allocator, l);
 		ID3D12CommandAllocator_Release(&l->allocator->iface);
 	}
 	d3dq_cmdlist_destroy(l->l);
 	pthread_mutex_destroy(&l->lock);
-	child_fini(&l->c);
-	free(l);
-	return 0;
 }
 
-static HRESULT STDMETHODCALLTYPE
-list_GetPrivateData(ID3D12GraphicsCommandList2 *iface, REFGUID guid,
-		    UINT *size, void *data)
-{
-	return priv_get(&impl(iface)->c.priv, guid, size, data);
-}
+static const struct child_class list_class = {
+	.iids = { &IID_ID3D12DeviceChild, &IID_ID3D12CommandList,
+		  &IID_ID3D12GraphicsCommandList,
+		  &IID_ID3D12GraphicsCommandList1,
+		  &IID_ID3D12GraphicsCommandList2 },
+	.offset = offsetof(struct d3d12_list, c),
+	.fini = list_fini,
+};
 
-static HRESULT STDMETHODCALLTYPE
-list_SetPrivateData(ID3D12GraphicsCommandList2 *iface, REFGUID guid, UINT size,
-		    const void *data)
-{
-	return priv_set(&impl(iface)->c.priv, guid, size, data);
-}
-
-static HRESULT STDMETHODCALLTYPE
-list_SetPrivateDataInterface(ID3D12GraphicsCommandList2 *iface, REFGUID guid,
-			     const IUnknown *data)
-{
-	return priv_set_iface(&impl(iface)->c.priv, guid, data);
-}
-
-static HRESULT STDMETHODCALLTYPE list_SetName(ID3D12GraphicsCommandList2 *iface,
-					      LPCWSTR name)
-{
-	return priv_set_name(&impl(iface)->c.priv, name);
-}
-
-static HRESULT STDMETHODCALLTYPE
-list_GetDevice(ID3D12GraphicsCommandList2 *iface, REFIID riid, void **out)
-{
-	return child_get_device(&impl(iface)->c, riid, out);
-}
+DEFINE_CHILD_METHODS(list, ID3D12GraphicsCommandList2, impl)
 
 static D3D12_COMMAND_LIST_TYPE STDMETHODCALLTYPE
 list_GetType(ID3D12GraphicsCommandList2 *iface)
@@ -555,14 +503,7 @@ NOTIMPL(SetViewInstanceMask, UINT mask)
 
 static const ID3D12GraphicsCommandList2Vtbl list_vtbl = {
 	/* IUnknown, ID3D12Object, ID3D12DeviceChild, ID3D12CommandList */
-	.QueryInterface = list_QueryInterface,
-	.AddRef = list_AddRef,
-	.Release = list_Release,
-	.GetPrivateData = list_GetPrivateData,
-	.SetPrivateData = list_SetPrivateData,
-	.SetPrivateDataInterface = list_SetPrivateDataInterface,
-	.SetName = list_SetName,
-	.GetDevice = list_GetDevice,
+	CHILD_VTBL(list),
 	.GetType = list_GetType,
 	/* ID3D12GraphicsCommandList */
 	.Close = list_Close,
@@ -661,15 +602,15 @@ HRESULT list_create(struct d3d12_device *d, UINT node_mask,
 		return hr_from_errno(d, ret);
 	}
 	SET_VTBL(&l->iface, &list_vtbl);
-	child_init(&l->c, d);
+	child_init(&l->c, &list_class, d);
 	l->type = type;
 	pthread_mutex_init(&l->lock, NULL);
 	/* Created recording, with the allocator. */
 	hr = attach(l, allocator);
-	if (SUCCEEDED(hr)) {
-		l->recording = true;
-		hr = list_QueryInterface(&l->iface, riid, out);
+	if (FAILED(hr)) {
+		child_release(&l->c);
+		return hr;
 	}
-	list_Release(&l->iface);
-	return hr;
+	l->recording = true;
+	return child_hand_out(&l->c, riid, out);
 }

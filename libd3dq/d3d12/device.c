@@ -146,20 +146,14 @@ EXPORT HRESULT D3D12GetDebugInterface(REFIID riid, void **out)
 
 /* --- IUnknown, ID3D12Object ------------------------------------------------ */
 
+static const IID *const device_iids[] = {
+	&IID_ID3D12Device, &IID_ID3D12Device1, NULL
+};
+
 static HRESULT STDMETHODCALLTYPE device_QueryInterface(ID3D12Device1 *iface,
 						       REFIID riid, void **out)
 {
-	if (!out)
-		return E_POINTER;
-	*out = NULL;
-	if (!riid)
-		return E_INVALIDARG;
-	if (iid_equal(riid, &IID_IUnknown) ||
-	    iid_equal(riid, &IID_ID3D12Object) ||
-	    iid_equal(riid, &IID_ID3D12Device) ||
-	    iid_equal(riid, &IID_ID3D12Device1))
-		return query_result((IUnknown *)iface, out);
-	return E_NOINTERFACE;
+	return object_query((IUnknown *)iface, device_iids, riid, out);
 }
 
 static ULONG STDMETHODCALLTYPE device_AddRef(ID3D12Device1 *iface)
@@ -177,32 +171,12 @@ static ULONG STDMETHODCALLTYPE device_Release(ID3D12Device1 *iface)
 	return refs;
 }
 
-static HRESULT STDMETHODCALLTYPE device_GetPrivateData(ID3D12Device1 *iface,
-						       REFGUID guid,
-						       UINT *size, void *data)
+static struct priv_store *device_priv(ID3D12Device1 *iface)
 {
-	return priv_get(&impl(iface)->priv, guid, size, data);
+	return &impl(iface)->priv;
 }
 
-static HRESULT STDMETHODCALLTYPE device_SetPrivateData(ID3D12Device1 *iface,
-						       REFGUID guid, UINT size,
-						       const void *data)
-{
-	return priv_set(&impl(iface)->priv, guid, size, data);
-}
-
-static HRESULT STDMETHODCALLTYPE
-device_SetPrivateDataInterface(ID3D12Device1 *iface, REFGUID guid,
-			       const IUnknown *data)
-{
-	return priv_set_iface(&impl(iface)->priv, guid, data);
-}
-
-static HRESULT STDMETHODCALLTYPE device_SetName(ID3D12Device1 *iface,
-						LPCWSTR name)
-{
-	return priv_set_name(&impl(iface)->priv, name);
-}
+DEFINE_OBJECT_METHODS(device, ID3D12Device1, device_priv)
 
 /* --- ID3D12Device: what the layer implements -------------------------------- */
 
@@ -692,10 +666,7 @@ static const ID3D12Device1Vtbl device_vtbl = {
 	.AddRef = device_AddRef,
 	.Release = device_Release,
 	/* ID3D12Object */
-	.GetPrivateData = device_GetPrivateData,
-	.SetPrivateData = device_SetPrivateData,
-	.SetPrivateDataInterface = device_SetPrivateDataInterface,
-	.SetName = device_SetName,
+	OBJECT_VTBL(device),
 	/* ID3D12Device */
 	.GetNodeCount = device_GetNodeCount,
 	.CreateCommandQueue = device_CreateCommandQueue,

@@ -34,74 +34,19 @@ struct d3d12_fence *fence_from_child(ID3D12DeviceChild *iface)
 	return fence_from((ID3D12Fence *)iface);
 }
 
-static HRESULT STDMETHODCALLTYPE fence_QueryInterface(ID3D12Fence1 *iface,
-						      REFIID riid, void **out)
+static void fence_fini(struct child *c)
 {
-	if (!out)
-		return E_POINTER;
-	*out = NULL;
-	if (!riid)
-		return E_INVALIDARG;
-	if (iid_equal(riid, &IID_IUnknown) ||
-	    iid_equal(riid, &IID_ID3D12Object) ||
-	    iid_equal(riid, &IID_ID3D12DeviceChild) ||
-	    iid_equal(riid, &IID_ID3D12Pageable) ||
-	    iid_equal(riid, &IID_ID3D12Fence) ||
-	    iid_equal(riid, &IID_ID3D12Fence1))
-		return query_result((IUnknown *)iface, out);
-	return E_NOINTERFACE;
+	d3dq_fence_destroy(container_of(c, struct d3d12_fence, c)->f);
 }
 
-static ULONG STDMETHODCALLTYPE fence_AddRef(ID3D12Fence1 *iface)
-{
-	return atomic_fetch_add(&impl(iface)->c.refs, 1) + 1;
-}
+static const struct child_class fence_class = {
+	.iids = { &IID_ID3D12DeviceChild, &IID_ID3D12Pageable,
+		  &IID_ID3D12Fence, &IID_ID3D12Fence1 },
+	.offset = offsetof(struct d3d12_fence, c),
+	.fini = fence_fini,
+};
 
-static ULONG STDMETHODCALLTYPE fence_Release(ID3D12Fence1 *iface)
-{
-	struct d3d12_fence *f = impl(iface);
-	ULONG refs = atomic_fetch_sub(&f->c.refs, 1) - 1;
-
-	if (!refs) {
-		d3dq_fence_destroy(f->f);
-		child_fini(&f->c);
-		free(f);
-	}
-	return refs;
-}
-
-static HRESULT STDMETHODCALLTYPE fence_GetPrivateData(ID3D12Fence1 *iface,
-						      REFGUID guid, UINT *size,
-						      void *data)
-{
-	return priv_get(&impl(iface)->c.priv, guid, size, data);
-}
-
-static HRESULT STDMETHODCALLTYPE fence_SetPrivateData(ID3D12Fence1 *iface,
-						      REFGUID guid, UINT size,
-						      const void *data)
-{
-	return priv_set(&impl(iface)->c.priv, guid, size, data);
-}
-
-static HRESULT STDMETHODCALLTYPE
-fence_SetPrivateDataInterface(ID3D12Fence1 *iface, REFGUID guid,
-			      const IUnknown *data)
-{
-	return priv_set_iface(&impl(iface)->c.priv, guid, data);
-}
-
-static HRESULT STDMETHODCALLTYPE fence_SetName(ID3D12Fence1 *iface,
-					       LPCWSTR name)
-{
-	return priv_set_name(&impl(iface)->c.priv, name);
-}
-
-static HRESULT STDMETHODCALLTYPE fence_GetDevice(ID3D12Fence1 *iface,
-						 REFIID riid, void **out)
-{
-	return child_get_device(&impl(iface)->c, riid, out);
-}
+DEFINE_CHILD_METHODS(fence, ID3D12Fence1, impl)
 
 static UINT64 STDMETHODCALLTYPE fence_GetCompletedValue(ID3D12Fence1 *iface)
 {
@@ -138,14 +83,7 @@ fence_GetCreationFlags(ID3D12Fence1 *iface)
 }
 
 static const ID3D12Fence1Vtbl fence_vtbl = {
-	.QueryInterface = fence_QueryInterface,
-	.AddRef = fence_AddRef,
-	.Release = fence_Release,
-	.GetPrivateData = fence_GetPrivateData,
-	.SetPrivateData = fence_SetPrivateData,
-	.SetPrivateDataInterface = fence_SetPrivateDataInterface,
-	.SetName = fence_SetName,
-	.GetDevice = fence_GetDevice,
+	CHILD_VTBL(fence),
 	.GetCompletedValue = fence_GetCompletedValue,
 	.SetEventOnCompletion = fence_SetEventOnCompletion,
 	.Signal = fence_Signal,
@@ -157,19 +95,16 @@ static HRESULT wrap(struct d3d12_device *d, struct d3dq_fence *qf,
 		    D3D12_FENCE_FLAGS flags, REFIID riid, void **out)
 {
 	struct d3d12_fence *f = calloc(1, sizeof(*f));
-	HRESULT hr;
 
 	if (!f) {
 		d3dq_fence_destroy(qf);
 		return E_OUTOFMEMORY;
 	}
 	SET_VTBL(&f->iface, &fence_vtbl);
-	child_init(&f->c, d);
+	child_init(&f->c, &fence_class, d);
 	f->f = qf;
 	f->flags = flags;
-	hr = fence_QueryInterface(&f->iface, riid, out);
-	fence_Release(&f->iface);
-	return hr;
+	return child_hand_out(&f->c, riid, out);
 }
 
 HRESULT fence_create(struct d3d12_device *d, UINT64 value,

@@ -1,8 +1,10 @@
 // SPDX-License-Identifier: MIT
 /*
- * libd3d12-d3dq: what every object shares: ID3D12Object's private data and
- * names, ID3D12DeviceChild, and the mapping of libd3dq's errors and file
- * descriptors to HRESULTs and HANDLEs.
+ * libd3d12-d3dq: what every object shares: QueryInterface, ID3D12Object's
+ * private data and names, a device child's reference count, last Release
+ * and ID3D12DeviceChild (the methods on them are made by
+ * DEFINE_CHILD_METHODS and DEFINE_OBJECT_METHODS in private.h), and the
+ * mapping of libd3dq's errors and file descriptors to HRESULTs and HANDLEs.
  *
  * Copyright (C) 2026 The d3dq authors
  */
@@ -14,13 +16,32 @@
 
 #include "private.h"
 
-bool iid_equal(REFIID a, const IID *b)
+static bool iid_equal(REFIID a, const IID *b)
 {
 	return !memcmp(a, b, sizeof(*b));
 }
 
-HRESULT query_result(IUnknown *iface, void **out)
+static bool iid_in(REFIID riid, const IID *const *iids)
 {
+	size_t i;
+
+	for (i = 0; i < OBJECT_IIDS && iids[i]; i++)
+		if (iid_equal(riid, iids[i]))
+			return true;
+	return false;
+}
+
+HRESULT object_query(IUnknown *iface, const IID *const *iids, REFIID riid,
+		     void **out)
+{
+	if (!out)
+		return E_POINTER;
+	*out = NULL;
+	if (!riid)
+		return E_INVALIDARG;
+	if (!iid_equal(riid, &IID_IUnknown) &&
+	    !iid_equal(riid, &IID_ID3D12Object) && !iid_in(riid, iids))
+		return E_NOINTERFACE;
 	IUnknown_AddRef(iface);
 	*out = iface;
 	return S_OK;
@@ -161,18 +182,53 @@ HRESULT priv_set_name(struct priv_store *p, LPCWSTR name)
 	return store(p, &WKPDID_D3DDebugObjectNameW, (UINT)len, name, NULL);
 }
 
-void child_init(struct child *c, struct d3d12_device *device)
+void child_init(struct child *c, const struct child_class *cls,
+		struct d3d12_device *device)
 {
 	atomic_init(&c->refs, 1);
+	c->cls = cls;
 	device_ref(device);
 	c->device = device;
 	priv_init(&c->priv);
 }
 
-void child_fini(struct child *c)
+/* The object: its first member is its interface. */
+static void *child_object(struct child *c)
 {
+	return (char *)c - c->cls->offset;
+}
+
+HRESULT child_query(struct child *c, REFIID riid, void **out)
+{
+	return object_query(child_object(c), c->cls->iids, riid, out);
+}
+
+ULONG child_addref(struct child *c)
+{
+	return atomic_fetch_add(&c->refs, 1) + 1;
+}
+
+ULONG child_release(struct child *c)
+{
+	ULONG refs = atomic_fetch_sub(&c->refs, 1) - 1;
+
+	if (refs)
+		return refs;
+	if (c->cls->fini)
+		c->cls->fini(c);
 	priv_free(&c->priv);
+	/* Last: the object's teardown may still use the device. */
 	device_unref(c->device);
+	free(child_object(c));
+	return 0;
+}
+
+HRESULT child_hand_out(struct child *c, REFIID riid, void **out)
+{
+	HRESULT hr = child_query(c, riid, out);
+
+	child_release(c);
+	return hr;
 }
 
 HRESULT child_get_device(struct child *c, REFIID riid, void **out)

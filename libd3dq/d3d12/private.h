@@ -73,22 +73,141 @@ HRESULT priv_set_iface(struct priv_store *p, REFGUID guid,
 		       const IUnknown *iface);
 HRESULT priv_set_name(struct priv_store *p, LPCWSTR name);
 
-/* What every ID3D12DeviceChild has. */
+/*
+ * IUnknown's QueryInterface for every object: E_POINTER, E_INVALIDARG,
+ * then iface with a new reference if riid is IUnknown, ID3D12Object or
+ * one of iids (up to OBJECT_IIDS, NULL-terminated), else E_NOINTERFACE.
+ */
+#define OBJECT_IIDS 8
+HRESULT object_query(IUnknown *iface, const IID *const *iids, REFIID riid,
+		     void **out);
+
+/*
+ * ID3D12Object's methods prefix_GetPrivateData, prefix_SetPrivateData,
+ * prefix_SetPrivateDataInterface and prefix_SetName for interface type,
+ * on the struct priv_store that priv(iface) returns; OBJECT_VTBL(prefix)
+ * puts them in a vtable.
+ */
+#define DEFINE_OBJECT_METHODS(prefix, type, priv)			\
+static HRESULT STDMETHODCALLTYPE					\
+prefix##_GetPrivateData(type *iface, REFGUID guid, UINT *size,		\
+			void *data)					\
+{									\
+	return priv_get(priv(iface), guid, size, data);			\
+}									\
+									\
+static HRESULT STDMETHODCALLTYPE					\
+prefix##_SetPrivateData(type *iface, REFGUID guid, UINT size,		\
+			const void *data)				\
+{									\
+	return priv_set(priv(iface), guid, size, data);			\
+}									\
+									\
+static HRESULT STDMETHODCALLTYPE					\
+prefix##_SetPrivateDataInterface(type *iface, REFGUID guid,		\
+				 const IUnknown *data)			\
+{									\
+	return priv_set_iface(priv(iface), guid, data);			\
+}									\
+									\
+static HRESULT STDMETHODCALLTYPE					\
+prefix##_SetName(type *iface, LPCWSTR name)				\
+{									\
+	return priv_set_name(priv(iface), name);			\
+}
+
+#define OBJECT_VTBL(prefix)						\
+	.GetPrivateData = prefix##_GetPrivateData,			\
+	.SetPrivateData = prefix##_SetPrivateData,			\
+	.SetPrivateDataInterface = prefix##_SetPrivateDataInterface,	\
+	.SetName = prefix##_SetName
+
+/*
+ * What every ID3D12DeviceChild has. Each kind of child has one const
+ * struct child_class; its object is a struct whose first member is its
+ * interface and which has a struct child named c.
+ */
+struct child;
+
+struct child_class {
+	/*
+	 * The interfaces QueryInterface answers besides IUnknown and
+	 * ID3D12Object (ID3D12DeviceChild, ...), NULL-terminated.
+	 */
+	const IID *iids[OBJECT_IIDS];
+	/* offsetof(the object, c) */
+	size_t offset;
+	/*
+	 * The last Release: frees what the object owns, before the child's
+	 * private data and device reference go and the object is freed.
+	 */
+	void (*fini)(struct child *c);
+};
+
 struct child {
 	_Atomic ULONG refs;
+	const struct child_class *cls;
 	struct d3d12_device *device;	/* holds a reference on the device */
 	struct priv_store priv;
 };
 
-void child_init(struct child *c, struct d3d12_device *device);
-/* Drops the child's device reference; call last in the destructor. */
-void child_fini(struct child *c);
+/* With one reference, the creator's: child_hand_out() passes it on. */
+void child_init(struct child *c, const struct child_class *cls,
+		struct d3d12_device *device);
+HRESULT child_query(struct child *c, REFIID riid, void **out);
+ULONG child_addref(struct child *c);
+/* The last reference calls cls->fini, then frees the object. */
+ULONG child_release(struct child *c);
+/*
+ * Hands a new object out as riid (QueryInterface) and drops the
+ * creator's reference: if riid is not implemented, the object is gone.
+ */
+HRESULT child_hand_out(struct child *c, REFIID riid, void **out);
 HRESULT child_get_device(struct child *c, REFIID riid, void **out);
 
+/*
+ * IUnknown's, ID3D12Object's and ID3D12DeviceChild's methods
+ * (prefix_QueryInterface, ..., prefix_GetDevice) for interface type, whose
+ * object impl(iface) returns; CHILD_VTBL(prefix) puts them in a vtable.
+ */
+#define DEFINE_CHILD_METHODS(prefix, type, impl)			\
+static HRESULT STDMETHODCALLTYPE					\
+prefix##_QueryInterface(type *iface, REFIID riid, void **out)		\
+{									\
+	return child_query(&impl(iface)->c, riid, out);			\
+}									\
+									\
+static ULONG STDMETHODCALLTYPE prefix##_AddRef(type *iface)		\
+{									\
+	return child_addref(&impl(iface)->c);				\
+}									\
+									\
+static ULONG STDMETHODCALLTYPE prefix##_Release(type *iface)		\
+{									\
+	return child_release(&impl(iface)->c);				\
+}									\
+									\
+static struct priv_store *prefix##_priv(type *iface)			\
+{									\
+	return &impl(iface)->c.priv;					\
+}									\
+									\
+DEFINE_OBJECT_METHODS(prefix, type, prefix##_priv)			\
+									\
+static HRESULT STDMETHODCALLTYPE					\
+prefix##_GetDevice(type *iface, REFIID riid, void **out)		\
+{									\
+	return child_get_device(&impl(iface)->c, riid, out);		\
+}
+
+#define CHILD_VTBL(prefix)						\
+	.QueryInterface = prefix##_QueryInterface,			\
+	.AddRef = prefix##_AddRef,					\
+	.Release = prefix##_Release,					\
+	OBJECT_VTBL(prefix),						\
+	.GetDevice = prefix##_GetDevice
+
 /* COM helpers (object.c). */
-bool iid_equal(REFIID a, const IID *b);
-/* Hands *iface out as riid (which the caller checked it implements). */
-HRESULT query_result(IUnknown *iface, void **out);
 /*
  * HRESULT of a libd3dq error: DXGI_ERROR_DEVICE_REMOVED once the device is
  * removed, else E_INVALIDARG, E_OUTOFMEMORY, ... (see d3d12.rst).

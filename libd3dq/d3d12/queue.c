@@ -26,77 +26,23 @@ static struct d3d12_queue *impl(ID3D12CommandQueue *iface)
 	return container_of(iface, struct d3d12_queue, iface);
 }
 
-static HRESULT STDMETHODCALLTYPE queue_QueryInterface(ID3D12CommandQueue *iface,
-						      REFIID riid, void **out)
-{
-	if (!out)
-		return E_POINTER;
-	*out = NULL;
-	if (!riid)
-		return E_INVALIDARG;
-	if (iid_equal(riid, &IID_IUnknown) ||
-	    iid_equal(riid, &IID_ID3D12Object) ||
-	    iid_equal(riid, &IID_ID3D12DeviceChild) ||
-	    iid_equal(riid, &IID_ID3D12Pageable) ||
-	    iid_equal(riid, &IID_ID3D12CommandQueue))
-		return query_result((IUnknown *)iface, out);
-	return E_NOINTERFACE;
-}
-
-static ULONG STDMETHODCALLTYPE queue_AddRef(ID3D12CommandQueue *iface)
-{
-	return atomic_fetch_add(&impl(iface)->c.refs, 1) + 1;
-}
-
 /*
  * The last Release lets the work already handed to the driver finish and
  * drops work still held back behind waits (d3dq_queue_destroy(3)).
  */
-static ULONG STDMETHODCALLTYPE queue_Release(ID3D12CommandQueue *iface)
+static void queue_fini(struct child *c)
 {
-	struct d3d12_queue *q = impl(iface);
-	ULONG refs = atomic_fetch_sub(&q->c.refs, 1) - 1;
-
-	if (!refs) {
-		d3dq_queue_destroy(q->q);
-		child_fini(&q->c);
-		free(q);
-	}
-	return refs;
+	d3dq_queue_destroy(container_of(c, struct d3d12_queue, c)->q);
 }
 
-static HRESULT STDMETHODCALLTYPE queue_GetPrivateData(ID3D12CommandQueue *iface,
-						      REFGUID guid, UINT *size,
-						      void *data)
-{
-	return priv_get(&impl(iface)->c.priv, guid, size, data);
-}
+static const struct child_class queue_class = {
+	.iids = { &IID_ID3D12DeviceChild, &IID_ID3D12Pageable,
+		  &IID_ID3D12CommandQueue },
+	.offset = offsetof(struct d3d12_queue, c),
+	.fini = queue_fini,
+};
 
-static HRESULT STDMETHODCALLTYPE queue_SetPrivateData(ID3D12CommandQueue *iface,
-						      REFGUID guid, UINT size,
-						      const void *data)
-{
-	return priv_set(&impl(iface)->c.priv, guid, size, data);
-}
-
-static HRESULT STDMETHODCALLTYPE
-queue_SetPrivateDataInterface(ID3D12CommandQueue *iface, REFGUID guid,
-			      const IUnknown *data)
-{
-	return priv_set_iface(&impl(iface)->c.priv, guid, data);
-}
-
-static HRESULT STDMETHODCALLTYPE queue_SetName(ID3D12CommandQueue *iface,
-					       LPCWSTR name)
-{
-	return priv_set_name(&impl(iface)->c.priv, name);
-}
-
-static HRESULT STDMETHODCALLTYPE queue_GetDevice(ID3D12CommandQueue *iface,
-						 REFIID riid, void **out)
-{
-	return child_get_device(&impl(iface)->c, riid, out);
-}
+DEFINE_CHILD_METHODS(queue, ID3D12CommandQueue, impl)
 
 /* No resource is tiled, so there are no tile mappings to change. */
 static void STDMETHODCALLTYPE
@@ -235,14 +181,7 @@ queue_GetDesc(ID3D12CommandQueue *iface)
 }
 
 static const ID3D12CommandQueueVtbl queue_vtbl = {
-	.QueryInterface = queue_QueryInterface,
-	.AddRef = queue_AddRef,
-	.Release = queue_Release,
-	.GetPrivateData = queue_GetPrivateData,
-	.SetPrivateData = queue_SetPrivateData,
-	.SetPrivateDataInterface = queue_SetPrivateDataInterface,
-	.SetName = queue_SetName,
-	.GetDevice = queue_GetDevice,
+	CHILD_VTBL(queue),
 	.UpdateTileMappings = queue_UpdateTileMappings,
 	.CopyTileMappings = queue_CopyTileMappings,
 	.ExecuteCommandLists = queue_ExecuteCommandLists,
@@ -262,7 +201,6 @@ HRESULT queue_create(struct d3d12_device *d,
 {
 	struct d3dq_queue_desc qdesc = D3DQ_QUEUE_DESC_INIT;
 	struct d3d12_queue *q;
-	HRESULT hr;
 	int ret;
 
 	if (!out)
@@ -303,9 +241,7 @@ HRESULT queue_create(struct d3d12_device *d,
 		return hr_from_errno(d, ret);
 	}
 	SET_VTBL(&q->iface, &queue_vtbl);
-	child_init(&q->c, d);
+	child_init(&q->c, &queue_class, d);
 	q->desc = *desc;
-	hr = queue_QueryInterface(&q->iface, riid, out);
-	queue_Release(&q->iface);
-	return hr;
+	return child_hand_out(&q->c, riid, out);
 }

@@ -31,76 +31,22 @@ struct d3d12_resource *resource_from(ID3D12Resource *iface)
 	return impl(iface);
 }
 
-static HRESULT STDMETHODCALLTYPE resource_QueryInterface(ID3D12Resource *iface,
-							 REFIID riid,
-							 void **out)
+static void resource_fini(struct child *c)
 {
-	if (!out)
-		return E_POINTER;
-	*out = NULL;
-	if (!riid)
-		return E_INVALIDARG;
-	if (iid_equal(riid, &IID_IUnknown) ||
-	    iid_equal(riid, &IID_ID3D12Object) ||
-	    iid_equal(riid, &IID_ID3D12DeviceChild) ||
-	    iid_equal(riid, &IID_ID3D12Pageable) ||
-	    iid_equal(riid, &IID_ID3D12Resource))
-		return query_result((IUnknown *)iface, out);
-	return E_NOINTERFACE;
+	struct d3d12_resource *r = container_of(c, struct d3d12_resource, c);
+
+	device_del_buffer(c->device, r);
+	d3dq_buffer_destroy(r->buf);
 }
 
-static ULONG STDMETHODCALLTYPE resource_AddRef(ID3D12Resource *iface)
-{
-	return atomic_fetch_add(&impl(iface)->c.refs, 1) + 1;
-}
+static const struct child_class resource_class = {
+	.iids = { &IID_ID3D12DeviceChild, &IID_ID3D12Pageable,
+		  &IID_ID3D12Resource },
+	.offset = offsetof(struct d3d12_resource, c),
+	.fini = resource_fini,
+};
 
-static ULONG STDMETHODCALLTYPE resource_Release(ID3D12Resource *iface)
-{
-	struct d3d12_resource *r = impl(iface);
-	ULONG refs = atomic_fetch_sub(&r->c.refs, 1) - 1;
-
-	if (!refs) {
-		device_del_buffer(r->c.device, r);
-		d3dq_buffer_destroy(r->buf);
-		child_fini(&r->c);
-		free(r);
-	}
-	return refs;
-}
-
-static HRESULT STDMETHODCALLTYPE resource_GetPrivateData(ID3D12Resource *iface,
-							 REFGUID guid,
-							 UINT *size, void *data)
-{
-	return priv_get(&impl(iface)->c.priv, guid, size, data);
-}
-
-static HRESULT STDMETHODCALLTYPE resource_SetPrivateData(ID3D12Resource *iface,
-							 REFGUID guid,
-							 UINT size,
-							 const void *data)
-{
-	return priv_set(&impl(iface)->c.priv, guid, size, data);
-}
-
-static HRESULT STDMETHODCALLTYPE
-resource_SetPrivateDataInterface(ID3D12Resource *iface, REFGUID guid,
-				 const IUnknown *data)
-{
-	return priv_set_iface(&impl(iface)->c.priv, guid, data);
-}
-
-static HRESULT STDMETHODCALLTYPE resource_SetName(ID3D12Resource *iface,
-						  LPCWSTR name)
-{
-	return priv_set_name(&impl(iface)->c.priv, name);
-}
-
-static HRESULT STDMETHODCALLTYPE resource_GetDevice(ID3D12Resource *iface,
-						    REFIID riid, void **out)
-{
-	return child_get_device(&impl(iface)->c, riid, out);
-}
+DEFINE_CHILD_METHODS(resource, ID3D12Resource, impl)
 
 /*
  * The pointer is the start of the buffer whatever the read range, and it
@@ -179,14 +125,7 @@ resource_GetHeapProperties(ID3D12Resource *iface,
 }
 
 static const ID3D12ResourceVtbl resource_vtbl = {
-	.QueryInterface = resource_QueryInterface,
-	.AddRef = resource_AddRef,
-	.Release = resource_Release,
-	.GetPrivateData = resource_GetPrivateData,
-	.SetPrivateData = resource_SetPrivateData,
-	.SetPrivateDataInterface = resource_SetPrivateDataInterface,
-	.SetName = resource_SetName,
-	.GetDevice = resource_GetDevice,
+	CHILD_VTBL(resource),
 	.Map = resource_Map,
 	.Unmap = resource_Unmap,
 	.GetDesc = resource_GetDesc,
@@ -284,7 +223,7 @@ HRESULT resource_create_committed(struct d3d12_device *d,
 	}
 	r->map = d3dq_buffer_map(r->buf);
 	SET_VTBL(&r->iface, &resource_vtbl);
-	child_init(&r->c, d);
+	child_init(&r->c, &resource_class, d);
 	r->desc = *desc;
 	r->desc.Alignment = VA_ALIGN;
 	r->heap = *heap;
@@ -293,10 +232,11 @@ HRESULT resource_create_committed(struct d3d12_device *d,
 	r->heap_flags = heap_flags;
 	/* Last: from here on, command lists can find it by address. */
 	hr = device_add_buffer(d, r, desc->Width);
-	if (SUCCEEDED(hr))
-		hr = resource_QueryInterface(&r->iface, riid, out);
-	resource_Release(&r->iface);
-	return hr;
+	if (FAILED(hr)) {
+		child_release(&r->c);
+		return hr;
+	}
+	return child_hand_out(&r->c, riid, out);
 }
 
 /* --- ID3D12QueryHeap --------------------------------------------------------- */
@@ -313,83 +253,22 @@ struct d3d12_query_heap *query_heap_from(ID3D12QueryHeap *iface)
 	return heap_impl(iface);
 }
 
-static HRESULT STDMETHODCALLTYPE
-query_heap_QueryInterface(ID3D12QueryHeap *iface, REFIID riid, void **out)
+static void query_heap_fini(struct child *c)
 {
-	if (!out)
-		return E_POINTER;
-	*out = NULL;
-	if (!riid)
-		return E_INVALIDARG;
-	if (iid_equal(riid, &IID_IUnknown) ||
-	    iid_equal(riid, &IID_ID3D12Object) ||
-	    iid_equal(riid, &IID_ID3D12DeviceChild) ||
-	    iid_equal(riid, &IID_ID3D12Pageable) ||
-	    iid_equal(riid, &IID_ID3D12QueryHeap))
-		return query_result((IUnknown *)iface, out);
-	return E_NOINTERFACE;
+	d3dq_buffer_destroy(container_of(c, struct d3d12_query_heap, c)->buf);
 }
 
-static ULONG STDMETHODCALLTYPE query_heap_AddRef(ID3D12QueryHeap *iface)
-{
-	return atomic_fetch_add(&heap_impl(iface)->c.refs, 1) + 1;
-}
+static const struct child_class query_heap_class = {
+	.iids = { &IID_ID3D12DeviceChild, &IID_ID3D12Pageable,
+		  &IID_ID3D12QueryHeap },
+	.offset = offsetof(struct d3d12_query_heap, c),
+	.fini = query_heap_fini,
+};
 
-static ULONG STDMETHODCALLTYPE query_heap_Release(ID3D12QueryHeap *iface)
-{
-	struct d3d12_query_heap *h = heap_impl(iface);
-	ULONG refs = atomic_fetch_sub(&h->c.refs, 1) - 1;
-
-	if (!refs) {
-		d3dq_buffer_destroy(h->buf);
-		child_fini(&h->c);
-		free(h);
-	}
-	return refs;
-}
-
-static HRESULT STDMETHODCALLTYPE
-query_heap_GetPrivateData(ID3D12QueryHeap *iface, REFGUID guid, UINT *size,
-			  void *data)
-{
-	return priv_get(&heap_impl(iface)->c.priv, guid, size, data);
-}
-
-static HRESULT STDMETHODCALLTYPE
-query_heap_SetPrivateData(ID3D12QueryHeap *iface, REFGUID guid, UINT size,
-			  const void *data)
-{
-	return priv_set(&heap_impl(iface)->c.priv, guid, size, data);
-}
-
-static HRESULT STDMETHODCALLTYPE
-query_heap_SetPrivateDataInterface(ID3D12QueryHeap *iface, REFGUID guid,
-				   const IUnknown *data)
-{
-	return priv_set_iface(&heap_impl(iface)->c.priv, guid, data);
-}
-
-static HRESULT STDMETHODCALLTYPE query_heap_SetName(ID3D12QueryHeap *iface,
-						    LPCWSTR name)
-{
-	return priv_set_name(&heap_impl(iface)->c.priv, name);
-}
-
-static HRESULT STDMETHODCALLTYPE query_heap_GetDevice(ID3D12QueryHeap *iface,
-						      REFIID riid, void **out)
-{
-	return child_get_device(&heap_impl(iface)->c, riid, out);
-}
+DEFINE_CHILD_METHODS(query_heap, ID3D12QueryHeap, heap_impl)
 
 static const ID3D12QueryHeapVtbl query_heap_vtbl = {
-	.QueryInterface = query_heap_QueryInterface,
-	.AddRef = query_heap_AddRef,
-	.Release = query_heap_Release,
-	.GetPrivateData = query_heap_GetPrivateData,
-	.SetPrivateData = query_heap_SetPrivateData,
-	.SetPrivateDataInterface = query_heap_SetPrivateDataInterface,
-	.SetName = query_heap_SetName,
-	.GetDevice = query_heap_GetDevice,
+	CHILD_VTBL(query_heap),
 };
 
 HRESULT query_heap_create(struct d3d12_device *d,
@@ -397,7 +276,6 @@ HRESULT query_heap_create(struct d3d12_device *d,
 			  void **out)
 {
 	struct d3d12_query_heap *h;
-	HRESULT hr;
 	int ret;
 
 	if (out)
@@ -429,9 +307,7 @@ HRESULT query_heap_create(struct d3d12_device *d,
 		return hr_from_errno(d, ret);
 	}
 	SET_VTBL(&h->iface, &query_heap_vtbl);
-	child_init(&h->c, d);
+	child_init(&h->c, &query_heap_class, d);
 	h->desc = *desc;
-	hr = query_heap_QueryInterface(&h->iface, riid, out);
-	query_heap_Release(&h->iface);
-	return hr;
+	return child_hand_out(&h->c, riid, out);
 }

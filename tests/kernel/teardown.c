@@ -12,7 +12,6 @@
 #include <signal.h>
 #include <string.h>
 #include <linux/sync_file.h>
-#include <sys/ioctl.h>
 #include <sys/mman.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -419,13 +418,9 @@ static int fence_info(int fd, uint32_t s, struct sync_file_info *info,
 {
 	int sync_fd, ret;
 
-	memset(info, 0, sizeof(*info));
-	memset(fi, 0, sizeof(*fi));
 	if (drmSyncobjExportSyncFile(fd, s, &sync_fd))
 		return -errno;
-	info->num_fences = 1;
-	info->sync_fence_info = (uint64_t)(uintptr_t)fi;
-	ret = ioctl(sync_fd, SYNC_IOC_FILE_INFO, info) ? -errno : 0;
+	ret = t_sync_file_info(sync_fd, info, fi, 1);
 	close(sync_fd);
 	return ret;
 }

@@ -58,12 +58,10 @@ FIXTURE_TEARDOWN(up)
 static void expect_info(struct __test_metadata *_metadata, int sync_fd,
 			int status)
 {
-	struct sync_fence_info fi = { 0 };
-	struct sync_file_info info = { 0 };
+	struct sync_fence_info fi;
+	struct sync_file_info info;
 
-	info.num_fences = 1;
-	info.sync_fence_info = (uint64_t)(uintptr_t)&fi;
-	ASSERT_EQ(0, ioctl(sync_fd, SYNC_IOC_FILE_INFO, &info));
+	ASSERT_EQ(0, t_sync_file_info(sync_fd, &info, &fi, 1));
 	EXPECT_EQ(status, fi.status);
 	if (status && strcmp(fi.driver_name, "drm_sched")) {
 		/*

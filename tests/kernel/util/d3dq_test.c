@@ -367,14 +367,26 @@ int t_signal(int fd, uint32_t handle, uint64_t point)
 	return ret ? -errno : 0;
 }
 
+int t_sync_file_info(int sync_fd, struct sync_file_info *info,
+		     struct sync_fence_info *fi, uint32_t n)
+{
+	memset(info, 0, sizeof(*info));
+	if (n)
+		memset(fi, 0, n * sizeof(*fi));
+	info->num_fences = n;
+	info->sync_fence_info = (uint64_t)(uintptr_t)fi;
+	return ioctl(sync_fd, SYNC_IOC_FILE_INFO, info) ? -errno : 0;
+}
+
 static int fence_info_status(int sync_fd)
 {
-	struct sync_file_info info = { 0 };
+	struct sync_file_info info;
 	struct sync_fence_info *fi;
-	int status, i;
+	int status, ret, i;
 
-	if (ioctl(sync_fd, SYNC_IOC_FILE_INFO, &info))
-		return -1000 - errno;
+	ret = t_sync_file_info(sync_fd, &info, NULL, 0);
+	if (ret)
+		return -1000 + ret;
 	status = info.status;
 	if (status <= 0 || !info.num_fences)
 		return status;
@@ -382,10 +394,10 @@ static int fence_info_status(int sync_fd)
 	fi = calloc(info.num_fences, sizeof(*fi));
 	if (!fi)
 		return -1000 - ENOMEM;
-	info.sync_fence_info = (uint64_t)(uintptr_t)fi;
-	if (ioctl(sync_fd, SYNC_IOC_FILE_INFO, &info)) {
+	ret = t_sync_file_info(sync_fd, &info, fi, info.num_fences);
+	if (ret) {
 		free(fi);
-		return -1000 - errno;
+		return -1000 + ret;
 	}
 	for (i = 0; i < (int)info.num_fences; i++)
 		if (fi[i].status < status)

@@ -131,6 +131,18 @@ int t_signal(int fd, uint32_t handle, uint64_t point);
  */
 int t_fence_status(int fd, uint32_t handle, uint64_t point);
 
+struct sync_file_info;
+struct sync_fence_info;
+
+/*
+ * SYNC_IOC_FILE_INFO of sync_file @sync_fd: its status and number of
+ * fences in @info, the first @n fences' status and names in @fi (NULL
+ * if @n is 0). Both are cleared first. 0 or -errno (-EINVAL if the
+ * sync_file has more than @n fences, @n > 0).
+ */
+int t_sync_file_info(int sync_fd, struct sync_file_info *info,
+		     struct sync_fence_info *fi, uint32_t n);
+
 /* Unload and load the module with @args (NULL: defaults). 0 on success. */
 int t_reload(const char *args);
 bool t_can_reload(void);
