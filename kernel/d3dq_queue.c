@@ -206,15 +206,22 @@ struct d3dq_queue *d3dq_queue_lookup(struct d3dq_file *dfile, u32 id)
 /*
  * Make a queue refuse new jobs and stop its running job. Jobs that have
  * not run complete with -ECANCELED when they reach the engine.
+ *
+ * REMOVE loses the queue (@reason). Destruction (@dead) only marks it
+ * dead and leaves its state alone: being destroyed is no loss. The id is
+ * gone by then, but a QUEUE_GET_STATE that looked the queue up just
+ * before may still read the state, and must not report a loss that
+ * never happened (userspace would take it for a failed dependency).
  */
 static void d3dq_queue_stop(struct d3dq_queue *queue, int reason, bool dead)
 {
 	mutex_lock(&queue->submit_lock);
 	spin_lock(&queue->lock);
-	d3dq_queue_set_lost_locked(queue, reason);
 	if (dead) {
 		queue->dead = true;
 		d3dq_queue_mark_finishing_locked(queue);
+	} else {
+		d3dq_queue_set_lost_locked(queue, reason);
 	}
 	spin_unlock(&queue->lock);
 	mutex_unlock(&queue->submit_lock);

@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * d3dq: races. Timeouts racing with job completion, queues destroyed and
- * files closed while other threads submit, processes killed at random
- * moments. The assertions are that every fence signals, nothing leaks,
+ * files closed while other threads submit or read their state, processes
+ * killed at random moments. The assertions are that every fence signals, nothing leaks,
  * and (checked by the VM harness) the kernel logs no warning.
  *
  * Copyright (C) 2026 The d3dq authors
@@ -196,6 +196,67 @@ TEST(remove_while_submitting)
 		EXPECT_EQ(NULL, ret);
 	}
 	close(c.fd);
+	expect_idle(_metadata);
+}
+
+struct poll_state {
+	int fd;
+	uint32_t id;		/* the queue being destroyed, 0: none */
+	int stop;
+	int polls, lost, reason;
+};
+
+static void *state_poller(void *arg)
+{
+	struct poll_state *p = arg;
+	struct drm_d3dq_queue_get_state st;
+
+	while (!__atomic_load_n(&p->stop, __ATOMIC_ACQUIRE)) {
+		uint32_t id = __atomic_load_n(&p->id, __ATOMIC_ACQUIRE);
+
+		if (!id || t_queue_state(p->fd, id, &st))
+			continue;
+		p->polls++;
+		if (st.state != DRM_D3DQ_QUEUE_STATE_OK) {
+			p->lost++;
+			p->reason = st.reason;
+		}
+	}
+	return NULL;
+}
+
+/*
+ * QUEUE_GET_STATE racing with QUEUE_DESTROY of the same queue, which has
+ * done nothing wrong: the answer is OK or -ENOENT, never LOST. (The queue
+ * was looked up just before its id went away and its state read after
+ * the destroy had stopped it: it read LOST with -ECANCELED, and libd3dq
+ * took that for a failed dependency and removed the device.) Which
+ * interleaving a round gets is the machine's: the rounds are many.
+ */
+TEST_F_TIMEOUT(slow, state_while_destroying, 300)
+{
+	struct poll_state p = { 0 };
+	pthread_t th;
+	int i, n = 3000;
+
+	p.fd = t_open(0);
+	ASSERT_LE(0, p.fd);
+	ASSERT_EQ(0, pthread_create(&th, NULL, state_poller, &p));
+	for (i = 0; i < n; i++) {
+		uint32_t q = t_queue(p.fd, 0, 0);
+
+		ASSERT_NE(0, q);
+		__atomic_store_n(&p.id, q, __ATOMIC_RELEASE);
+		/* the poller reads its state meanwhile */
+		usleep(20);
+		ASSERT_EQ(0, t_queue_destroy(p.fd, q));
+	}
+	__atomic_store_n(&p.stop, 1, __ATOMIC_RELEASE);
+	ASSERT_EQ(0, pthread_join(th, NULL));
+	TH_LOG("%d queues destroyed, %d states read", n, p.polls);
+	EXPECT_EQ(0, p.lost) TH_LOG("a destroyed queue read as lost (reason %d)",
+				    p.reason);
+	close(p.fd);
 	expect_idle(_metadata);
 }
 

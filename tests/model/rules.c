@@ -127,32 +127,14 @@ static bool timed_out(const struct m_log *l)
 	return (l->lost[0] && l->timeouts[0]) || (l->lost[1] && l->timeouts[1]);
 }
 
-/*
- * A known open defect (issue 10, tracked there): about once in 10^4
- * programs a process finds its device removed with -ECANCELED although
- * nothing asked for it, at the start of a program, with no job timeout
- * in its fdinfo. Until it is found, make check counts such a program as
- * void and says so on every occurrence; the long lane
- * (scripts/model-long sets D3DQ_MODEL_STRICT=1) counts it as a failure.
- */
-static bool known_lost(const struct m_log *l)
-{
-	static int strict = -1;
-
-	if (strict < 0)
-		strict = getenv("D3DQ_MODEL_STRICT") != NULL;
-	return !strict && !timed_out(l) &&
-	       (l->lost[0] == -ECANCELED || l->lost[1] == -ECANCELED);
-}
-
 static bool lost(const struct m_log *l)
 {
-	return (l->lost[0] || l->lost[1]) && !timed_out(l) && !known_lost(l);
+	return (l->lost[0] || l->lost[1]) && !timed_out(l);
 }
 
 static bool failed(const struct outcome *oc)
 {
-	if (timed_out(&oc->log) || known_lost(&oc->log))
+	if (timed_out(&oc->log))
 		return false;
 	return oc->setup || oc->log.hang || lost(&oc->log) ||
 	       oc->res.verdict == M_FAIL;
@@ -523,12 +505,6 @@ int main(int argc, char **argv)
 						 "(not diagnosed)");
 			}
 			tcheck += now_s() - t;
-		}
-		if (known_lost(&oc.log)) {
-			voided++;
-			printf("# void: program seed %#" PRIx64 ": KNOWN DEFECT (issue 10): a device was removed with -ECANCELED that nothing asked for; not counted here, a failure in make model-long\n",
-			       seed);
-			continue;
 		}
 		if (timed_out(&oc.log)) {
 			if (++voided <= 3)

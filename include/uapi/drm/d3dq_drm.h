@@ -279,6 +279,9 @@ struct drm_d3dq_bo_mmap_offset {
  * not run yet completes with -ECANCELED without running. Fences always
  * signal, so nobody waits forever. Submitting to a lost queue fails with
  * -ECANCELED; the queue must then be destroyed. Other queues carry on.
+ * Destroying a queue does not make it lost: %DRM_IOCTL_D3DQ_QUEUE_GET_STATE
+ * racing with %DRM_IOCTL_D3DQ_QUEUE_DESTROY of the same id returns the
+ * state the queue had (or -ENOENT), never a loss the destroy caused.
  */
 enum drm_d3dq_queue_type {
 	/** @DRM_D3DQ_QUEUE_TYPE_DIRECT: Like a D3D12 direct queue. */

@@ -475,6 +475,18 @@ static void side_teardown(struct side *r)
 	memset(r->list, 0, sizeof(r->list));
 	for (i = 0; i < M_MAXE; i++)
 		r->efd[i] = -1;
+	/*
+	 * Destroying the objects must not remove the device either: that
+	 * is this program's failure, not the next one's (which would find
+	 * the device removed from its start).
+	 */
+	if (!removed && r->dev && d3dq_device_removed_reason(r->dev)) {
+		if (!r->l->lost[r->proc]) {
+			r->l->lost[r->proc] = d3dq_device_removed_reason(r->dev);
+			r->l->timeouts[r->proc] = job_timeouts();
+		}
+		removed = true;
+	}
 	/* a removed device stays removed: open another one */
 	if (removed && r->dev)
 		close_device(r);
