@@ -1047,7 +1047,7 @@ static int wait_value(struct d3dq_fence *f, uint64_t value, int64_t deadline)
 					       &first);
 			if (!w && first == 0) {
 				pthread_mutex_unlock(&f->lock);
-				w = queue_check_lost(d.q);
+				w = queue_check_lost_live(d.q);
 				if (w)
 					dev_remove(f->dev, w);
 				else

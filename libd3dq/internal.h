@@ -469,6 +469,7 @@ static inline void fence_ref(struct d3dq_fence *f)
 #define fire_run d3dqp_fire_run
 #define now_ns d3dqp_now_ns
 #define queue_check_lost d3dqp_queue_check_lost
+#define queue_check_lost_live d3dqp_queue_check_lost_live
 #define queue_deactivate d3dqp_queue_deactivate
 #define queue_desc_to_uapi d3dqp_queue_desc_to_uapi
 #define queue_drop_folded_locked d3dqp_queue_drop_folded_locked
@@ -557,6 +558,7 @@ void edge_free(struct edge *e);
 void record_edge(struct d3dq_queue *q, uint64_t point, struct edge *e);
 void apply_upto(struct d3dq_queue *q, uint64_t upto);
 int queue_check_lost(struct d3dq_queue *q);
+int queue_check_lost_live(struct d3dq_queue *q);
 void queue_deactivate(struct d3dq_queue *q);
 void dev_remove(struct d3dq_device *dev, int reason);
 int worker_ensure(struct d3dq_device *dev);

@@ -322,6 +322,25 @@ int queue_check_lost(struct d3dq_queue *q)
 	return st.reason ? st.reason : -ECANCELED;
 }
 
+/*
+ * queue_check_lost() for anyone but the queue's destroyer, who checks a
+ * queue it destroys itself before the kernel destroys it: a queue being
+ * destroyed is no news here. (A module older than the destroyer's check
+ * reported the destroy itself as a loss to a QUEUE_GET_STATE racing it.)
+ */
+int queue_check_lost_live(struct d3dq_queue *q)
+{
+	int lost = queue_check_lost(q);
+	bool dead;
+
+	if (!lost)
+		return 0;
+	queue_lock(q);
+	dead = q->dead;
+	queue_unlock(q);
+	return dead ? 0 : lost;
+}
+
 /* Device removal. */
 
 struct snapshot {
@@ -625,7 +644,7 @@ static void process(struct d3dq_device *dev, struct watch_set *w, uint32_t i)
 		fire_run(dev, &fire);
 		return;
 	}
-	lost = queue_check_lost(w->objs[i]);
+	lost = queue_check_lost_live(w->objs[i]);
 	if (lost) {
 		dev_remove(dev, lost);
 		return;
