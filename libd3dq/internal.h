@@ -156,6 +156,7 @@ struct d3dq_device {
 	pthread_mutex_t ready_lock;
 	struct d3dq_queue *ready_head;
 	struct d3dq_queue *ready_tail;
+	_Atomic uint32_t nready;	/* on the list; read without the lock */
 
 	/* Eventfd references, see device.c. */
 	pthread_mutex_t evtab_lock;
