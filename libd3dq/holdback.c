@@ -212,6 +212,12 @@ int queue_signal_locked(struct d3dq_queue *q, struct d3dq_fence *f,
 	uint64_t order;
 	int ret = 0;
 
+	if (!q->held_head && !q->nfold && !f->shared) {
+		ret = record_signal_now(q, f, value);
+		if (ret != 1)
+			return ret;
+		ret = 0;
+	}
 	if (q->held_head) {
 		op = calloc(1, sizeof(*op));
 		if (!op)
