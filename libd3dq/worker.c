@@ -177,6 +177,32 @@ static uint64_t watch_point_locked(struct d3dq_queue *q)
 }
 
 /*
+ * What watch_point_locked() would return after @rec was added to @q,
+ * where it differs from what the worker already waits for (the worker
+ * asleep, apply_lock held): only @rec itself, or the first record once
+ * @q has DRAIN_RECS of them, can be new. An earlier record was looked at
+ * when it was added or when the worker collected, and one whose fence
+ * became observed since woke the worker then (fence_observe() rings
+ * while the fence has signals pending). This keeps a queue signal O(1)
+ * however many records its queue has.
+ */
+static uint64_t watch_point_added_locked(struct d3dq_queue *q,
+					 struct rec *rec)
+{
+	struct sig_rec *s;
+
+	if (q->nrecs >= DRAIN_RECS)
+		return container_of(q->recs.next, struct rec, qlink)->point;
+	if (rec->kind != REC_SIGNAL)
+		return 0;
+	s = container_of(rec, struct sig_rec, r);
+	if (atomic_load_explicit(&s->fence->observed, memory_order_relaxed) &&
+	    !atomic_load(&s->fence->destroyed))
+		return rec->point;
+	return 0;
+}
+
+/*
  * Add @rec to @q's records. A record for a point the applier has already
  * passed is applied at once (nobody will wait for that point again). One
  * the worker must wait for (its value is observed, or the queue has
@@ -201,10 +227,9 @@ static bool record_add_locked(struct d3dq_queue *q, struct rec *rec,
 	if (rec->point <= q->completed) {
 		apply_locked(q, q->completed, &fire, garbage);
 		fire_run(dev, &fire);
-	} else {
-		want = watch_point_locked(q);
-		ring = want && !dev->worker_awake &&
-		       (!q->watched || want < q->watch_point);
+	} else if (!dev->worker_awake) {
+		want = watch_point_added_locked(q, rec);
+		ring = want && (!q->watched || want < q->watch_point);
 		/* It collects before it sleeps again: ring once. */
 		if (ring)
 			dev->worker_awake = true;
