@@ -152,6 +152,7 @@ void dev_ready_push(struct d3dq_device *dev, struct d3dq_queue *q)
 		else
 			dev->ready_head = q;
 		dev->ready_tail = q;
+		atomic_fetch_add(&dev->nready, 1);
 	}
 	pthread_mutex_unlock(&dev->ready_lock);
 }

@@ -35,7 +35,8 @@ void queue_lock(struct d3dq_queue *q)
 void queue_unlock(struct d3dq_queue *q)
 {
 	for (;;) {
-		if (atomic_exchange(&q->flush_req, false))
+		if (atomic_load(&q->flush_req) &&
+		    atomic_exchange(&q->flush_req, false))
 			queue_flush_locked(q);
 		pthread_mutex_unlock(&q->lock);
 		if (!atomic_load(&q->flush_req) ||
@@ -49,7 +50,8 @@ void run_flushes(struct d3dq_device *dev)
 {
 	struct d3dq_queue *q;
 
-	for (;;) {
+	/* Nothing to flush, the common case: no lock. */
+	while (atomic_load(&dev->nready)) {
 		pthread_mutex_lock(&dev->ready_lock);
 		q = dev->ready_head;
 		if (q) {
@@ -57,6 +59,7 @@ void run_flushes(struct d3dq_device *dev)
 			if (!dev->ready_head)
 				dev->ready_tail = NULL;
 			q->ready_queued = false;
+			atomic_fetch_sub(&dev->nready, 1);
 		}
 		pthread_mutex_unlock(&dev->ready_lock);
 		if (!q)
@@ -209,6 +212,12 @@ int queue_signal_locked(struct d3dq_queue *q, struct d3dq_fence *f,
 	uint64_t order;
 	int ret = 0;
 
+	if (!q->held_head && !q->nfold && !f->shared) {
+		ret = record_signal_now(q, f, value);
+		if (ret != 1)
+			return ret;
+		ret = 0;
+	}
 	if (q->held_head) {
 		op = calloc(1, sizeof(*op));
 		if (!op)

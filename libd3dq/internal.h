@@ -156,6 +156,7 @@ struct d3dq_device {
 	pthread_mutex_t ready_lock;
 	struct d3dq_queue *ready_head;
 	struct d3dq_queue *ready_tail;
+	_Atomic uint32_t nready;	/* on the list; read without the lock */
 
 	/* Eventfd references, see device.c. */
 	pthread_mutex_t evtab_lock;
@@ -487,6 +488,7 @@ static inline void fence_ref(struct d3dq_fence *f)
 #define queue_execute_locked d3dqp_queue_execute_locked
 #define record_edge d3dqp_record_edge
 #define record_signal d3dqp_record_signal
+#define record_signal_now d3dqp_record_signal_now
 #define run_flushes d3dqp_run_flushes
 #define syncobj_create d3dqp_syncobj_create
 #define syncobj_destroy d3dqp_syncobj_destroy
@@ -553,6 +555,8 @@ void fire_run(struct d3dq_device *dev, struct fire *fire);
 /* 3: worker.c */
 int record_signal(struct d3dq_queue *q, struct d3dq_fence *f, uint64_t value,
 		  uint64_t order, uint64_t point);
+int record_signal_now(struct d3dq_queue *q, struct d3dq_fence *f,
+		      uint64_t value);
 struct edge *edge_new(struct d3dq_queue *dep, uint64_t dep_point);
 void edge_free(struct edge *e);
 void record_edge(struct d3dq_queue *q, uint64_t point, struct edge *e);

@@ -181,6 +181,10 @@ static int submit_folded(struct d3dq_queue *q, const void *cmds,
 	uint32_t max = q->dev->max_syncs, i, n = 0, done = 0, chunk;
 	int ret = 0;
 
+	/* No wait to carry, the common case: just the job. */
+	if (!q->nfold)
+		return cmd_bytes ? queue_submit(q, NULL, 0, cmds, cmd_bytes,
+						NULL) : 0;
 	for (i = 0; i < q->nfold; i++) {
 		if (folded_reached(q->fold[i]))
 			edge_free(q->fold[i]);

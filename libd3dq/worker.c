@@ -177,6 +177,32 @@ static uint64_t watch_point_locked(struct d3dq_queue *q)
 }
 
 /*
+ * What watch_point_locked() would return after @rec was added to @q,
+ * where it differs from what the worker already waits for (the worker
+ * asleep, apply_lock held): only @rec itself, or the first record once
+ * @q has DRAIN_RECS of them, can be new. An earlier record was looked at
+ * when it was added or when the worker collected, and one whose fence
+ * became observed since woke the worker then (fence_observe() rings
+ * while the fence has signals pending). This keeps a queue signal O(1)
+ * however many records its queue has.
+ */
+static uint64_t watch_point_added_locked(struct d3dq_queue *q,
+					 struct rec *rec)
+{
+	struct sig_rec *s;
+
+	if (q->nrecs >= DRAIN_RECS)
+		return container_of(q->recs.next, struct rec, qlink)->point;
+	if (rec->kind != REC_SIGNAL)
+		return 0;
+	s = container_of(rec, struct sig_rec, r);
+	if (atomic_load_explicit(&s->fence->observed, memory_order_relaxed) &&
+	    !atomic_load(&s->fence->destroyed))
+		return rec->point;
+	return 0;
+}
+
+/*
  * Add @rec to @q's records. A record for a point the applier has already
  * passed is applied at once (nobody will wait for that point again). One
  * the worker must wait for (its value is observed, or the queue has
@@ -201,10 +227,9 @@ static bool record_add_locked(struct d3dq_queue *q, struct rec *rec,
 	if (rec->point <= q->completed) {
 		apply_locked(q, q->completed, &fire, garbage);
 		fire_run(dev, &fire);
-	} else {
-		want = watch_point_locked(q);
-		ring = want && !dev->worker_awake &&
-		       (!q->watched || want < q->watch_point);
+	} else if (!dev->worker_awake) {
+		want = watch_point_added_locked(q, rec);
+		ring = want && (!q->watched || want < q->watch_point);
 		/* It collects before it sleeps again: ring once. */
 		if (ring)
 			dev->worker_awake = true;
@@ -229,8 +254,9 @@ static void record_add(struct d3dq_queue *q, struct rec *rec)
 
 /*
  * Record queue signal (@f, @value) of API order @order at point @point of
- * @q. Held queue waits on @f that it may satisfy are flushed again, so
- * that they can rely on it.
+ * @q (order 0: take it now, see record_signal_now()). Held queue waits
+ * on @f that it may satisfy are flushed again, so that they can rely on
+ * it.
  *
  * Linked to the fence before the queue (the applier frees it only from
  * the queue's records), both under apply_lock: a wait that finds it on
@@ -250,8 +276,6 @@ int record_signal(struct d3dq_queue *q, struct d3dq_fence *f, uint64_t value,
 		return -ENOMEM;
 	s->r.kind = REC_SIGNAL;
 	s->r.point = point;
-	fence_ref(f);
-	s->fence = f;
 	s->queue = q;
 	s->value = value;
 	s->order = order;
@@ -259,6 +283,18 @@ int record_signal(struct d3dq_queue *q, struct d3dq_fence *f, uint64_t value,
 	list_init(&garbage);
 	pthread_mutex_lock(&dev->apply_lock);
 	pthread_mutex_lock(&f->lock);
+	if (!order) {
+		/* See record_signal_now(). */
+		if (f->npinned) {
+			pthread_mutex_unlock(&f->lock);
+			pthread_mutex_unlock(&dev->apply_lock);
+			free(s);
+			return 1;
+		}
+		s->order = ++f->next_order;
+	}
+	fence_ref(f);
+	s->fence = f;
 	list_add_tail(&s->flink, &f->pending);
 	atomic_fetch_add(&f->npending, 1);
 	list_for_each_safe(pos, tmp, &f->tickets) {
@@ -274,6 +310,22 @@ int record_signal(struct d3dq_queue *q, struct d3dq_fence *f, uint64_t value,
 	if (ring)
 		dev_ring(dev);
 	return 0;
+}
+
+/*
+ * Queue signal (@f, @value) of a queue that holds nothing back and has
+ * no folded waits, on a local fence: its API order is taken, and it is
+ * recorded at the queue's last point, in one step under the fence's
+ * lock, the same as queue_signal_locked() taking the order and then
+ * queue_submit_signal_locked() finding no pinned signal to wait for and
+ * no job to submit, with nothing in between. 1 (nothing done) when the
+ * fence has pinned signals: the caller takes the general path. q->lock
+ * held.
+ */
+int record_signal_now(struct d3dq_queue *q, struct d3dq_fence *f,
+		      uint64_t value)
+{
+	return record_signal(q, f, value, 0, q->tl_point);
 }
 
 /*
