@@ -1209,6 +1209,14 @@ D3DQ_EXPORT int d3dq_device_set_event_on_multiple_fence_completion(
 		bool fired;
 
 		pthread_mutex_lock(&f->lock);
+		/*
+		 * A change applied since @cur was read has popped what it
+		 * reached already and would never pop this registration; the
+		 * worker's watch of a shared timeline only applies values
+		 * above f->value. So look at f->value again under the lock.
+		 */
+		if (atomic_load(&f->value) > cur)
+			cur = atomic_load(&f->value);
 		pthread_mutex_lock(&m->lock);
 		fired = m->fired;
 		pthread_mutex_unlock(&m->lock);

@@ -7,7 +7,9 @@
  */
 #include <errno.h>
 #include <malloc.h>
+#include <poll.h>
 #include <pthread.h>
+#include <stdatomic.h>
 #include <unistd.h>
 
 #include "kselftest_harness.h"
@@ -195,6 +197,78 @@ TEST_F(mf, any_leaves_nothing_behind)
 	/* The quit fence still works, and fires nothing stale. */
 	ASSERT_EQ(0, d3dq_fence_signal(self->f[1], 1));
 	EXPECT_EQ(0, util_event_take(self->efd));
+}
+
+struct racer {
+	struct d3dq_fence *f;
+	pthread_barrier_t *go;
+	uint64_t rounds;
+	atomic_bool stop;
+};
+
+static void *signal_each_round(void *arg)
+{
+	struct racer *r = arg;
+	uint64_t i;
+
+	for (i = 1; i <= r->rounds; i++) {
+		pthread_barrier_wait(r->go);
+		if (atomic_load(&r->stop))
+			break;
+		d3dq_fence_signal(r->f, i);
+	}
+	return NULL;
+}
+
+/*
+ * A registration racing a change of one of its fences: the library read
+ * the value before taking the fence's lock, so a signal landing in between
+ * popped the heap before the registration was pushed, and nothing popped
+ * it later (for a shared fence the worker's watch only applies values
+ * above the library's own). The ALL event then never fired. Each round, a
+ * thread signals shared fence F to i while this one registers ALL
+ * {F >= i, G >= i}; then G reaches i and the event must be set.
+ */
+TEST_F(mf, registration_races_signal)
+{
+	struct d3dq_fence *fs[2];
+	struct racer r = { .rounds = 2000 };
+	pthread_barrier_t go;
+	uint64_t v[2], i, lost = 0;
+	pthread_t t;
+
+	ASSERT_EQ(0, d3dq_fence_create(self->dev, 0, D3DQ_FENCE_FLAG_SHARED,
+				       &fs[0]));
+	fs[1] = self->f[0];
+	ASSERT_EQ(0, pthread_barrier_init(&go, NULL, 2));
+	r.f = fs[0];
+	r.go = &go;
+	ASSERT_EQ(0, pthread_create(&t, NULL, signal_each_round, &r));
+	for (i = 1; i <= r.rounds; i++) {
+		struct pollfd p = { .fd = self->efd, .events = POLLIN };
+
+		v[0] = v[1] = i;
+		pthread_barrier_wait(&go);
+		ASSERT_EQ(0, d3dq_device_set_event_on_multiple_fence_completion(
+				self->dev, fs, v, 2, ALL, self->efd));
+		ASSERT_EQ(0, d3dq_fence_signal(fs[1], i));
+		/* Not a timing check: a hang detector for a lost event. */
+		if (poll(&p, 1, 10000) != 1) {
+			lost++;
+			break;
+		}
+		ASSERT_EQ(1, util_event_take(self->efd));
+	}
+	if (i <= r.rounds) {
+		/* Broke off: the signaller waits for the next round. */
+		atomic_store(&r.stop, true);
+		pthread_barrier_wait(&go);
+	}
+	pthread_join(t, NULL);
+	TH_LOG("%llu rounds", (unsigned long long)(i - 1));
+	EXPECT_EQ(0, lost);
+	pthread_barrier_destroy(&go);
+	d3dq_fence_destroy(fs[0]);
 }
 
 TEST_HARNESS_MAIN
