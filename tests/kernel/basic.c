@@ -219,8 +219,12 @@ TEST_F(dev, queue_get_state_errors)
 	EXPECT_EQ(-ENOENT, t_queue_state(self->fd, q + 1, &st));
 }
 
-/* max_queues queues per file, then -EMFILE; another file has its own. */
-TEST_F(dev, queue_limit)
+/*
+ * max_queues queues per file, then -EMFILE; another file has its own.
+ * 1,024 queues, each with its scheduler: seconds on a normal kernel, more
+ * than the harness's default 30 s on the debug kernel under load.
+ */
+TEST_F_TIMEOUT(dev, queue_limit, 180)
 {
 	uint32_t max = t_param(self->fd, DRM_D3DQ_PARAM_MAX_QUEUES);
 	uint32_t *ids = calloc(max, sizeof(*ids));
