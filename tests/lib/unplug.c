@@ -81,7 +81,7 @@ TEST_F_TIMEOUT(up, unbind, 60)
 	EXPECT_EQ(-ENODEV, d3dq_device_removed_reason(self->e.dev));
 	EXPECT_EQ(UINT64_MAX, d3dq_fence_get_completed_value(self->e.f));
 	EXPECT_EQ(UINT64_MAX, d3dq_fence_get_completed_value(self->e.g));
-	EXPECT_EQ(1, util_event_take(self->efd));
+	EXPECT_EQ(1, util_event_wait(self->efd, 20000));
 	EXPECT_EQ(-ENODEV, d3dq_fence_signal(self->e.g, 20));
 	EXPECT_EQ(-ENODEV, d3dq_queue_signal(self->e.a, self->e.g, 30));
 	EXPECT_EQ(0, util_read64(self->e.buf, 0));
@@ -115,7 +115,7 @@ TEST_F_TIMEOUT(up, unbind_idle, 60)
 	self->unbound = true;
 	ASSERT_EQ(0, d3dq_fence_wait(self->e.g, 10, D3DQ_TIMEOUT_INFINITE));
 	EXPECT_EQ(-ENODEV, d3dq_device_removed_reason(self->e.dev));
-	EXPECT_EQ(1, util_event_take(self->efd));
+	EXPECT_EQ(1, util_event_wait(self->efd, 20000));
 	EXPECT_EQ(0, util_read64(self->e.buf, 8));
 }
 

@@ -7,6 +7,7 @@
 #define _GNU_SOURCE
 #include <dirent.h>
 #include <errno.h>
+#include <poll.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/eventfd.h>
@@ -165,6 +166,15 @@ uint64_t util_event_take(int efd)
 	if (read(efd, &v, sizeof(v)) != sizeof(v))
 		return 0;
 	return v;
+}
+
+uint64_t util_event_wait(int efd, int timeout_ms)
+{
+	struct pollfd p = { .fd = efd, .events = POLLIN };
+
+	if (poll(&p, 1, timeout_ms) != 1)
+		return 0;
+	return util_event_take(efd);
 }
 
 int util_thread_count(void)

@@ -95,6 +95,13 @@ void util_sleep_ms(unsigned int ms);
 /* Read (and so reset) a non-blocking eventfd's counter; 0 if unset. */
 uint64_t util_event_take(int efd);
 
+/*
+ * util_event_take() once the eventfd is set, or 0 after @timeout_ms (a
+ * hang detector, not a timing check). An event may be written just after
+ * the value it waits for becomes visible, as with any asynchronous event.
+ */
+uint64_t util_event_wait(int efd, int timeout_ms);
+
 /* A non-blocking eventfd. */
 int util_eventfd(void);
 
