@@ -126,12 +126,13 @@ TEST_F(fold, folded_waits_released_alone)
 
 	ASSERT_NE(NULL, c);
 	/*
-	 * a: 3 s then ts 0, f = 10; c: 1 s then ts 16, g = 10. c's work
-	 * must still run when the jobs are counted below: 0.3 s was not
-	 * enough on the debug kernel under load (one job fewer).
+	 * a: 1.5 s then ts 0, f = 10; c: 0.8 s then ts 16, g = 10. c's
+	 * work must still run when the jobs are counted below: 0.3 s was
+	 * not enough on the debug kernel under load (one job fewer). Each
+	 * stays below the 2 s job timeout.
 	 */
-	ASSERT_EQ(0, long_signal(e, e->a, e->f, 3000, 0));
-	ASSERT_EQ(0, long_signal(e, c, e->g, 1000, 16));
+	ASSERT_EQ(0, long_signal(e, e->a, e->f, 1500, 0));
+	ASSERT_EQ(0, long_signal(e, c, e->g, 800, 16));
 	before = jobs_in_flight();
 	ASSERT_EQ(0, d3dq_queue_wait(e->b, e->f, 10));
 	ASSERT_EQ(0, d3dq_queue_wait(e->b, e->g, 10));
