@@ -258,12 +258,17 @@ static bool multi_met(const struct m_op *o, uint8_t bits)
  * A process learns of a change that process @src made to a shared fence
  * from the timeline, and may see several such changes as one (it waits
  * for its lowest target and reads a higher value): a unit of another
- * process that no write has served yet takes in the next such change of
- * the same fence instead of owing a write of its own.
+ * process that no write has served yet takes in the next change of the
+ * same fence instead of owing a write of its own. That next change may
+ * also be the process's own (@peer false): it applies its own signal
+ * before its worker has seen the peer's, and fires everything reached in
+ * one step. A process sees its own changes one by one, so the unit that
+ * results takes in nothing more.
  */
-static void unit_join(struct ctx *c, struct mst *s, int e, int n, int f)
+static void unit_join(struct ctx *c, struct mst *s, int e, int n, int f,
+		      bool peer)
 {
-	int i, min, max;
+	int i, min, max, mg = peer ? f + 1 : 0;
 
 	for (i = 0; i < s->nunits; i++) {
 		if (s->ue[i] != e || s->umg[i] != f + 1)
@@ -271,10 +276,10 @@ static void unit_join(struct ctx *c, struct mst *s, int e, int n, int f)
 		min = s->umin[i];
 		max = s->umax[i] + n;
 		unit_del(s, i);
-		unit_add(c, s, e, min, max, f + 1);
+		unit_add(c, s, e, min, max, mg);
 		return;
 	}
-	unit_add(c, s, e, 1, n, f + 1);
+	unit_add(c, s, e, 1, n, mg);
 }
 
 static void on_value_in(struct ctx *c, struct mst *s, int f, uint64_t v,
@@ -283,7 +288,7 @@ static void on_value_in(struct ctx *c, struct mst *s, int f, uint64_t v,
 	const struct m_prog *p = c->p;
 	uint64_t targets[M_MAXE][8];
 	int ntargets[M_MAXE] = { 0 };
-	bool joins[M_MAXE] = { false };
+	int joins[M_MAXE] = { 0 };	/* 1: own change, 2: a peer's */
 	int i, j;
 
 	for (i = 0; i < p->nops; i++) {
@@ -312,9 +317,8 @@ static void on_value_in(struct ctx *c, struct mst *s, int f, uint64_t v,
 				int e = o->e, n = ntargets[e];
 
 				s->st[i] = R_FIRED;
-				if (p->fshared[f] && src >= 0 &&
-				    op_proc(p, o) != src)
-					joins[e] = true;
+				if (p->fshared[f] && src >= 0)
+					joins[e] = op_proc(p, o) != src ? 2 : 1;
 				for (j = 0; j < n; j++)
 					if (targets[e][j] == t)
 						break;
@@ -341,7 +345,7 @@ static void on_value_in(struct ctx *c, struct mst *s, int f, uint64_t v,
 		if (!ntargets[i])
 			continue;
 		if (joins[i])
-			unit_join(c, s, i, ntargets[i], f);
+			unit_join(c, s, i, ntargets[i], f, joins[i] == 2);
 		else
 			unit_add(c, s, i, 1, ntargets[i], 0);
 	}
