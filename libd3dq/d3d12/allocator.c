@@ -149,17 +149,16 @@ HRESULT allocator_create(struct d3d12_device *d, D3D12_COMMAND_LIST_TYPE type,
 			 REFIID riid, void **out)
 {
 	struct d3d12_allocator *a;
+	HRESULT hr;
 
 	if (!out)
 		return E_INVALIDARG;
 	*out = NULL;
 	if (!riid)
 		return E_INVALIDARG;
-	if (!list_type_valid(type))
-		return type == D3D12_COMMAND_LIST_TYPE_BUNDLE ||
-		       (type >= D3D12_COMMAND_LIST_TYPE_VIDEO_DECODE &&
-			type <= D3D12_COMMAND_LIST_TYPE_VIDEO_ENCODE) ?
-		       E_NOTIMPL : E_INVALIDARG;
+	hr = list_type_check(type, true);
+	if (FAILED(hr))
+		return hr;
 	if (d3dq_device_removed_reason(d->dev))
 		return DXGI_ERROR_DEVICE_REMOVED;
 

@@ -587,11 +587,9 @@ HRESULT list_create(struct d3d12_device *d, UINT node_mask,
 	*out = NULL;
 	if (!riid || node_mask > 1)
 		return E_INVALIDARG;
-	if (!list_type_valid(type))
-		return type == D3D12_COMMAND_LIST_TYPE_BUNDLE ||
-		       (type >= D3D12_COMMAND_LIST_TYPE_VIDEO_DECODE &&
-			type <= D3D12_COMMAND_LIST_TYPE_VIDEO_ENCODE) ?
-		       E_NOTIMPL : E_INVALIDARG;
+	hr = list_type_check(type, true);
+	if (FAILED(hr))
+		return hr;
 
 	l = calloc(1, sizeof(*l));
 	if (!l)

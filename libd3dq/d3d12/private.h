@@ -338,11 +338,29 @@ HRESULT list_create(struct d3d12_device *d, UINT node_mask,
 		    ID3D12CommandAllocator *allocator, REFIID riid, void **out);
 struct d3d12_list *list_from(ID3D12CommandList *iface);
 
-static inline bool list_type_valid(D3D12_COMMAND_LIST_TYPE type)
+/*
+ * S_OK for the types the engine runs (direct, compute, copy); E_NOTIMPL
+ * for the ones D3D12 has and this layer does not (video, and bundles
+ * where @bundle says the object may be one: lists and allocators, not
+ * queues); E_INVALIDARG for anything else.
+ */
+static inline HRESULT list_type_check(D3D12_COMMAND_LIST_TYPE type,
+				      bool bundle)
 {
-	return type == D3D12_COMMAND_LIST_TYPE_DIRECT ||
-	       type == D3D12_COMMAND_LIST_TYPE_COMPUTE ||
-	       type == D3D12_COMMAND_LIST_TYPE_COPY;
+	switch (type) {
+	case D3D12_COMMAND_LIST_TYPE_DIRECT:
+	case D3D12_COMMAND_LIST_TYPE_COMPUTE:
+	case D3D12_COMMAND_LIST_TYPE_COPY:
+		return S_OK;
+	case D3D12_COMMAND_LIST_TYPE_BUNDLE:
+		return bundle ? E_NOTIMPL : E_INVALIDARG;
+	case D3D12_COMMAND_LIST_TYPE_VIDEO_DECODE:
+	case D3D12_COMMAND_LIST_TYPE_VIDEO_PROCESS:
+	case D3D12_COMMAND_LIST_TYPE_VIDEO_ENCODE:
+		return E_NOTIMPL;
+	default:
+		return E_INVALIDARG;
+	}
 }
 
 #endif /* D3D12_D3DQ_PRIVATE_H */

@@ -201,6 +201,7 @@ HRESULT queue_create(struct d3d12_device *d,
 {
 	struct d3dq_queue_desc qdesc = D3DQ_QUEUE_DESC_INIT;
 	struct d3d12_queue *q;
+	HRESULT hr;
 	int ret;
 
 	if (!out)
@@ -208,18 +209,9 @@ HRESULT queue_create(struct d3d12_device *d,
 	*out = NULL;
 	if (!desc || !riid)
 		return E_INVALIDARG;
-	switch (desc->Type) {
-	case D3D12_COMMAND_LIST_TYPE_DIRECT:
-	case D3D12_COMMAND_LIST_TYPE_COMPUTE:
-	case D3D12_COMMAND_LIST_TYPE_COPY:
-		break;
-	case D3D12_COMMAND_LIST_TYPE_VIDEO_DECODE:
-	case D3D12_COMMAND_LIST_TYPE_VIDEO_PROCESS:
-	case D3D12_COMMAND_LIST_TYPE_VIDEO_ENCODE:
-		return E_NOTIMPL;
-	default:
-		return E_INVALIDARG;
-	}
+	hr = list_type_check(desc->Type, false);
+	if (FAILED(hr))
+		return hr;
 	/*
 	 * DISABLE_GPU_TIMEOUT is accepted, but the driver's job timeout
 	 * (a module parameter) still applies.

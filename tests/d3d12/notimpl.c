@@ -147,6 +147,59 @@ TEST_F(n, device_not_implemented)
 		self->buf, &out, 0, 0, 0, NULL)));
 }
 
+/*
+ * Every command list type, for the three objects that take one: the
+ * engine's types work, D3D12's others are not implemented (a bundle is
+ * no queue type at all), anything else is invalid; nothing is returned
+ * on failure.
+ */
+TEST_F(n, list_types)
+{
+	static const struct {
+		D3D12_COMMAND_LIST_TYPE type;
+		HRESULT list, queue;	/* allocators answer like lists */
+	} t[] = {
+		{ D3D12_COMMAND_LIST_TYPE_DIRECT, S_OK, S_OK },
+		{ D3D12_COMMAND_LIST_TYPE_BUNDLE, E_NOTIMPL, E_INVALIDARG },
+		{ D3D12_COMMAND_LIST_TYPE_COMPUTE, S_OK, S_OK },
+		{ D3D12_COMMAND_LIST_TYPE_COPY, S_OK, S_OK },
+		{ D3D12_COMMAND_LIST_TYPE_VIDEO_DECODE, E_NOTIMPL, E_NOTIMPL },
+		{ D3D12_COMMAND_LIST_TYPE_VIDEO_PROCESS, E_NOTIMPL, E_NOTIMPL },
+		{ D3D12_COMMAND_LIST_TYPE_VIDEO_ENCODE, E_NOTIMPL, E_NOTIMPL },
+		{ (D3D12_COMMAND_LIST_TYPE)7, E_INVALIDARG, E_INVALIDARG },
+		{ (D3D12_COMMAND_LIST_TYPE)-1, E_INVALIDARG, E_INVALIDARG },
+	};
+	size_t i;
+
+	for (i = 0; i < sizeof(t) / sizeof(t[0]); i++) {
+		D3D12_COMMAND_QUEUE_DESC qd = { .Type = t[i].type };
+		ID3D12CommandAllocator *a = (void *)&qd;
+		ID3D12GraphicsCommandList *l = (void *)&qd;
+		ID3D12CommandQueue *q = (void *)&qd;
+
+		EXPECT_EQ(HR(t[i].queue), HR(ID3D12Device1_CreateCommandQueue(
+			self->dev, &qd, &IID_ID3D12CommandQueue,
+			(void **)&q)))
+			TH_LOG("type %d", (int)t[i].type);
+		EXPECT_EQ(t[i].queue == S_OK, q != NULL);
+		U_RELEASE(q);
+		EXPECT_EQ(HR(t[i].list), HR(ID3D12Device1_CreateCommandAllocator(
+			self->dev, t[i].type, &IID_ID3D12CommandAllocator,
+			(void **)&a)))
+			TH_LOG("type %d", (int)t[i].type);
+		EXPECT_EQ(t[i].list == S_OK, a != NULL);
+		/* The list's type is checked before its allocator. */
+		EXPECT_EQ(HR(t[i].list), HR(ID3D12Device1_CreateCommandList(
+			self->dev, 0, t[i].type,
+			a ? a : self->alloc, NULL,
+			&IID_ID3D12GraphicsCommandList, (void **)&l)))
+			TH_LOG("type %d", (int)t[i].type);
+		EXPECT_EQ(t[i].list == S_OK, l != NULL);
+		U_RELEASE(l);
+		U_RELEASE(a);
+	}
+}
+
 TEST_F(n, device_accepted)
 {
 	D3D12_CPU_DESCRIPTOR_HANDLE cpu = { 0 };
