@@ -33,17 +33,6 @@ void device_ref(struct d3d12_device *d)
 	atomic_fetch_add(&d->refs, 1);
 }
 
-/* A new reference unless the device is already being destroyed. */
-static bool device_ref_live(struct d3d12_device *d)
-{
-	ULONG refs = atomic_load(&d->refs);
-
-	while (refs)
-		if (atomic_compare_exchange_weak(&d->refs, &refs, refs + 1))
-			return true;
-	return false;
-}
-
 static void device_destroy(struct d3d12_device *d)
 {
 	pthread_mutex_lock(&cache_lock);
@@ -115,7 +104,8 @@ EXPORT HRESULT D3D12CreateDevice(IUnknown *adapter,
 
 	pthread_mutex_lock(&cache_lock);
 	d = cache;
-	if (d && (d3dq_device_removed_reason(d->dev) || !device_ref_live(d)))
+	if (d && (d3dq_device_removed_reason(d->dev) ||
+		  !ref_get_unless_zero(&d->refs)))
 		d = NULL;
 	if (!d) {
 		hr = device_open(&d);
@@ -790,17 +780,12 @@ struct d3d12_resource *device_find_va(struct d3d12_device *d, uint64_t va,
 	if (i >= 0) {
 		struct d3d12_resource *b = d->bufs[i];
 		uint64_t off = va - b->va;
-		ULONG refs = atomic_load(&b->c.refs);
 
-		if (off <= b->desc.Width && size <= b->desc.Width - off) {
-			/* Not one that is being destroyed. */
-			while (refs && !atomic_compare_exchange_weak(
-					&b->c.refs, &refs, refs + 1))
-				;
-			if (refs) {
-				r = b;
-				*offset = off;
-			}
+		/* Not one that is being destroyed. */
+		if (off <= b->desc.Width && size <= b->desc.Width - off &&
+		    ref_get_unless_zero(&b->c.refs)) {
+			r = b;
+			*offset = off;
 		}
 	}
 	pthread_mutex_unlock(&d->va_lock);

@@ -333,6 +333,20 @@ struct d3d12_list {
 	HRESULT error;		/* first error while recording */
 };
 
+/*
+ * Take a reference unless the count is already 0 (the object is being
+ * destroyed by whoever dropped the last one): false then.
+ */
+static inline bool ref_get_unless_zero(_Atomic ULONG *refs)
+{
+	ULONG n = atomic_load(refs);
+
+	while (n)
+		if (atomic_compare_exchange_weak(refs, &n, n + 1))
+			return true;
+	return false;
+}
+
 HRESULT list_create(struct d3d12_device *d, UINT node_mask,
 		    D3D12_COMMAND_LIST_TYPE type,
 		    ID3D12CommandAllocator *allocator, REFIID riid, void **out);
