@@ -1205,7 +1205,7 @@ D3DQ_EXPORT int d3dq_device_set_event_on_multiple_fence_completion(
 	for (i = 0; i < count && !ret; i++) {
 		struct d3dq_fence *f = fences[i];
 		struct fire fire = FIRE_INIT;
-		uint64_t cur = fence_value(f);
+		uint64_t cur = fence_value(f), now;
 		bool fired;
 
 		pthread_mutex_lock(&f->lock);
@@ -1215,8 +1215,9 @@ D3DQ_EXPORT int d3dq_device_set_event_on_multiple_fence_completion(
 		 * worker's watch of a shared timeline only applies values
 		 * above f->value. So look at f->value again under the lock.
 		 */
-		if (atomic_load(&f->value) > cur)
-			cur = atomic_load(&f->value);
+		now = atomic_load(&f->value);
+		if (now > cur)
+			cur = now;
 		pthread_mutex_lock(&m->lock);
 		fired = m->fired;
 		pthread_mutex_unlock(&m->lock);
