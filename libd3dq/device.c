@@ -109,13 +109,11 @@ int64_t abs_timeout(uint64_t timeout_ns)
 /* What creating an object returns: 0, or the removal reason. */
 int dev_removal_error(struct d3dq_device *dev)
 {
-	int reason;
-
 	if (!dev_removed(dev))
 		return 0;
-	reason = atomic_load(&dev->removed_reason);
-	/* Removal still in progress: the reason is not published yet. */
-	return reason ? reason : -ENODEV;
+	/* Stored before the device stopped (dev_remove()). */
+	return atomic_load_explicit(&dev->removed_reason,
+				    memory_order_relaxed);
 }
 
 /*
@@ -495,7 +493,7 @@ D3DQ_EXPORT int d3dq_device_removed_reason(struct d3dq_device *dev)
 	/* -EFAULT means "not a device": dev_remove() never records it. */
 	if (!dev)
 		return -EFAULT;
-	return atomic_load(&dev->removed_reason);
+	return dev_removal_error(dev);
 }
 
 D3DQ_EXPORT int d3dq_device_remove(struct d3dq_device *dev)

@@ -513,17 +513,20 @@ void dev_remove(struct d3dq_device *dev, int reason)
 	if (d3dq_ioctl(dev->fd, DRM_IOCTL_D3DQ_REMOVE, &args))
 		wait_all_jobs(dev);
 	/*
-	 * From here on, values read UINT64_MAX and creation fails; objects
-	 * created before are in the snapshot.
+	 * From here on, values read UINT64_MAX, creation fails and the
+	 * reason reads back: one instant (R15), so the reason is stored
+	 * before it and read only once the device reads as stopped. A
+	 * thread whose wait a removal released sees why. Objects created
+	 * before are in the snapshot.
 	 */
+	atomic_store_explicit(&dev->removed_reason, reason,
+			      memory_order_relaxed);
 	pthread_mutex_lock(&dev->lock);
 	atomic_store_explicit(&dev->stopped, true, memory_order_release);
 	snapshot_take_locked(dev, &s);
 	pthread_mutex_unlock(&dev->lock);
 
 	fences_remove(s.fences, s.nf);
-	atomic_store_explicit(&dev->removed_reason, reason,
-			      memory_order_release);
 	for (i = 0; i < s.nf; i++)
 		fence_release_all(s.fences[i], &fire);
 	fire_run(dev, &fire);

@@ -11,6 +11,7 @@
 #include <linux/audit.h>
 #include <linux/filter.h>
 #include <linux/seccomp.h>
+#include <poll.h>
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stddef.h>
@@ -197,6 +198,96 @@ TEST_F_TIMEOUT(own, cpu_signal_racing_removal, 300)
 		}
 		d3dq_fence_destroy(r.f);
 		close(r.efd);
+		d3dq_device_close(dev);
+	}
+	EXPECT_EQ(0, bad);
+}
+
+struct observer {
+	struct d3dq_device *dev;
+	struct d3dq_fence *f;
+	int efd, how;
+	_Atomic int *started;
+	int reason;			/* read right after the observation */
+};
+
+/* Observe the removal one way, then read why at once. */
+static void *observe(void *arg)
+{
+	struct observer *o = arg;
+	struct pollfd pfd = { .fd = o->efd, .events = POLLIN };
+
+	atomic_fetch_add(o->started, 1);
+	switch (o->how) {
+	case 0:
+		d3dq_fence_wait(o->f, 1, D3DQ_TIMEOUT_INFINITE);
+		break;
+	case 1:
+		while (d3dq_fence_get_completed_value(o->f) != UINT64_MAX)
+			;
+		break;
+	default:
+		poll(&pfd, 1, -1);
+		break;
+	}
+	o->reason = d3dq_device_removed_reason(o->dev);
+	return NULL;
+}
+
+/*
+ * One instant (R15): whoever sees a fence released by a removal (a wait
+ * returning, UINT64_MAX read back, an event firing) also reads the
+ * removal's reason, never 0.
+ */
+TEST_F_TIMEOUT(own, reason_with_release, 300)
+{
+	int i, j, bad = 0;
+
+	for (i = 0; i < 30; i++) {
+		struct d3dq_device *dev = util_open();
+		struct observer o[3];
+		_Atomic int started = 0;
+		struct d3dq_fence *f, *more[500];
+		pthread_t t[3];
+		int efd;
+
+		if (!dev)
+			SKIP(return, "no d3dq device");
+		ASSERT_EQ(0, d3dq_fence_create(dev, 0, 0, &f));
+		/*
+		 * A removal with more to do (their timelines to raise):
+		 * a wider window.
+		 */
+		for (j = 0; j < 500; j++)
+			ASSERT_EQ(0, d3dq_fence_create(dev, 0,
+						       D3DQ_FENCE_FLAG_SHARED,
+						       &more[j]));
+		efd = util_eventfd();
+		ASSERT_GE(efd, 0);
+		ASSERT_EQ(0, d3dq_fence_set_event_on_completion(f, 1, efd));
+		for (j = 0; j < 3; j++) {
+			o[j] = (struct observer){ .dev = dev, .f = f,
+				.efd = efd, .how = j, .started = &started };
+			ASSERT_EQ(0, pthread_create(&t[j], NULL, observe,
+						    &o[j]));
+		}
+		while (atomic_load(&started) < 3)
+			;
+		if (i % 2)
+			usleep(1000);
+		ASSERT_EQ(0, d3dq_device_remove(dev));
+		for (j = 0; j < 3; j++) {
+			pthread_join(t[j], NULL);
+			if (o[j].reason != -ENODEV) {
+				TH_LOG("round %d, observer %d: reason %d",
+				       i, j, o[j].reason);
+				bad++;
+			}
+		}
+		d3dq_fence_destroy(f);
+		for (j = 0; j < 500; j++)
+			d3dq_fence_destroy(more[j]);
+		close(efd);
 		d3dq_device_close(dev);
 	}
 	EXPECT_EQ(0, bad);

@@ -524,6 +524,18 @@ static bool do_step(struct ctx *c, struct mst *s, const struct step *st,
 	int64_t want_ret = 0;
 	bool ok;
 
+	/*
+	 * R15 happens at one instant: a call after which the device still
+	 * had no removal reason observed nothing of a removal.
+	 */
+	if (st->part != 2 && s->removed[proc] && !ob->reason &&
+	    !(c->relax & M_RELAX_REMOVAL)) {
+		if (explain)
+			say(c, "op %d (%s) came after the removal, yet the reason read 0 after it; ",
+			    i, kind_name(o->kind));
+		return false;
+	}
+
 	switch (o->kind) {
 	case K_CSIG:
 		want_ret = s->removed[proc] ? -ENODEV : 0;

@@ -107,6 +107,7 @@ struct m_obs {
 	uint64_t val;		/* READ: value; EVREAD/EVWAIT: counter */
 	/* EXEC: the buffer after the program */
 	uint64_t ts0, obs, tag, ts1;
+	int reason;		/* the device's removal reason after the call */
 };
 
 struct m_log {

@@ -185,6 +185,7 @@ static void run_op(struct side *r, int i)
 	}
 	ob->t1 = now();
 	ob->ret = ret;
+	ob->reason = d3dq_device_removed_reason(r->dev);
 }
 
 static void run_ops(struct side *r, int t, int stage)
