@@ -317,6 +317,8 @@ void prog_print(FILE *out, const struct m_prog *p, const struct m_log *l,
 			fprintf(out, "   # %" PRIu64 "..%" PRIu64 " us ret=%" PRId64,
 				(ob->t0 - base) / 1000, (ob->t1 - base) / 1000,
 				ob->ret);
+			if (ob->reason)
+				fprintf(out, " reason=%d", ob->reason);
 			if (o->kind == K_READ || o->kind == K_EVREAD ||
 			    o->kind == K_EVWAIT) {
 				fputs(" val=", out);
@@ -543,7 +545,7 @@ int prog_parse(FILE *in, struct m_prog *p)
 
 /*
  * The observations printed after the operations ("# T0..T1 us ret=R
- * val=V ran A..B us obs=X"): times come back in microseconds from the
+ * reason=D val=V ran A..B us obs=X", reason only when not 0): times come back in microseconds from the
  * program's first call, which is all the checker needs (it only compares
  * them). Returns the number of operations with an observation.
  */
@@ -575,6 +577,8 @@ int prog_parse_log(FILE *in, const struct m_prog *p, struct m_log *l)
 		l->o[i].t0 = a * 1000 + 1000;
 		l->o[i].t1 = b * 1000 + 1999;
 		l->o[i].ret = ret;
+		if ((x = strstr(c, " reason=")))
+			l->o[i].reason = (int)strtol(x + 8, NULL, 10);
 		if ((x = strstr(c, " val="))) {
 			char tok[32];
 
