@@ -39,18 +39,21 @@ struct signaller {
 	struct d3dq_fence *f;
 	_Atomic uint64_t next;		/* the value to signal next */
 	_Atomic bool stop;
-	int err;
+	_Atomic int err;		/* read by the waiting thread as it runs */
 };
 
 static void *signal_loop(void *arg)
 {
 	struct signaller *s = arg;
 	uint64_t v;
+	int err;
 
 	while (!atomic_load(&s->stop) && (v = atomic_load(&s->next)) <= ROUNDS) {
-		s->err = d3dq_queue_signal(s->q, s->f, v);
-		if (s->err)
+		err = d3dq_queue_signal(s->q, s->f, v);
+		if (err) {
+			atomic_store(&s->err, err);
 			break;
+		}
 		atomic_store(&s->next, v + 1);
 	}
 	return NULL;
@@ -77,12 +80,12 @@ TEST_F(w, wait_on_a_signal_of_an_idle_queue)
 				first = ret;
 		}
 		clock_gettime(CLOCK_MONOTONIC, &t);
-		if (t.tv_sec - t0.tv_sec >= SECONDS || s.err)
+		if (t.tv_sec - t0.tv_sec >= SECONDS || atomic_load(&s.err))
 			break;
 	}
 	atomic_store(&s.stop, true);
 	pthread_join(th, NULL);
-	ASSERT_EQ(0, s.err);
+	ASSERT_EQ(0, atomic_load(&s.err));
 	TH_LOG("%llu waits failed (first: %d), up to value %llu",
 	       (unsigned long long)errors, first, (unsigned long long)v);
 	EXPECT_EQ(0, errors);
