@@ -500,9 +500,10 @@ void dev_remove(struct d3dq_device *dev, int reason)
 
 	/*
 	 * d3dq_device_removed_reason(NULL) is -EFAULT; a device's reason
-	 * must not look like it (a kernel call failing on a bad address).
+	 * must not look like it (a kernel call failing on a bad address),
+	 * nor like 0, which is "not removed" once the device has stopped.
 	 */
-	if (reason == -EFAULT)
+	if (reason == -EFAULT || !reason)
 		reason = -EIO;
 	pthread_mutex_lock(&dev->remove_lock);
 	if (dev_removed(dev)) {
