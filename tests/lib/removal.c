@@ -258,7 +258,7 @@ TEST_F_TIMEOUT(own, reason_with_release, 300)
 		 * A removal with more to do (their timelines to raise):
 		 * a wider window.
 		 */
-		for (j = 0; j < 500; j++)
+		for (j = 0; j < ARRAY_SIZE(more); j++)
 			ASSERT_EQ(0, d3dq_fence_create(dev, 0,
 						       D3DQ_FENCE_FLAG_SHARED,
 						       &more[j]));
@@ -285,7 +285,7 @@ TEST_F_TIMEOUT(own, reason_with_release, 300)
 			}
 		}
 		d3dq_fence_destroy(f);
-		for (j = 0; j < 500; j++)
+		for (j = 0; j < ARRAY_SIZE(more); j++)
 			d3dq_fence_destroy(more[j]);
 		close(efd);
 		d3dq_device_close(dev);

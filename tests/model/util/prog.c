@@ -545,9 +545,10 @@ int prog_parse(FILE *in, struct m_prog *p)
 
 /*
  * The observations printed after the operations ("# T0..T1 us ret=R
- * reason=D val=V ran A..B us obs=X", reason only when not 0): times come back in microseconds from the
- * program's first call, which is all the checker needs (it only compares
- * them). Returns the number of operations with an observation.
+ * reason=D val=V ran A..B us obs=X", reason only when not 0): times come
+ * back in microseconds from the program's first call, which is all the
+ * checker needs (it only compares them). Returns the number of operations
+ * with an observation.
  */
 int prog_parse_log(FILE *in, const struct m_prog *p, struct m_log *l)
 {
