@@ -123,7 +123,8 @@ lib_d3d12-d3dq_incdir :=
 lib_d3d12-d3dq_man := $(wildcard libd3dq/d3d12/man/*.3)
 lib_d3d12-d3dq_cflags = $(DX_CFLAGS) -Wno-unused-parameter
 lib_d3d12-d3dq_libs = -L$(B)/lib -ld3dq $(DX_LIBS)
-lib_d3d12-d3dq_deps := $(B)/lib/libd3dq.so
+# Linking against it needs libd3dq.so.N too (its NEEDED entry).
+lib_d3d12-d3dq_deps := $(B)/lib/libd3dq.so $(B)/lib/libd3dq.so.$(lib_d3dq_soversion)
 
 LIB_CFLAGS := -std=c11 -fPIC -fvisibility=hidden $(COMMON_CFLAGS)
 comma := ,
