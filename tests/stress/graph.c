@@ -58,6 +58,7 @@ FIXTURE_SETUP(stress)
 	if (t_can_reload()) {
 		ASSERT_EQ(0, t_reload(STRESS_ARGS));
 		self->reloaded = true;
+		TH_LOG("module reloaded with %s", STRESS_ARGS);
 	}
 }
 
