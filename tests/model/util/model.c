@@ -62,12 +62,18 @@ struct mst {
 	uint8_t cnt[M_MAXE], eclosed[M_MAXE];
 	uint8_t nunits, removed[2];
 	/*
+	 * Per process being removed: the shared fences (bits) whose
+	 * timelines its removal has yet to take to UINT64_MAX for the
+	 * other process, each at an instant of its own.
+	 */
+	uint8_t rmpeer[2];
+	/*
 	 * pending eventfd writes: efd, writes still owed, writes allowed,
 	 * and 1 + the shared fence whose later changes by another process
 	 * may still join the unit (0: none may)
 	 */
 	uint8_t ue[MAXU], umin[MAXU], umax[MAXU], umg[MAXU];
-	uint8_t pad[5];
+	uint8_t pad[3];
 };
 
 /* States are hashed whole: no padding the compiler might not copy. */
@@ -360,6 +366,20 @@ static void on_value(struct ctx *c, struct mst *s, int f, uint64_t v,
 
 /* Removal (R15): stopped (work refused, the engine idle), then released. */
 enum { RM_NONE, RM_STOPPED, RM_RELEASED };
+
+/*
+ * The removal of process @proc's device takes shared fence @f's timeline
+ * to UINT64_MAX, as the other process sees it (an internal step between
+ * the removal's stop and its release, one per fence).
+ */
+static void rm_peer(struct ctx *c, struct mst *s, int proc, int f)
+{
+	s->rmpeer[proc] &= ~(1u << f);
+	if (s->fdead[f])
+		return;
+	s->val[f] = M_MAX;
+	on_value_in(c, s, f, M_MAX, 1 - proc, proc);
+}
 
 /* f's value as process @proc reads it. */
 static uint64_t fvalp(const struct ctx *c, const struct mst *s, int f,
@@ -722,31 +742,44 @@ static bool do_step(struct ctx *c, struct mst *s, const struct step *st,
 		if (ob->ret != 0)
 			goto bad_ret;
 		if (st->part == 0) {
-			if (s->removed[proc] == RM_NONE)
-				s->removed[proc] = RM_STOPPED;
-			return true;
-		}
-		if (s->removed[proc] != RM_STOPPED)
-			return true;
-		s->removed[proc] = RM_RELEASED;
-		for (j = 0; j < p->nfences; j++) {
-			if (s->fdead[j])
-				continue;
-			if (p->fshared[j] && (c->relax & M_RELAX_REMOVAL)) {
-				/* diagnosis: only our view */
-				on_value_in(c, s, j, M_MAX, proc, -1);
-				continue;
-			}
-			if (!p->fshared[j] && p->fproc[j] != proc)
-				continue;
+			if (s->removed[proc] != RM_NONE)
+				return true;
+			s->removed[proc] = RM_STOPPED;
 			/*
 			 * R15 and issue 10 defect 9: every shared timeline
 			 * this process has open (it created or imported it;
 			 * the child imports every shared fence) goes to
 			 * UINT64_MAX for the other process too, so that a
 			 * peer waiting for a value this process would have
-			 * signalled sees the removal (library.rst).
+			 * signalled sees the removal (library.rst). The
+			 * other process sees each timeline get there on its
+			 * own, between the stop and the release (one
+			 * SYNCOBJ_TIMELINE_SIGNAL, but the kernel signals
+			 * its handles one by one): see rm_peer().
 			 */
+			for (j = 0; j < p->nfences; j++)
+				if (p->fshared[j] && !s->fdead[j] &&
+				    !(c->relax & M_RELAX_REMOVAL))
+					s->rmpeer[proc] |= 1u << j;
+			return true;
+		}
+		if (s->removed[proc] != RM_STOPPED)
+			return true;
+		s->removed[proc] = RM_RELEASED;
+		for (j = 0; j < p->nfences; j++) {
+			if (s->rmpeer[proc] & (1u << j))
+				rm_peer(c, s, proc, j);
+			if (s->fdead[j])
+				continue;
+			if (p->fshared[j]) {
+				/* This process's own view: at the release. */
+				on_value_in(c, s, j, M_MAX, proc,
+					    (c->relax & M_RELAX_REMOVAL) ?
+					    -1 : proc);
+				continue;
+			}
+			if (p->fproc[j] != proc)
+				continue;
 			s->val[j] = M_MAX;
 			on_value(c, s, j, M_MAX, proc);
 		}
@@ -919,6 +952,17 @@ static bool search(struct ctx *c, const struct mst *s, int ndone)
 		if (s->umin[i] == 0) {
 			n = *s;
 			unit_del(&n, i);
+			if (try(c, &n, ndone))
+				return true;
+		}
+	}
+	/* Internal steps: a removal reaches a shared timeline. */
+	for (i = 0; i < 2; i++) {
+		for (j = 0; j < p->nfences; j++) {
+			if (!(s->rmpeer[i] & (1u << j)))
+				continue;
+			n = *s;
+			rm_peer(c, &n, i, j);
 			if (try(c, &n, ndone))
 				return true;
 		}
