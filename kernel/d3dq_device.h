@@ -52,6 +52,7 @@ extern unsigned int d3dq_job_timeout_ms;
 extern unsigned long long d3dq_max_delay_ns;
 extern unsigned long long d3dq_max_bo_size;
 extern unsigned long long d3dq_max_file_job_bytes;
+extern bool d3dq_direct_submit;
 
 /**
  * struct d3dq_workqueues - The module's workqueues, shared by devices.

@@ -71,6 +71,12 @@ module_param_named(max_file_job_bytes, d3dq_max_file_job_bytes, ullong, 0444);
 MODULE_PARM_DESC(max_file_job_bytes,
 		 "Memory the unfreed jobs of one file may hold before SUBMIT sleeps (default 64 MiB)");
 
+/* Read at every submit: root may change it while the module is loaded. */
+bool d3dq_direct_submit = true;
+module_param_named(direct_submit, d3dq_direct_submit, bool, 0644);
+MODULE_PARM_DESC(direct_submit,
+		 "Run a job that nothing stands before inside SUBMIT (default 1)");
+
 /* The module's platform devices, d3dq.0 to d3dq.N-1. */
 static struct platform_device *d3dq_pdevs[D3DQ_MAX_DEVICES];
 
@@ -118,7 +124,8 @@ int d3dq_ioctl_get_param(struct drm_device *drm, void *data,
 			      DRM_D3DQ_FEATURE_PRIME |
 			      DRM_D3DQ_FEATURE_TIMEOUT |
 			      DRM_D3DQ_FEATURE_WAIT_RELEASE |
-			      DRM_D3DQ_FEATURE_PRIORITY;
+			      DRM_D3DQ_FEATURE_PRIORITY |
+			      DRM_D3DQ_FEATURE_SUBMIT_DONE;
 		break;
 	case DRM_D3DQ_PARAM_MAX_QUEUES:
 		args->value = d3dq_max_queues;

@@ -60,8 +60,12 @@ static const char *d3dq_hw_fence_get_driver_name(struct dma_fence *fence)
 
 static const char *d3dq_hw_fence_get_timeline_name(struct dma_fence *fence)
 {
-	/* Fences outlive their queue: no per-queue name. */
-	return "d3dq-engine";
+	/*
+	 * The queue's scheduler's name, as its finished fences give: the
+	 * fence holds the scheduler until an RCU grace period after its
+	 * release. Only a job run inside SUBMIT publishes its hardware fence.
+	 */
+	return container_of(fence, struct d3dq_hw_fence, base)->sched->name;
 }
 
 /*
@@ -127,6 +131,22 @@ void d3dq_hw_fence_put(struct d3dq_hw_fence *hw)
 		dma_fence_put(&hw->base);
 	else
 		d3dq_hw_fence_free(hw);
+}
+
+/*
+ * Initialise the hardware fence of the queue's next job to run. Under
+ * the queue's lock, so that seqnos grow along the queue whichever path
+ * runs its jobs: run_job calls of one scheduler never overlap, and a job
+ * runs inside SUBMIT only once every earlier job of its queue finished.
+ */
+static void d3dq_hw_fence_init_locked(struct d3dq_queue *queue,
+				      struct d3dq_hw_fence *hw)
+{
+	lockdep_assert_held(&queue->lock);
+
+	dma_fence_init(&hw->base, &d3dq_hw_fence_ops, &hw->lock,
+		       queue->engine.fence_context, ++queue->engine.seqno);
+	hw->initialized = true;
 }
 
 static inline void *d3dq_ptr(struct d3dq_bo *bo, u64 offset)
@@ -488,14 +508,10 @@ struct dma_fence *d3dq_engine_run(struct d3dq_queue *queue,
 	bool now = false;
 	int err = 0;
 
-	/* run_job calls of one scheduler never overlap. */
-	dma_fence_init(&hw->base, &d3dq_hw_fence_ops, &hw->lock,
-		       engine->fence_context, ++engine->seqno);
-	hw->initialized = true;
+	spin_lock(&queue->lock);
+	d3dq_hw_fence_init_locked(queue, hw);
 	/* This reference goes to the scheduler. */
 	dma_fence_get(&hw->base);
-
-	spin_lock(&queue->lock);
 	if (dep_failed)
 		d3dq_queue_set_lost_locked(queue, -ECANCELED);
 	if (queue->state != DRM_D3DQ_QUEUE_STATE_OK || queue->dead) {
@@ -527,6 +543,58 @@ struct dma_fence *d3dq_engine_run(struct d3dq_queue *queue,
 		d3dq_dispatch_release(engine->dispatch);
 	}
 	return &hw->base;
+}
+
+/**
+ * d3dq_engine_run_direct - Run a job now, inside SUBMIT, if the engine is idle.
+ * @queue: the job's queue, its submit_lock held and every earlier job of it
+ *	   finished
+ * @job: a job every dependency of which has signalled without error
+ *
+ * What d3dq_engine_run() does for a short job that finds the engine idle,
+ * for a job the scheduler never sees (d3dq_job_run_direct()): it becomes
+ * the queue's running job, so that REMOVE, QUEUE_DESTROY and an unplug
+ * stop it as any other, runs whole in one step and signals its hardware
+ * fence, which nobody else holds yet. The work is bounded by the step,
+ * and overtakes nothing: the engine had nothing ready.
+ *
+ * Return: whether the job ran. If not (a long job, a busy engine, or the
+ * queue lost or destroyed meanwhile), nothing was done.
+ */
+bool d3dq_engine_run_direct(struct d3dq_queue *queue, struct d3dq_job *job)
+{
+	struct d3dq_engine *engine = &queue->engine;
+	bool cookie;
+
+	if (!d3dq_job_is_short(job))
+		return false;
+	spin_lock(&queue->lock);
+	if (queue->state != DRM_D3DQ_QUEUE_STATE_OK || queue->dead ||
+	    !d3dq_dispatch_claim_idle(engine->dispatch)) {
+		spin_unlock(&queue->lock);
+		return false;
+	}
+	job->direct = true;
+	d3dq_hw_fence_init_locked(queue, job->hw);
+	engine->job = job;
+	job->state = D3DQ_JOB_RUNNING;
+	job->start = ktime_get();
+	trace_d3dq_run(queue->usage->client_id, queue->id, d3dq_job_seqno(job),
+		       0);
+	spin_unlock(&queue->lock);
+
+	/* The same step as the engine's, under the same rules. */
+	cookie = dma_fence_begin_signalling();
+	d3dq_engine_step(queue, D3DQ_ENGINE_STEP_BYTES);
+	d3dq_dispatch_release(engine->dispatch);
+	dma_fence_end_signalling(cookie);
+	/*
+	 * A short job ends in one step, cancelled or not. The caller frees
+	 * it next: never while the engine could still hold it.
+	 */
+	if (WARN_ON_ONCE(!dma_fence_is_signaled(&job->hw->base)))
+		dma_fence_wait(&job->hw->base, false);
+	return true;
 }
 
 /**

@@ -120,6 +120,47 @@ struct dma_fence *d3dq_job_arm(struct d3dq_job *job)
 }
 
 /**
+ * d3dq_job_run_direct - Run a job inside SUBMIT if nothing stands before it.
+ * @job: the job, not armed, its queue's submit_lock held
+ *
+ * See "Direct submission" in the uapi header. Every dependency must have
+ * signalled without error and the queue's last job finished without
+ * error: then the scheduler would only wake its work item (the 6.1
+ * scheduler's thread) to call run_job, and a short job that finds the
+ * engine idle would run there at once (d3dq_engine_run()). Here it runs
+ * on the submitting thread instead, with one wake-up less on its way to
+ * whoever waits for it. It is never armed, and its hardware fence is what
+ * its signal points and buffers get.
+ *
+ * Return: whether the job ran; its hardware fence has signalled then
+ * (with an error if it was cancelled meanwhile), and the caller frees the
+ * job once it has published that fence. Otherwise nothing happened.
+ */
+bool d3dq_job_run_direct(struct d3dq_job *job)
+{
+	struct d3dq_queue *queue = job->queue;
+	struct d3dq_wait *w;
+	u32 i;
+
+	lockdep_assert_held(&queue->submit_lock);
+
+	if (!READ_ONCE(d3dq_direct_submit))
+		return false;
+	/* 1: signalled without error. Only submitters change @last. */
+	if (queue->last && dma_fence_get_status(queue->last) != 1)
+		return false;
+	for (i = 0; i < job->nwaits; i++) {
+		w = &job->waits[i];
+		if (!dma_fence_is_signaled(w->release ? &w->release->base :
+					   w->fence))
+			return false;
+	}
+	if (d3dq_job_dependency_failed(job))
+		return false;
+	return d3dq_engine_run_direct(job->queue, job);
+}
+
+/**
  * d3dq_job_push - Count an armed job and hand it to the scheduler.
  * @job: the job, its queue's submit_lock held
  */
@@ -184,7 +225,8 @@ void d3dq_job_signal(struct d3dq_job *job, int err)
 			d3dq_job_seqno(job), err);
 	if (err) {
 		/* Older schedulers do not pass the error on: set both. */
-		dma_fence_set_error(&job->base.s_fence->finished, err);
+		if (!job->direct)
+			dma_fence_set_error(&job->base.s_fence->finished, err);
 		dma_fence_set_error(hw, err);
 	}
 	d3dq_job_finished(job);
@@ -453,7 +495,7 @@ void d3dq_job_warn_timeout(struct d3dq_job *job)
 		return;
 	drm_warn(&queue->ddev->drm,
 		 "job %llu of queue %u (%s[%d]) timed out after %u ms: queue lost\n",
-		 job->base.s_fence->finished.seqno, queue->id,
+		 d3dq_job_seqno(job), queue->id,
 		 queue->client_comm, queue->client_pid, d3dq_job_timeout_ms);
 }
 

@@ -82,7 +82,10 @@ struct d3dq_job {
 	unsigned long flags;		/* D3DQ_JOB_F_* bits, atomic */
 
 	struct d3dq_hw_fence *hw;	/* preallocated at submit */
+	u64 seqno;			/* its number in the queue, from 1 */
 	u64 file_seqno;			/* &drm_d3dq_submit.seqno */
+	/* Run inside SUBMIT, never armed (see d3dq_job_run_direct()). */
+	bool direct;
 
 	/* Memory counted against the file (d3dq_job_set_bytes()). */
 	u64 bytes;
@@ -123,10 +126,14 @@ static inline struct d3dq_job *to_d3dq_job(struct drm_sched_job *job)
 	return container_of(job, struct d3dq_job, base);
 }
 
-/* The job's number in traces and debugfs: its finished fence's seqno. */
+/*
+ * The job's number in traces, debugfs and messages: it counts the jobs
+ * submitted to its queue from 1, those the scheduler runs and those run
+ * inside SUBMIT alike.
+ */
 static inline u64 d3dq_job_seqno(struct d3dq_job *job)
 {
-	return job->base.s_fence->finished.seqno;
+	return job->seqno;
 }
 
 extern const struct drm_sched_backend_ops d3dq_sched_ops;
@@ -135,6 +142,7 @@ struct d3dq_job *d3dq_job_create(struct d3dq_queue *queue,
 				 struct drm_file *file);
 void d3dq_job_set_bytes(struct d3dq_job *job, u32 cmd_bytes);
 struct dma_fence *d3dq_job_arm(struct d3dq_job *job);
+bool d3dq_job_run_direct(struct d3dq_job *job);
 void d3dq_job_push(struct d3dq_job *job);
 bool d3dq_job_dependency_failed(struct d3dq_job *job);
 bool d3dq_job_check_timeout_locked(struct d3dq_job *job,

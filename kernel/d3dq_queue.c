@@ -149,6 +149,7 @@ static void d3dq_queue_teardown(struct work_struct *work)
 	struct d3dq_file *dfile = queue->dfile;
 	bool counted = queue->counted;
 
+	dma_fence_put(queue->last);
 	/* No job is left: this does not wait. */
 	drm_sched_entity_destroy(&queue->entity);
 	drm_sched_fini(&queue->sched->base);

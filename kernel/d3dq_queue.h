@@ -70,6 +70,9 @@ struct d3dq_queue {
 	 * pending-jobs check against the queue becoming lost or dead.
 	 */
 	struct mutex submit_lock;
+	/* Under submit_lock: jobs submitted, and the last one's fence. */
+	u64 njobs;
+	struct dma_fence *last;
 
 	/*
 	 * Protects @state, @reason, @dead, @finishing, @jobs, the states of

@@ -657,12 +657,14 @@ int d3dq_ioctl_submit(struct drm_device *drm, void *data,
 	struct d3dq_signal *signals = NULL;
 	struct d3dq_bo_set bos;
 	struct d3dq_queue *queue;
-	struct dma_fence *finished;
+	struct dma_fence *fence;
 	struct d3dq_job *job;
+	bool direct;
 	u32 i;
 	int ret;
 
-	if (args->flags || args->pad || args->seqno)
+	if (args->flags || args->pad || args->seqno || args->out_flags ||
+	    args->pad2)
 		return -EINVAL;
 	if (args->cmd_bytes % 8 || args->cmd_bytes > d3dq_max_cmd_bytes)
 		return -EINVAL;
@@ -707,30 +709,48 @@ int d3dq_ioctl_submit(struct drm_device *drm, void *data,
 	}
 
 	/* Nothing fails from here on. */
-	finished = d3dq_job_arm(job);
+	job->seqno = ++queue->njobs;
 	job->file_seqno = atomic64_inc_return(&dfile->job_seqno);
 	args->seqno = job->file_seqno;
 	d3dq_trace_submit(queue, job, signals, args->signals.count);
+
+	/*
+	 * A job that nothing stands before has run when this returns: its
+	 * signal points get its hardware fence, signalled already.
+	 */
+	direct = d3dq_job_run_direct(job);
+	if (direct) {
+		fence = &job->hw->base;
+		if (dma_fence_get_status(fence) == 1)
+			args->out_flags |= DRM_D3DQ_SUBMIT_DONE;
+	} else {
+		fence = d3dq_job_arm(job);
+	}
 
 	for (i = 0; i < args->signals.count; i++) {
 		struct d3dq_signal *s = &signals[i];
 
 		if (s->chain) {
-			drm_syncobj_add_point(s->syncobj, s->chain, finished,
+			drm_syncobj_add_point(s->syncobj, s->chain, fence,
 					      s->point);
 			s->chain = NULL;
 		} else {
-			drm_syncobj_replace_fence(s->syncobj, finished);
+			drm_syncobj_replace_fence(s->syncobj, fence);
 		}
 	}
 
-	d3dq_bo_set_publish(&bos, finished);
+	d3dq_bo_set_publish(&bos, fence);
 
-	d3dq_job_push(job);
+	dma_fence_put(queue->last);
+	queue->last = dma_fence_get(fence);
+	if (!direct)
+		d3dq_job_push(job);
 	mutex_unlock(&queue->submit_lock);
 
 	d3dq_bo_set_free(&bos);
 	d3dq_put_signals(signals, args->signals.count);
+	if (direct)
+		d3dq_job_free(job);
 	return 0;
 
 err_bos:

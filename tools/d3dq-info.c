@@ -46,6 +46,7 @@ static const char *const feature_names[] = {
 	"timeout",
 	"wait_release",
 	"priority",
+	"submit_done",
 };
 
 static int is_d3dq(int fd, drmVersionPtr *out)

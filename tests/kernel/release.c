@@ -178,13 +178,21 @@ TEST_F(rel, seqnos_are_unique)
 	ASSERT_EQ(0, t_submit_raw(self->fd, &s));
 	a = s.seqno;
 	s.seqno = 0;
+	s.out_flags = 0;
 	s.queue_id = self->qc;
 	ASSERT_EQ(0, t_submit_raw(self->fd, &s));
 	b = s.seqno;
 	EXPECT_NE(0, a);
 	EXPECT_GT(b, a);
-	/* An out field: not zero on input is refused. */
+	/* Out fields: not zero on input is refused. */
 	s.seqno = 1;
+	s.out_flags = 0;
+	EXPECT_EQ(-EINVAL, t_submit_raw(self->fd, &s));
+	s.seqno = 0;
+	s.out_flags = DRM_D3DQ_SUBMIT_DONE;
+	EXPECT_EQ(-EINVAL, t_submit_raw(self->fd, &s));
+	s.out_flags = 0;
+	s.pad2 = 1;
 	EXPECT_EQ(-EINVAL, t_submit_raw(self->fd, &s));
 }
 

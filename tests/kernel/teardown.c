@@ -434,7 +434,9 @@ static int fence_info(int fd, uint32_t s, struct sync_file_info *info,
  * syncobj holds. (On the debug kernel KASAN reports the read if a
  * scheduler was freed too early.) The names must be those FILE_INFO gave
  * while the queue lived: the scheduler's ("drm_sched", "d3dq0-s<n>", a
- * new scheduler each time) where the kernel asks the driver for a
+ * new scheduler each time; "d3dq" and the same scheduler's name for the
+ * hardware fence of a job run inside SUBMIT, every other job here) where
+ * the kernel asks the driver for a
  * signalled fence's names, placeholders where it does not (since
  * dma_fence_driver_name() and dma_fence_timeline_name(), 7.x).
  */
@@ -455,6 +457,9 @@ TEST_F(td, fence_outlives_queue)
 		q = t_queue(self->fd, 0, 0);
 		ASSERT_NE(0, q);
 		t_cs_init(&cs);
+		/* Odd jobs through the scheduler, even ones inside SUBMIT. */
+		if (i % 2)
+			t_cs_delay(&cs, 1000);
 		t_cs_write64(&cs, self->bo, 0, i);
 		sig = t_bin(s);
 		ASSERT_EQ(0, t_submit(self->fd, q, NULL, 0, &sig, 1, &cs));
@@ -480,8 +485,13 @@ TEST_F(td, fence_outlives_queue)
 		EXPECT_EQ(1, fi.status);
 		EXPECT_STREQ(ref.driver_name, fi.driver_name);
 		EXPECT_STREQ(ref.obj_name, fi.obj_name);
-		/* Where the kernel asks: the scheduler's own, new each time. */
-		if (!strcmp(ref.driver_name, "drm_sched")) {
+		/*
+		 * Where the kernel asks: the scheduler's own, new each time,
+		 * for a finished fence ("drm_sched") and for the hardware
+		 * fence of a job run inside SUBMIT ("d3dq") alike.
+		 */
+		if (!strcmp(ref.driver_name, "drm_sched") ||
+		    !strcmp(ref.driver_name, "d3dq")) {
 			EXPECT_EQ(0, strncmp(fi.obj_name, "d3dq0-s", 7))
 				TH_LOG("%s", fi.obj_name);
 			EXPECT_STRNE(last, fi.obj_name);

@@ -222,14 +222,15 @@ FIXTURE_TEARDOWN(trace)
 
 TEST_F(trace, events_in_order)
 {
-	uint32_t qa, qb, qc, qd, tl, done, sd;
+	uint32_t qa, qb, qc, qd, qe, tl, done, sd;
+	struct drm_d3dq_submit sub = { 0 };
 	uint64_t longest = t_param(self->fd, DRM_D3DQ_PARAM_MAX_DELAY_NS);
 	uint64_t timeout = t_param(self->fd, DRM_D3DQ_PARAM_JOB_TIMEOUT_NS);
 	struct drm_d3dq_remove rm = { 0 };
 	struct drm_d3dq_sync w, s;
 	struct event *ev;
 	char rings[8][32];
-	int n, nrings, i, a_sub, b_sub, c_sub, d_sub, x;
+	int n, nrings, i, a_sub, b_sub, c_sub, d_sub, e_sub, x;
 	long long client = client_id(self->fd);
 	unsigned long long ja, jb, jc, jd;
 	struct t_cs cs;
@@ -241,10 +242,11 @@ TEST_F(trace, events_in_order)
 	qb = t_queue(self->fd, 1, 0);
 	qc = t_queue(self->fd, 2, 0);
 	qd = t_queue(self->fd, 0, 1);
+	qe = t_queue(self->fd, 0, 0);
 	tl = t_syncobj(self->fd);
 	done = t_syncobj(self->fd);
 	sd = t_syncobj(self->fd);
-	ASSERT_TRUE(qa && qb && qc && qd && tl && done && sd);
+	ASSERT_TRUE(qa && qb && qc && qd && qe && tl && done && sd);
 
 	/* A signals tl@5 after a little work; B waits for it. */
 	t_cs_init(&cs);
@@ -255,6 +257,13 @@ TEST_F(trace, events_in_order)
 	s = t_bin(done);
 	ASSERT_EQ(0, t_submit(self->fd, qb, &w, 1, &s, 1, NULL));
 	ASSERT_EQ(0, t_wait(self->fd, done, 0, 10 * T_SEC));
+
+	/* E's job, on an idle engine, runs inside SUBMIT. */
+	s = t_bin(done);
+	sub.queue_id = qe;
+	sub.signals = (struct drm_d3dq_obj_array)DRM_D3DQ_OBJ_ARRAY(1, &s);
+	ASSERT_EQ(0, t_submit_raw(self->fd, &sub));
+	EXPECT_EQ(DRM_D3DQ_SUBMIT_DONE, sub.out_flags);
 
 	/* C runs the longest DELAY and is cancelled by destroying qc. */
 	t_cs_init(&cs);
@@ -322,6 +331,15 @@ TEST_F(trace, events_in_order)
 	ASSERT_LE(0, x);
 	EXPECT_EQ(0, ev[x].error);
 
+	/* E: submit, run, done, as for any job; the scheduler never saw it. */
+	e_sub = find(ev, n, 0, "d3dq_submit", qe, 0);
+	ASSERT_LT(b_sub, e_sub);
+	x = find(ev, n, e_sub, "d3dq_run", qe, ev[e_sub].job);
+	ASSERT_LT(e_sub, x);
+	x = find(ev, n, x, "d3dq_done", qe, ev[e_sub].job);
+	ASSERT_LE(0, x);
+	EXPECT_EQ(0, ev[x].error);
+
 	/* C: run, queue stopped, cancelled, done with -ECANCELED. */
 	c_sub = find(ev, n, 0, "d3dq_submit", qc, 0);
 	ASSERT_LE(0, c_sub);
@@ -351,21 +369,24 @@ TEST_F(trace, events_in_order)
 	ASSERT_LE(0, x);
 	EXPECT_EQ(-ETIMEDOUT, ev[x].error);
 
-	/* The removal, last; it stops the three queues left. */
+	/* The removal, last; it stops the four queues left. */
 	x = find(ev, n, 0, "d3dq_removal", 0, 0);
 	ASSERT_LT(d_sub, x);
-	EXPECT_EQ(3, ev[x].queues);
+	EXPECT_EQ(4, ev[x].queues);
 
 	/* The scheduler's own events name at least A's and B's schedulers. */
 	EXPECT_LT(0, nrings) TH_LOG("no gpu_scheduler:drm_sched_job events");
 	if (nrings) {
 		i = find(ev, n, 0, "d3dq_queue_create", qa, 0);
 		x = find(ev, n, 0, "d3dq_queue_create", qb, 0);
-		for (a_sub = b_sub = 0; nrings-- > 0;) {
+		e_sub = find(ev, n, 0, "d3dq_queue_create", qe, 0);
+		for (a_sub = b_sub = c_sub = 0; nrings-- > 0;) {
 			a_sub |= strcmp(rings[nrings], ev[i].sched) == 0;
 			b_sub |= strcmp(rings[nrings], ev[x].sched) == 0;
+			c_sub |= strcmp(rings[nrings], ev[e_sub].sched) == 0;
 		}
 		EXPECT_TRUE(a_sub && b_sub);
+		EXPECT_FALSE(c_sub) TH_LOG("E's job went to the scheduler");
 	}
 	free(ev);
 }

@@ -63,7 +63,8 @@ static void expect_info(struct __test_metadata *_metadata, int sync_fd,
 
 	ASSERT_EQ(0, t_sync_file_info(sync_fd, &info, &fi, 1));
 	EXPECT_EQ(status, fi.status);
-	if (status && strcmp(fi.driver_name, "drm_sched")) {
+	if (status && strcmp(fi.driver_name, "drm_sched") &&
+	    strcmp(fi.driver_name, "d3dq")) {
 		/*
 		 * Since dma_fence_driver_name() and dma_fence_timeline_name()
 		 * (7.x) the kernel names a signalled fence (also one with an
@@ -73,8 +74,13 @@ static void expect_info(struct __test_metadata *_metadata, int sync_fd,
 		EXPECT_STREQ("signaled-timeline", fi.obj_name);
 		return;
 	}
-	EXPECT_STREQ("drm_sched", fi.driver_name);
-	/* The scheduler's own name, valid as long as the fence. */
+	/*
+	 * A finished fence ("drm_sched"), or the hardware fence of a job
+	 * run inside SUBMIT ("d3dq"). Both name the queue's scheduler,
+	 * whose name is valid as long as the fence.
+	 */
+	EXPECT_TRUE(!strcmp(fi.driver_name, "drm_sched") ||
+		    !strcmp(fi.driver_name, "d3dq")) TH_LOG("%s", fi.driver_name);
 	EXPECT_EQ(0, strncmp(fi.obj_name, "d3dq0-s", 7)) TH_LOG("%s", fi.obj_name);
 }
 
@@ -110,17 +116,27 @@ static uint32_t run_job(struct __test_metadata *_metadata, int fd,
  * unload succeeded and FILE_INFO then read the unloaded module's name.)
  * An exported dma-buf pins the module too.
  */
+/*
+ * Each of the two kinds of fences a job publishes: a job run inside
+ * SUBMIT (its hardware fence) and, with a DELAY, one the scheduler ran
+ * (its finished fence).
+ */
+static const uint64_t kinds[2] = { 0, 1000 };
+
 TEST_F(up, fence_pins_module)
 {
 	uint32_t q = t_queue(self->fd, 0, 0), bo = t_bo(self->fd, 4096, NULL);
-	int sync_fd, dmabuf_fd;
+	int sync_fd[2], dmabuf_fd, k;
 	uint32_t s;
 
 	ASSERT_NE(0, q);
 	ASSERT_NE(0, bo);
-	s = run_job(_metadata, self->fd, q, bo, 1, 0);
-	ASSERT_EQ(0, t_wait(self->fd, s, 0, 5 * T_SEC));
-	ASSERT_EQ(0, drmSyncobjExportSyncFile(self->fd, s, &sync_fd));
+	for (k = 0; k < 2; k++) {
+		s = run_job(_metadata, self->fd, q, bo, 1, kinds[k]);
+		ASSERT_EQ(0, t_wait(self->fd, s, 0, 5 * T_SEC));
+		ASSERT_EQ(0, drmSyncobjExportSyncFile(self->fd, s,
+						      &sync_fd[k]));
+	}
 	ASSERT_EQ(0, drmPrimeHandleToFD(self->fd, bo, DRM_CLOEXEC,
 					&dmabuf_fd));
 	close(self->fd);
@@ -128,12 +144,14 @@ TEST_F(up, fence_pins_module)
 
 	EXPECT_EQ(-EWOULDBLOCK, t_unload_once());
 	close(dmabuf_fd);
-	/* Now only the fence holds the module. */
-	EXPECT_EQ(-EWOULDBLOCK, t_unload_once());
-	expect_info(_metadata, sync_fd, 1);
-	EXPECT_EQ(-EWOULDBLOCK, t_unload_once());
-	close(sync_fd);
-	/* Its last reference goes an RCU grace period later. */
+	/* Now only the fences hold the module, each on its own. */
+	for (k = 0; k < 2; k++) {
+		EXPECT_EQ(-EWOULDBLOCK, t_unload_once());
+		expect_info(_metadata, sync_fd[k], 1);
+		EXPECT_EQ(-EWOULDBLOCK, t_unload_once());
+		close(sync_fd[k]);
+	}
+	/* The last reference goes an RCU grace period later. */
 	EXPECT_EQ(0, t_unload());
 	EXPECT_EQ(0, t_load(NULL));
 }
@@ -211,23 +229,29 @@ TEST_F(up, unbind_with_open_file)
 TEST_F(up, fence_outlives_device)
 {
 	uint32_t q = t_queue(self->fd, 0, 0), bo = t_bo(self->fd, 4096, NULL);
-	int sync_fd;
+	int sync_fd[2], k;
 	uint32_t s;
 
 	ASSERT_NE(0, q);
 	ASSERT_NE(0, bo);
-	s = run_job(_metadata, self->fd, q, bo, 1, 0);
-	ASSERT_EQ(0, t_wait(self->fd, s, 0, 5 * T_SEC));
-	ASSERT_EQ(0, drmSyncobjExportSyncFile(self->fd, s, &sync_fd));
+	for (k = 0; k < 2; k++) {
+		s = run_job(_metadata, self->fd, q, bo, 1, kinds[k]);
+		ASSERT_EQ(0, t_wait(self->fd, s, 0, 5 * T_SEC));
+		ASSERT_EQ(0, drmSyncobjExportSyncFile(self->fd, s,
+						      &sync_fd[k]));
+	}
 	ASSERT_EQ(0, t_unbind(0));
 	close(self->fd);
 	self->fd = -1;
 	/* The old device is gone; its scheduler is not. */
-	expect_info(_metadata, sync_fd, 1);
+	for (k = 0; k < 2; k++)
+		expect_info(_metadata, sync_fd[k], 1);
 	ASSERT_EQ(0, t_bind(0));
-	EXPECT_EQ(-EWOULDBLOCK, t_unload_once());
-	expect_info(_metadata, sync_fd, 1);
-	close(sync_fd);
+	for (k = 0; k < 2; k++) {
+		EXPECT_EQ(-EWOULDBLOCK, t_unload_once());
+		expect_info(_metadata, sync_fd[k], 1);
+		close(sync_fd[k]);
+	}
 }
 
 /*

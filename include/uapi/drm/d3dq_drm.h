@@ -83,7 +83,7 @@ enum drm_d3dq_ioctl_id {
  * number grows with every addition.
  */
 #define DRM_D3DQ_UAPI_MAJOR	1
-#define DRM_D3DQ_UAPI_MINOR	1
+#define DRM_D3DQ_UAPI_MINOR	2
 
 /**
  * struct drm_d3dq_obj_array - A user array of structures.
@@ -178,7 +178,7 @@ enum drm_d3dq_param {
  *
  * Bits of %DRM_D3DQ_PARAM_FEATURES. Version 1.0 sets the first three,
  * version 1.1 adds %DRM_D3DQ_FEATURE_WAIT_RELEASE and
- * %DRM_D3DQ_FEATURE_PRIORITY.
+ * %DRM_D3DQ_FEATURE_PRIORITY, version 1.2 %DRM_D3DQ_FEATURE_SUBMIT_DONE.
  */
 /** DRM_D3DQ_FEATURE_TIMELINE - timeline syncobjs in waits and signals. */
 #define DRM_D3DQ_FEATURE_TIMELINE	(1ull << 0)
@@ -196,6 +196,11 @@ enum drm_d3dq_param {
  * priorities"), and %DRM_D3DQ_QUEUE_PRIORITY_REALTIME exists. Since 1.1.
  */
 #define DRM_D3DQ_FEATURE_PRIORITY	(1ull << 4)
+/**
+ * DRM_D3DQ_FEATURE_SUBMIT_DONE - &drm_d3dq_submit.out_flags and
+ * %DRM_D3DQ_SUBMIT_DONE (see "Direct submission"). Since 1.2.
+ */
+#define DRM_D3DQ_FEATURE_SUBMIT_DONE	(1ull << 5)
 
 /**
  * struct drm_d3dq_get_param - Argument of %DRM_IOCTL_D3DQ_GET_PARAM.
@@ -429,13 +434,42 @@ struct drm_d3dq_queue_get_state {
  * signal point was attached.
  *
  * Errors: -ENOENT unknown queue id, syncobj or buffer handle; -EINVAL bad
- * flags, padding, stride, count or command stream, or a timeline wait on a
+ * flags, padding, a non-zero out field, stride, count or command stream,
+ * or a timeline wait on a
  * syncobj whose fence is binary; -ENODATA a wait point has no fence yet;
  * -ECANCELED the queue is lost; -EFAULT bad pointer; -ENOMEM; -EINTR when
  * a signal interrupts a submit sleeping because the queue holds
  * %DRM_D3DQ_PARAM_MAX_PENDING_JOBS jobs or the file's jobs hold
  * %DRM_D3DQ_PARAM_MAX_FILE_JOB_BYTES (restarted instead with SA_RESTART).
  */
+
+/**
+ * DOC: Direct submission
+ *
+ * A job that nothing stands before runs to completion inside
+ * %DRM_IOCTL_D3DQ_SUBMIT instead of going through the queue's scheduler:
+ * when every wait point has already signalled without error, every
+ * earlier job of the queue has finished without error, the command
+ * stream is short (no %DRM_D3DQ_CMD_DELAY, and no more work than the
+ * engine runs in one step, see "Queue priorities") and the engine has
+ * nothing else to run.
+ * Its signal points then hold a fence that has already signalled, and
+ * the ioctl sets %DRM_D3DQ_SUBMIT_DONE in &drm_d3dq_submit.out_flags, so
+ * that userspace need not ask or wait for what it already knows. Any
+ * other job is queued as described above. Both kinds obey the same rules:
+ * what differs is only who runs the job and when.
+ *
+ * The module parameter ``direct_submit`` (``1`` by default, writable by
+ * root at run time) turns this off: every job then goes through the
+ * scheduler and %DRM_D3DQ_SUBMIT_DONE is never set.
+ */
+
+/**
+ * DRM_D3DQ_SUBMIT_DONE - &drm_d3dq_submit.out_flags: the job, and every
+ * earlier job of the queue, completed without error before the ioctl
+ * returned. Since 1.2.
+ */
+#define DRM_D3DQ_SUBMIT_DONE		(1u << 0)
 
 /** DRM_D3DQ_SYNC_TIMELINE - the syncobj is a timeline, use the point. */
 #define DRM_D3DQ_SYNC_TIMELINE		(1u << 0)
@@ -504,6 +538,15 @@ struct drm_d3dq_submit {
 	 * zero on input.
 	 */
 	__u64 seqno;
+
+	/**
+	 * @out_flags: Out (uapi 1.2): %DRM_D3DQ_SUBMIT_DONE or 0. Must be
+	 * zero on input.
+	 */
+	__u32 out_flags;
+
+	/** @pad2: Must be zero. */
+	__u32 pad2;
 };
 
 /**

@@ -492,6 +492,23 @@ static int sysfs_write(const char *path, const char *text)
 	return err;
 }
 
+#define T_DIRECT_PARAM "/sys/module/d3dq/parameters/direct_submit"
+
+int t_direct_submit(int on)
+{
+	char c = 0;
+	int fd, ret;
+
+	fd = open(T_DIRECT_PARAM, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	ret = read(fd, &c, 1) == 1 ? 0 : -EIO;
+	close(fd);
+	if (!ret)
+		ret = sysfs_write(T_DIRECT_PARAM, on ? "1" : "0");
+	return ret ? ret : c == 'Y';
+}
+
 int t_unbind(int index)
 {
 	char name[32];

@@ -154,6 +154,12 @@ int t_unload(void);
 /* insmod $D3DQ_MODULE @args: 0 on success. */
 int t_load(const char *args);
 
+/*
+ * Set the module parameter direct_submit ("Direct submission" in the
+ * uapi): the value it had (0 or 1), or -errno (-EACCES without root).
+ */
+int t_direct_submit(int on);
+
 /* Unbind / bind platform device d3dq.@index through sysfs: 0 or -errno. */
 int t_unbind(int index);
 int t_bind(int index);
