@@ -28,7 +28,9 @@
  *     -> device->ready_lock | device->evtab_lock | device->doorbell_lock
  *
  * A command list's lock is taken alone, or inside queue->lock (an
- * execution of one list submits from the list's own buffer).
+ * execution of one list submits from the list's own buffer); inside it
+ * a thread takes only what a submission takes (apply_lock and the locks
+ * after it: a job the kernel ran at once is applied there and then).
  *
  * device->worker_lock is only taken alone (starting, stopping the
  * worker). No thread holds two queue locks or two fence locks.
