@@ -29,6 +29,7 @@
  */
 #define _GNU_SOURCE
 #include <errno.h>
+#include <fcntl.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -140,11 +141,52 @@ static bool failed(const struct outcome *oc)
 	       oc->res.verdict == M_FAIL;
 }
 
+/*
+ * The kernel's two ways to run a job: inside SUBMIT when nothing stands
+ * before it, or through the queue's scheduler (uapi.rst, "Direct
+ * submission"). One program in four, chosen by its seed (so that a
+ * replay takes the same way), runs with the module parameter
+ * direct_submit off, every job through the scheduler; the others with
+ * it on. Where the parameter cannot be written (not root, or an older
+ * module), every program takes whatever the module does.
+ */
+#define DIRECT_PARAM "/sys/module/d3dq/parameters/direct_submit"
+
+static bool scheduler_only(const struct m_prog *p)
+{
+	return (p->seed >> 5) % 4 == 0;
+}
+
+static bool set_kernel_path(const struct m_prog *p)
+{
+	static bool unwritable;
+	const char *v = p && scheduler_only(p) ? "0" : "1";
+	int fd;
+
+	if (unwritable)
+		return false;
+	fd = open(DIRECT_PARAM, O_WRONLY | O_CLOEXEC);
+	if (fd < 0 || write(fd, v, 1) != 1)
+		unwritable = true;
+	if (fd >= 0)
+		close(fd);
+	return !unwritable;
+}
+
+static bool path_set;	/* set_kernel_path() worked */
+
+static int run_on_path(struct runner *r, const struct m_prog *p,
+		       struct m_log *log)
+{
+	path_set = set_kernel_path(p);
+	return run_program(r, p, log);
+}
+
 static void run_one(struct runner *r, const struct m_prog *p,
 		    struct outcome *oc)
 {
 	memset(&oc->res, 0, sizeof(oc->res));
-	oc->setup = run_program(r, p, &oc->log);
+	oc->setup = run_on_path(r, p, &oc->log);
 	if (oc->setup)
 		return;
 	model_check(p, &oc->log, cfg.states, &oc->res);
@@ -162,6 +204,10 @@ static void report(const struct m_prog *p, const struct outcome *oc,
 		   const char *what)
 {
 	printf("# %s (program seed %#" PRIx64 "):\n", what, p->seed);
+	if (path_set)
+		printf("#   kernel: %s\n", scheduler_only(p) ?
+		       "every job through the scheduler (direct_submit=0)" :
+		       "direct submission on (direct_submit=1)");
 	if (oc->setup)
 		printf("#   setup failed: %s\n", strerror(-oc->setup));
 	if (oc->log.hang)
@@ -474,6 +520,7 @@ int main(int argc, char **argv)
 			gen_program(&p, cfg.replay, &go);
 		}
 		ret = replay(r, &p);
+		set_kernel_path(NULL);
 		run_close(r);
 		return ret;
 	}
@@ -491,7 +538,7 @@ int main(int argc, char **argv)
 		nops += p.nops;
 		t = now_s();
 		memset(&oc.res, 0, sizeof(oc.res));
-		oc.setup = run_program(r, &p, &oc.log);
+		oc.setup = run_on_path(r, &p, &oc.log);
 		trun += now_s() - t;
 		if (!oc.setup) {
 			t = now_s();
@@ -548,6 +595,7 @@ int main(int argc, char **argv)
 	t = now_s() - t0;
 	for (i = 0; i < reported && now_s() - t0 < (double)cfg.investigate_until; i++)
 		investigate(r, &failing[i]);
+	set_kernel_path(NULL);
 	run_close(r);
 
 	printf("# %" PRIu64 " programs (%" PRIu64 " operations) in %.1f s: %.1f programs/s; running %.1f s, checking %.1f s; states %.0f per program, at most %" PRIu64 "\n",
