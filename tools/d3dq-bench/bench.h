@@ -158,6 +158,11 @@ void raw_queue_destroy(uint32_t id);
 int raw_submit(uint32_t queue, uint32_t wh, uint64_t wp, uint32_t sh,
 	       uint64_t sp, const void *cmds, uint32_t bytes);
 bool probe_syncobj_eventfd(void);
+/*
+ * The module parameter direct_submit (uapi.rst, "Direct submission"): 0,
+ * or -errno (not root, a module without it).
+ */
+int set_direct_submit(bool on);
 
 struct raw_bo {
 	uint32_t handle;

@@ -116,21 +116,51 @@ double wait_release_one(struct wait_release *h, int i)
 	return (double)(now_ns() - t0);
 }
 
+static void chain_close(struct chain *c)
+{
+	raw_queue_destroy(c->q);
+	raw_syncobj_destroy(c->wsync);
+	raw_syncobj_destroy(c->dsync);
+	raw_bo_destroy(c->bo);
+}
+
+/*
+ * (b) and the library once more with the module parameter direct_submit
+ * off, so that every job goes through the scheduler: the hop direct
+ * submission saves, measured in the same run (variants 3 and 4). Only
+ * where the parameter can be set (root).
+ */
+static double sched_one(struct chain *c, struct wait_release *h, int i)
+{
+	double t;
+
+	CHECK(set_direct_submit(false));
+	t = c ? chain_one(c, i) : wait_release_one(h, i);
+	CHECK(set_direct_submit(true));
+	return t;
+}
+
 static void fig1(void)
 {
-	int n = sz.lat, i, k, a, b, l;
+	int n = sz.lat, i, k, a, b, l, c2, l2, nv;
 	struct waker w = { .handle = raw_syncobj(), .n = n, .lat = samples(n) };
 	struct chain c = { raw_syncobj(), raw_syncobj(), raw_queue(),
 			   raw_bo_create() };
-	struct wait_release h;
+	struct chain cs = { raw_syncobj(), raw_syncobj(), raw_queue(),
+			    raw_bo_create() };
+	struct wait_release h, hs;
 	double *lb = samples(n), *ll = samples(n);
+	double *lcs = samples(n), *lls = samples(n);
+	bool sw = set_direct_submit(true) == 0;
 
 	wait_release_open(&h, lib_open());
+	wait_release_open(&hs, h.dev);
 	sem_init(&w.done, 0, 0);
 	CHECK(pthread_create(&w.thread, NULL, waker_main, &w));
+	nv = sw ? 5 : 3;
 	for (i = 1; i <= n; i++)
-		for (k = 0; k < 3; k++)
-			switch ((i + k) % 3) {
+		for (k = 0; k < nv; k++)
+			switch ((i + k) % nv) {
 			case 0:
 				wake_one(&w, i);
 				break;
@@ -140,15 +170,20 @@ static void fig1(void)
 			case 2:
 				ll[i - 1] = wait_release_one(&h, i);
 				break;
+			case 3:
+				lcs[i - 1] = sched_one(&cs, NULL, i);
+				break;
+			case 4:
+				lls[i - 1] = sched_one(NULL, &hs, i);
+				break;
 			}
 	pthread_join(w.thread, NULL);
 	sem_destroy(&w.done);
 	raw_syncobj_destroy(w.handle);
-	raw_queue_destroy(c.q);
-	raw_syncobj_destroy(c.wsync);
-	raw_syncobj_destroy(c.dsync);
-	raw_bo_destroy(c.bo);
+	chain_close(&c);
+	chain_close(&cs);
 	wait_release_close(&h);
+	wait_release_close(&hs);
 	d3dq_device_close(h.dev);
 
 	a = add_row(1, "wait_raw_wake", "(a) raw syncobj wake", "ns", w.lat, n);
@@ -159,19 +194,36 @@ static void fig1(void)
 	/* Issue 15 item 2: the driver's chain, one wake-up less per job. */
 	add_cmp(1, l, a, "wait release: library / (a) raw wake", 2.2);
 	add_cmp(1, b, a, "driver's chain: (b) raw chain / (a) raw wake", 2.0);
+	if (!sw) {
+		add_note(1, "direct_submit not writable: no scheduler-only rows");
+		free(lcs);
+		free(lls);
+		return;
+	}
+	c2 = add_row(1, "wait_raw_chain_sched",
+		     "(b) with direct_submit=0 (scheduler)", "ns", lcs, n);
+	l2 = add_row(1, "wait_lib_sched",
+		     "library with direct_submit=0 (scheduler)", "ns", lls, n);
+	add_cmp(1, c2, a, "through the scheduler: (b) / (a) raw wake", 0);
+	add_cmp(1, l2, c2, "through the scheduler: library / (b)", 0);
+	add_cmp(1, b, c2, "direct submission: (b) / (b) through the scheduler",
+		0);
+	add_note(1, "rows with direct_submit=0: the module parameter off for that sample only, variants interleaved");
 }
 
 static int fig1_plot(FILE *gp)
 {
 	static const char *const keys[] = {
 		"wait_raw_wake", "wait_raw_chain", "wait_lib",
+		"wait_raw_chain_sched", "wait_lib_sched",
 	};
 	static const char *const titles[] = {
 		"(a) raw syncobj wake", "(b) raw ioctl chain", "library",
+		"(b), scheduler only", "library, scheduler only",
 	};
 
 	plot_latency(gp, "1. wait release (CPU signal -> next job done)", keys,
-		     titles, 3);
+		     titles, 5);
 	return 1;
 }
 

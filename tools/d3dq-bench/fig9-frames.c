@@ -9,6 +9,12 @@
  * point, and a TIMELINE_WAIT for frame i - N. Frames per second, in rounds
  * that alternate the two loops.
  *
+ * Each list is one WRITE64, which the driver runs inside SUBMIT on an idle
+ * engine (uapi.rst, "Direct submission"): then no frame is ever in flight,
+ * and the loops measure the CPU's side of a frame. So the same loops run
+ * again with GPU work in each frame (a DELAY before the direct queue's
+ * WRITE64): frames are then in flight, and the CPU waits for them.
+ *
  * Copyright (C) 2026 The d3dq authors
  */
 #define _GNU_SOURCE
@@ -21,6 +27,8 @@
 #include "bench.h"
 
 #define FRAMES_PER_ROUND 50
+/* The direct queue's work per frame in the second set of variants. */
+#define GPU_WORK_NS (1000 * 1000ull)
 
 struct frames_lib {
 	struct d3dq_device *dev;
@@ -36,6 +44,7 @@ struct frames_raw {
 	uint32_t copy, direct, copied, frame;
 	struct raw_bo bo;
 	uint64_t next;
+	uint64_t work_ns;	/* DELAY of the direct queue's job, or 0 */
 };
 
 /* @n frames with @inflight frames in flight; returns frames per second. */
@@ -69,7 +78,15 @@ static double frames_lib_run(struct frames_lib *f, int n, int inflight)
 static double frames_raw_run(struct frames_raw *f, int n, int inflight)
 {
 	struct drm_d3dq_cmd_write64 wc = raw_write64(&f->bo, 0, 1);
-	struct drm_d3dq_cmd_write64 wd = raw_write64(&f->bo, 8, 1);
+	struct {
+		struct drm_d3dq_cmd_delay delay;
+		struct drm_d3dq_cmd_write64 write;
+	} wd = {
+		.delay = { { DRM_D3DQ_CMD_DELAY, sizeof(wd.delay) }, f->work_ns },
+		.write = raw_write64(&f->bo, 8, 1),
+	};
+	const void *direct = f->work_ns ? (const void *)&wd : &wd.write;
+	uint32_t dbytes = f->work_ns ? sizeof(wd) : sizeof(wd.write);
 	uint64_t first = f->next;
 	int64_t t0 = now_ns();
 	int i;
@@ -80,14 +97,14 @@ static double frames_raw_run(struct frames_raw *f, int n, int inflight)
 		if (k > (uint64_t)inflight)
 			CHECK(raw_wait(f->frame, k - inflight));
 		CHECK(raw_submit(f->copy, 0, 0, f->copied, k, &wc, sizeof(wc)));
-		CHECK(raw_submit(f->direct, f->copied, k, f->frame, k, &wd,
-				 sizeof(wd)));
+		CHECK(raw_submit(f->direct, f->copied, k, f->frame, k, direct,
+				 dbytes));
 	}
 	CHECK(raw_wait(f->frame, f->next - 1));
 	return (double)(f->next - first) * 1e9 / (double)(now_ns() - t0);
 }
 
-static void frames_lib_open(struct frames_lib *f)
+static void frames_lib_open(struct frames_lib *f, uint64_t work_ns)
 {
 	struct d3dq_queue_desc copy = D3DQ_QUEUE_DESC_INIT;
 
@@ -99,7 +116,11 @@ static void frames_lib_open(struct frames_lib *f)
 	f->frame = lib_fence(f->dev, 0);
 	CHECK(d3dq_buffer_create(f->dev, 4096, &f->buf));
 	f->lcopy = lib_list_write64(f->dev, f->buf, 0, 1);
-	f->ldirect = lib_list_write64(f->dev, f->buf, 8, 1);
+	CHECK(d3dq_cmdlist_create(f->dev, &f->ldirect));
+	if (work_ns)
+		CHECK(d3dq_cmdlist_delay(f->ldirect, work_ns));
+	CHECK(d3dq_cmdlist_write64(f->ldirect, f->buf, 8, 1));
+	CHECK(d3dq_cmdlist_close(f->ldirect));
 	f->efd = eventfd(0, EFD_CLOEXEC);
 	if (f->efd < 0)
 		die("eventfd", errno, __LINE__);
@@ -119,7 +140,7 @@ static void frames_lib_close(struct frames_lib *f)
 	close(f->efd);
 }
 
-static void frames_raw_open(struct frames_raw *f)
+static void frames_raw_open(struct frames_raw *f, uint64_t work_ns)
 {
 	struct drm_d3dq_queue_create c = { .type = DRM_D3DQ_QUEUE_TYPE_COPY };
 
@@ -130,6 +151,7 @@ static void frames_raw_open(struct frames_raw *f)
 	f->frame = raw_syncobj();
 	f->bo = raw_bo_create();
 	f->next = 1;
+	f->work_ns = work_ns;
 }
 
 static void frames_raw_close(struct frames_raw *f)
@@ -167,33 +189,34 @@ static void cost_report(const char *key, const char *what,
 
 static void fig9(void)
 {
-	static const int inflight[] = { 2, 3 };
+	static const struct {
+		int inflight;
+		uint64_t work_ns;
+	} var[] = {
+		{ 2, 0 }, { 3, 0 }, { 2, GPU_WORK_NS }, { 3, GPU_WORK_NS },
+	};
 	int per = sz.frames < FRAMES_PER_ROUND ? sz.frames : FRAMES_PER_ROUND;
-	int rounds = sz.frames / per, r, k, a, b;
-	double fps[2][2][32];	/* [N][lib, raw][round] */
-	struct frame_cost cost[2][2];
-	char key[48], label[72], path[512];
+	int rounds = sz.frames / per, r, k, a, b, nv = 4;
+	double fps[4][2][32];	/* [variant][lib, raw][round] */
+	double med[4][2];
+	struct frame_cost cost[4][2];
+	char key[48], label[96], what[32], path[512];
 	FILE *dat = NULL;
 
 	if (rounds > 32)
 		rounds = 32;
 	memset(cost, 0, sizeof(cost));
-	if (data_dir) {
-		dat = fopen(data_path(path, sizeof(path), "frames.dat"), "w");
-		if (!dat)
-			die(path, errno, __LINE__);
-		fprintf(dat, "# frames_in_flight library_fps raw_fps\n");
-	}
-	for (k = 0; k < 2; k++) {
+	for (k = 0; k < nv; k++) {
 		struct frames_lib l;
 		struct frames_raw w;
 		double *vl = samples(rounds), *vr = samples(rounds);
+		int n = var[k].inflight;
 
-		frames_lib_open(&l);
-		frames_raw_open(&w);
+		frames_lib_open(&l, var[k].work_ns);
+		frames_raw_open(&w, var[k].work_ns);
 		/* A short round of each first, untimed. */
-		frames_lib_run(&l, inflight[k] + 2, inflight[k]);
-		frames_raw_run(&w, inflight[k] + 2, inflight[k]);
+		frames_lib_run(&l, n + 2, n);
+		frames_raw_run(&w, n + 2, n);
 		for (r = 0; r < rounds; r++) {
 			int v;
 
@@ -202,11 +225,9 @@ static void fig9(void)
 				struct counts c0 = counts_now(), c1;
 
 				if (lib)
-					fps[k][0][r] = frames_lib_run(&l, per,
-								      inflight[k]);
+					fps[k][0][r] = frames_lib_run(&l, per, n);
 				else
-					fps[k][1][r] = frames_raw_run(&w, per,
-								      inflight[k]);
+					fps[k][1][r] = frames_raw_run(&w, per, n);
 				c1 = counts_now();
 				cost_add(&cost[k][lib ? 0 : 1], c0, c1, per);
 			}
@@ -215,32 +236,47 @@ static void fig9(void)
 		}
 		frames_lib_close(&l);
 		frames_raw_close(&w);
-		snprintf(key, sizeof(key), "frames_raw_n%d", inflight[k]);
-		snprintf(label, sizeof(label),
-			 "raw ioctls, %d frames in flight", inflight[k]);
+		if (var[k].work_ns)
+			snprintf(what, sizeof(what), "_gpu%llums",
+				 (unsigned long long)(var[k].work_ns / MS));
+		else
+			what[0] = 0;
+		snprintf(key, sizeof(key), "frames_raw_n%d%s", n, what);
+		snprintf(label, sizeof(label), "raw ioctls, %d frames in flight%s",
+			 n, var[k].work_ns ? ", 1 ms GPU work" : "");
 		b = add_row(9, key, label, "fps", vr, rounds);
-		snprintf(key, sizeof(key), "frames_lib_n%d", inflight[k]);
-		snprintf(label, sizeof(label),
-			 "library, %d frames in flight", inflight[k]);
+		snprintf(key, sizeof(key), "frames_lib_n%d%s", n, what);
+		snprintf(label, sizeof(label), "library, %d frames in flight%s",
+			 n, var[k].work_ns ? ", 1 ms GPU work" : "");
 		a = add_row(9, key, label, "fps", vl, rounds);
-		snprintf(label, sizeof(label),
-			 "frames/s, %d in flight: library / raw (at least)",
-			 inflight[k]);
+		snprintf(label, sizeof(label), var[k].work_ns ?
+			 "fps, %d in flight, GPU 1 ms: library / raw (at least)" :
+			 "frames/s, %d in flight: library / raw (at least)", n);
 		add_cmp_min(9, a, b, label, 0.9);
-		if (dat)
-			fprintf(dat, "%d %.1f %.1f\n", inflight[k],
-				row_median(a), row_median(b));
-		snprintf(key, sizeof(key), "frames_raw_n%d", inflight[k]);
-		snprintf(label, sizeof(label), "raw, N=%d", inflight[k]);
+		med[k][0] = row_median(a);
+		med[k][1] = row_median(b);
+		snprintf(key, sizeof(key), "frames_raw_n%d%s", n, what);
+		snprintf(label, sizeof(label), "raw, N=%d%s", n,
+			 var[k].work_ns ? ", GPU work" : "");
 		cost_report(key, label, &cost[k][1]);
-		snprintf(key, sizeof(key), "frames_lib_n%d", inflight[k]);
-		snprintf(label, sizeof(label), "library, N=%d", inflight[k]);
+		snprintf(key, sizeof(key), "frames_lib_n%d%s", n, what);
+		snprintf(label, sizeof(label), "library, N=%d%s", n,
+			 var[k].work_ns ? ", GPU work" : "");
 		cost_report(key, label, &cost[k][0]);
 	}
-	add_note(9, "%d rounds of %d frames per variant; copy and direct job: one WRITE64 each",
-		 rounds, per);
-	if (dat)
+	add_note(9, "%d rounds of %d frames per variant; copy and direct job: one WRITE64 each (run inside SUBMIT), then the same with a %llu us DELAY before the direct job's WRITE64",
+		 rounds, per, (unsigned long long)(GPU_WORK_NS / 1000));
+	if (data_dir) {
+		dat = fopen(data_path(path, sizeof(path), "frames.dat"), "w");
+		if (!dat)
+			die(path, errno, __LINE__);
+		fprintf(dat, "# frames_in_flight library_fps raw_fps library_fps_gpu raw_fps_gpu\n");
+		for (k = 0; k < 2; k++)
+			fprintf(dat, "%d %.1f %.1f %.1f %.1f\n", var[k].inflight,
+				med[k][0], med[k][1], med[k + 2][0],
+				med[k + 2][1]);
 		fclose(dat);
+	}
 }
 
 static int fig9_plot(FILE *gp)
@@ -251,7 +287,9 @@ static int fig9_plot(FILE *gp)
 		"set xlabel \"frames in flight (N)\"\nset ylabel \"frames per second\"\n"
 		"set xrange [1.5:3.5]\nset xtics (2, 3)\nset yrange [0:*]\nset key bottom right\n"
 		"plot '%s' using 1:3 with linespoints lw 2 title 'raw ioctls', \\\n"
-		"     '' using 1:2 with linespoints lw 2 title 'library'\n"
+		"     '' using 1:2 with linespoints lw 2 title 'library', \\\n"
+		"     '' using 1:5 with linespoints lw 2 title 'raw, 1 ms GPU work', \\\n"
+		"     '' using 1:4 with linespoints lw 2 title 'library, 1 ms GPU work'\n"
 		"set xrange [*:*]\n",
 		data_path(path, sizeof(path), "frames.dat"));
 	return 1;

@@ -120,6 +120,19 @@ void raw_queue_destroy(uint32_t id)
 	xioctl(DRM_IOCTL_D3DQ_QUEUE_DESTROY, &d);
 }
 
+int set_direct_submit(bool on)
+{
+	int fd = open("/sys/module/d3dq/parameters/direct_submit",
+		      O_WRONLY | O_CLOEXEC), ret = 0;
+
+	if (fd < 0)
+		return -errno;
+	if (write(fd, on ? "1" : "0", 1) != 1)
+		ret = -errno;
+	close(fd);
+	return ret;
+}
+
 /* One job: optional timeline wait, commands, timeline signal. */
 int raw_submit(uint32_t queue, uint32_t wh, uint64_t wp, uint32_t sh,
 		      uint64_t sp, const void *cmds, uint32_t bytes)
