@@ -466,34 +466,46 @@ int fence_shared_check_locked(struct d3dq_fence *f, uint64_t value,
 void fence_apply_locked(struct sig_rec *s, struct fire *fire)
 {
 	struct d3dq_fence *f = s->fence;
-	bool destroyed = atomic_load(&f->destroyed);
-	uint64_t last;
 
 	list_del(&s->flink);
 	atomic_fetch_sub(&f->npending, 1);
 	if (s->pin)
 		f->npinned--;
-	if (dev_removed(f->dev) || s->order < f->applied_order)
+	fence_take_locked(f, s->value, s->order, s->queue, s->r.point, fire);
+}
+
+/*
+ * The value of a queue signal (@value, API order @order) completed at
+ * point @point of @q: what fence_apply_locked() does once the signal is
+ * off the fence's pending list, also for a signal applied as it is
+ * recorded. apply_lock and f->lock held.
+ */
+void fence_take_locked(struct d3dq_fence *f, uint64_t value, uint64_t order,
+		       struct d3dq_queue *q, uint64_t point, struct fire *fire)
+{
+	bool destroyed = atomic_load(&f->destroyed);
+	uint64_t last;
+
+	if (dev_removed(f->dev) || order < f->applied_order)
 		return;
-	f->applied_order = s->order;
-	fire->done_q = s->queue;
-	fire->done_point = s->r.point;
+	f->applied_order = order;
+	fire->done_q = q;
+	fire->done_point = point;
 	if (!f->shared) {
 		if (destroyed)
 			return;
-		atomic_store_explicit(&f->value, s->value,
-				      memory_order_release);
-		fence_signalled_locked(f, s->value, false, fire);
+		atomic_store_explicit(&f->value, value, memory_order_release);
+		fence_signalled_locked(f, value, false, fire);
 		return;
 	}
 	last = shared_last(f);
-	if (s->value > last &&
-	    syncobj_timeline_signal(f->dev->fd, f->syncobj, s->value))
+	if (value > last &&
+	    syncobj_timeline_signal(f->dev->fd, f->syncobj, value))
 		return;
-	if (destroyed || s->value <= atomic_load(&f->value))
+	if (destroyed || value <= atomic_load(&f->value))
 		return;
-	atomic_store_explicit(&f->value, s->value, memory_order_release);
-	fence_signalled_locked(f, s->value, false, fire);
+	atomic_store_explicit(&f->value, value, memory_order_release);
+	fence_signalled_locked(f, value, false, fire);
 }
 
 /*

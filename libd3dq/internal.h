@@ -365,6 +365,12 @@ struct d3dq_queue {
 	struct edge **fold;
 	uint32_t nfold, capfold;
 	_Atomic uint64_t submitted;	/* copy of tl_point */
+	/*
+	 * Points up to here are complete: the kernel ran the job inside
+	 * SUBMIT (DRM_D3DQ_SUBMIT_DONE). Records added for them are applied
+	 * as they are added (worker.c).
+	 */
+	uint64_t done;
 	_Atomic bool flush_req;		/* see queue_unlock() */
 
 	/* dev->ready list, under dev->ready_lock */
@@ -454,6 +460,7 @@ static inline void fence_ref(struct d3dq_fence *f)
 #define evref_get d3dqp_evref_get
 #define evref_put d3dqp_evref_put
 #define fence_apply_locked d3dqp_fence_apply_locked
+#define fence_take_locked d3dqp_fence_take_locked
 #define fence_choose_locked d3dqp_fence_choose_locked
 #define fence_kwait_link d3dqp_fence_kwait_link
 #define fence_kwait_unlink d3dqp_fence_kwait_unlink
@@ -533,6 +540,8 @@ uint64_t fence_value(struct d3dq_fence *f);
 void fence_signalled_locked(struct d3dq_fence *f, uint64_t value, bool all,
 			    struct fire *fire);
 void fence_apply_locked(struct sig_rec *s, struct fire *fire);
+void fence_take_locked(struct d3dq_fence *f, uint64_t value, uint64_t order,
+		       struct d3dq_queue *q, uint64_t point, struct fire *fire);
 int fence_shared_check_locked(struct d3dq_fence *f, uint64_t value,
 			      bool queue);
 enum choice { CHOICE_NONE, CHOICE_READY, CHOICE_POINT };

@@ -34,11 +34,12 @@ void queue_unref(struct d3dq_queue *q)
 
 /*
  * Submit one job signalling the queue's next timeline point. q->lock
- * held. A lost queue removes the device (-ENODEV). A job the kernel ran
- * to completion inside the call (DRM_D3DQ_SUBMIT_DONE: it and every
- * earlier job of the queue completed without error) is applied at once,
- * on this thread: records added for its point later are applied as they
- * are added, and nobody waits for the point in the kernel.
+ * held. A lost queue removes the device (-ENODEV). When the kernel ran
+ * the job to completion inside the call (DRM_D3DQ_SUBMIT_DONE: it and
+ * every earlier job of the queue completed without error), its point is
+ * known complete: the records added for it (its edges, the signals after
+ * it) are applied as they are added, on this thread, causes first, and
+ * nobody waits for the point in the kernel.
  */
 int queue_submit(struct d3dq_queue *q, const struct drm_d3dq_sync *waits,
 		 uint32_t nwaits, const void *cmds, uint32_t cmd_bytes,
@@ -76,7 +77,7 @@ int queue_submit(struct d3dq_queue *q, const struct drm_d3dq_sync *waits,
 	if (seqno)
 		*seqno = args.seqno;
 	if (args.out_flags & DRM_D3DQ_SUBMIT_DONE)
-		apply_upto(q, q->tl_point);
+		q->done = q->tl_point;
 	return 0;
 }
 

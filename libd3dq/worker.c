@@ -204,14 +204,17 @@ static uint64_t watch_point_added_locked(struct d3dq_queue *q,
 
 /*
  * Add @rec to @q's records. A record for a point the applier has already
- * passed is applied at once (nobody will wait for that point again). One
- * the worker must wait for (its value is observed, or the queue has
- * DRAIN_RECS records) before what the worker waits for on @q now wakes
- * the worker, to wait for it.
+ * passed, or one the kernel reported complete at its submit (q->done), is
+ * applied at once (nobody will wait for that point again), with the
+ * records before it. One the worker must wait for (its value is observed,
+ * or the queue has DRAIN_RECS records) before what the worker waits for
+ * on @q now wakes the worker, to wait for it. q->lock held (only its
+ * holder adds records to @q), and apply_lock.
  */
 static bool record_add_locked(struct d3dq_queue *q, struct rec *rec,
 			      struct list *garbage)
 {
+	uint64_t upto = q->done > q->completed ? q->done : q->completed;
 	struct d3dq_device *dev = q->dev;
 	struct fire fire = FIRE_INIT;
 	bool ring = false;
@@ -224,8 +227,8 @@ static bool record_add_locked(struct d3dq_queue *q, struct rec *rec,
 		list_add_tail(&q->active_link, &dev->active);
 		q->active_linked = true;
 	}
-	if (rec->point <= q->completed) {
-		apply_locked(q, q->completed, &fire, garbage);
+	if (rec->point <= upto) {
+		apply_locked(q, upto, &fire, garbage);
 		fire_run(dev, &fire);
 	} else if (!dev->worker_awake) {
 		want = watch_point_added_locked(q, rec);
@@ -253,6 +256,32 @@ static void record_add(struct d3dq_queue *q, struct rec *rec)
 }
 
 /*
+ * A signal recorded at a complete point of @q with no record of @q before
+ * it: applied on the spot, as record_add_locked() would apply its record
+ * right after adding it, without the record. q->lock and apply_lock held.
+ */
+static int signal_complete_locked(struct d3dq_queue *q, struct d3dq_fence *f,
+				  uint64_t value, uint64_t order,
+				  uint64_t point)
+{
+	struct fire fire = FIRE_INIT;
+
+	pthread_mutex_lock(&f->lock);
+	if (!order) {
+		/* See record_signal_now(). */
+		if (f->npinned) {
+			pthread_mutex_unlock(&f->lock);
+			return 1;
+		}
+		order = ++f->next_order;
+	}
+	fence_take_locked(f, value, order, q, point, &fire);
+	pthread_mutex_unlock(&f->lock);
+	fire_run(q->dev, &fire);
+	return 0;
+}
+
+/*
  * Record queue signal (@f, @value) of API order @order at point @point of
  * @q (order 0: take it now, see record_signal_now()). Held queue waits
  * on @f that it may satisfy are flushed again, so that they can rely on
@@ -262,18 +291,31 @@ static void record_add(struct d3dq_queue *q, struct rec *rec)
  * the queue's records), both under apply_lock: a wait that finds it on
  * the fence and relies on it without a kernel point (point 0, see
  * fence_choose_locked()) cannot have what follows it applied before it.
+ * A signal whose point is complete, with nothing before it on @q, needs
+ * no record (signal_complete_locked()).
  */
 int record_signal(struct d3dq_queue *q, struct d3dq_fence *f, uint64_t value,
 		  uint64_t order, uint64_t point)
 {
-	struct sig_rec *s = calloc(1, sizeof(*s));
 	struct d3dq_device *dev = q->dev;
 	struct list *pos, *tmp;
 	struct list garbage;
+	struct sig_rec *s;
 	bool ring;
+	int ret;
 
-	if (!s)
+	pthread_mutex_lock(&dev->apply_lock);
+	if (list_empty(&q->recs) &&
+	    (point <= q->completed || point <= q->done)) {
+		ret = signal_complete_locked(q, f, value, order, point);
+		pthread_mutex_unlock(&dev->apply_lock);
+		return ret;
+	}
+	s = calloc(1, sizeof(*s));
+	if (!s) {
+		pthread_mutex_unlock(&dev->apply_lock);
 		return -ENOMEM;
+	}
 	s->r.kind = REC_SIGNAL;
 	s->r.point = point;
 	s->queue = q;
@@ -281,7 +323,6 @@ int record_signal(struct d3dq_queue *q, struct d3dq_fence *f, uint64_t value,
 	s->order = order;
 
 	list_init(&garbage);
-	pthread_mutex_lock(&dev->apply_lock);
 	pthread_mutex_lock(&f->lock);
 	if (!order) {
 		/* See record_signal_now(). */
