@@ -226,9 +226,12 @@ static void *signal_each_round(void *arg)
  * it later (for a shared fence the worker's watch only applies values
  * above the library's own). The ALL event then never fired. Each round, a
  * thread signals shared fence F to i while this one registers ALL
- * {F >= i, G >= i}; then G reaches i and the event must be set.
+ * {F >= i, G >= i}; then G reaches i and the event must be set. Each
+ * round hands over between two threads twice, which takes the debug
+ * kernel (make check-debug) over 15 ms: more than the harness's default
+ * 30 s for 2,000 rounds.
  */
-TEST_F(mf, registration_races_signal)
+TEST_F_TIMEOUT(mf, registration_races_signal, 300)
 {
 	struct d3dq_fence *fs[2];
 	struct racer r = { .rounds = 2000 };
