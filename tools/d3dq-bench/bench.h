@@ -159,9 +159,10 @@ int raw_submit(uint32_t queue, uint32_t wh, uint64_t wp, uint32_t sh,
 	       uint64_t sp, const void *cmds, uint32_t bytes);
 bool probe_syncobj_eventfd(void);
 /*
- * The module parameter direct_submit (uapi.rst, "Direct submission"): 0,
- * or -errno (not root, a module without it).
+ * The module parameter direct_submit (uapi.rst, "Direct submission"):
+ * get: 1 or 0, set: 0; or -errno (not root, a module without it).
  */
+int get_direct_submit(void);
 int set_direct_submit(bool on);
 
 struct raw_bo {

@@ -127,16 +127,18 @@ static void chain_close(struct chain *c)
 /*
  * (b) and the library once more with the module parameter direct_submit
  * off, so that every job goes through the scheduler: the hop direct
- * submission saves, measured in the same run (variants 3 and 4). Only
- * where the parameter can be set (root).
+ * submission saves, measured in the same run (variants 3 and 4), with
+ * the parameter as it was (@on) for the other samples. Only where the
+ * parameter can be set (root).
  */
-static double sched_one(struct chain *c, struct wait_release *h, int i)
+static double sched_one(struct chain *c, struct wait_release *h, int i,
+			bool on)
 {
 	double t;
 
 	CHECK(set_direct_submit(false));
 	t = c ? chain_one(c, i) : wait_release_one(h, i);
-	CHECK(set_direct_submit(true));
+	CHECK(set_direct_submit(on));
 	return t;
 }
 
@@ -151,7 +153,8 @@ static void fig1(void)
 	struct wait_release h, hs;
 	double *lb = samples(n), *ll = samples(n);
 	double *lcs = samples(n), *lls = samples(n);
-	bool sw = set_direct_submit(true) == 0;
+	int on = get_direct_submit();
+	bool sw = on >= 0 && set_direct_submit(on) == 0;
 
 	wait_release_open(&h, lib_open());
 	wait_release_open(&hs, h.dev);
@@ -171,10 +174,10 @@ static void fig1(void)
 				ll[i - 1] = wait_release_one(&h, i);
 				break;
 			case 3:
-				lcs[i - 1] = sched_one(&cs, NULL, i);
+				lcs[i - 1] = sched_one(&cs, NULL, i, on);
 				break;
 			case 4:
-				lls[i - 1] = sched_one(NULL, &hs, i);
+				lls[i - 1] = sched_one(NULL, &hs, i, on);
 				break;
 			}
 	pthread_join(w.thread, NULL);
@@ -208,7 +211,8 @@ static void fig1(void)
 	add_cmp(1, l2, c2, "through the scheduler: library / (b)", 0);
 	add_cmp(1, b, c2, "direct submission: (b) / (b) through the scheduler",
 		0);
-	add_note(1, "rows with direct_submit=0: the module parameter off for that sample only, variants interleaved");
+	add_note(1, "rows with direct_submit=0: the module parameter off for that sample only, variants interleaved; the others with it %s",
+		 on ? "on" : "off, as it was");
 }
 
 static int fig1_plot(FILE *gp)

@@ -120,6 +120,20 @@ void raw_queue_destroy(uint32_t id)
 	xioctl(DRM_IOCTL_D3DQ_QUEUE_DESTROY, &d);
 }
 
+int get_direct_submit(void)
+{
+	int fd = open("/sys/module/d3dq/parameters/direct_submit",
+		      O_RDONLY | O_CLOEXEC);
+	char c = 0;
+	int ret;
+
+	if (fd < 0)
+		return -errno;
+	ret = read(fd, &c, 1) == 1 ? c == 'Y' : -EIO;
+	close(fd);
+	return ret;
+}
+
 int set_direct_submit(bool on)
 {
 	int fd = open("/sys/module/d3dq/parameters/direct_submit",
