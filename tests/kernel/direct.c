@@ -52,27 +52,6 @@ FIXTURE_TEARDOWN(direct)
 	T_EXPECT_IDLE(10000);
 }
 
-/* Submit; 0 or -errno, the out flags in *@done. */
-static int submit(int fd, uint32_t q, const struct drm_d3dq_sync *waits,
-		  uint32_t nwaits, const struct drm_d3dq_sync *signals,
-		  uint32_t nsignals, const struct t_cs *cs, uint32_t *done,
-		  uint64_t *seqno)
-{
-	struct drm_d3dq_submit s = {
-		.queue_id = q,
-		.waits = DRM_D3DQ_OBJ_ARRAY(nwaits, waits),
-		.signals = DRM_D3DQ_OBJ_ARRAY(nsignals, signals),
-		.cmds = cs ? (uint64_t)(uintptr_t)cs->buf : 0,
-		.cmd_bytes = cs ? cs->len : 0,
-	};
-	int ret = t_submit_raw(fd, &s);
-
-	*done = s.out_flags;
-	if (seqno)
-		*seqno = s.seqno;
-	return ret;
-}
-
 static void write64(struct t_cs *cs, uint32_t bo, uint64_t off, uint64_t v)
 {
 	t_cs_init(cs);
@@ -98,7 +77,8 @@ TEST_F(direct, done_when_nothing_stands_before)
 	ASSERT_NE(0, q);
 	ASSERT_TRUE(tl && bin);
 	write64(&cs, self->bo, 0, 7);
-	ASSERT_EQ(0, submit(self->fd, q, NULL, 0, sig, 2, &cs, &done, &a));
+	ASSERT_EQ(0, t_submit_out(self->fd, q, NULL, 0, sig, 2, &cs, &done,
+				  &a));
 	EXPECT_EQ(DRM_D3DQ_SUBMIT_DONE, done);
 	EXPECT_EQ(7, self->map[0]);
 	EXPECT_EQ(1, t_fence_status(self->fd, tl, 1));
@@ -117,7 +97,8 @@ TEST_F(direct, done_when_nothing_stands_before)
 
 	/* No commands: a synchronisation point, done as well. */
 	sig[0] = t_tl(tl, 2);
-	ASSERT_EQ(0, submit(self->fd, q, NULL, 0, sig, 1, NULL, &done, &b));
+	ASSERT_EQ(0, t_submit_out(self->fd, q, NULL, 0, sig, 1, NULL, &done,
+				  &b));
 	EXPECT_EQ(DRM_D3DQ_SUBMIT_DONE, done);
 	EXPECT_EQ(1, t_fence_status(self->fd, tl, 2));
 	EXPECT_GT(b, a);
@@ -141,7 +122,8 @@ TEST_F(direct, signalled_waits)
 	ASSERT_EQ(0, t_signal(self->fd, cpu, 5));
 	sig = t_tl(tl, 1);
 	write64(&cs, self->bo, 0, 1);
-	ASSERT_EQ(0, submit(self->fd, qa, NULL, 0, &sig, 1, &cs, &done, NULL));
+	ASSERT_EQ(0, t_submit_out(self->fd, qa, NULL, 0, &sig, 1, &cs, &done,
+				  NULL));
 	EXPECT_EQ(DRM_D3DQ_SUBMIT_DONE, done);
 
 	w[0] = t_tl(cpu, 3);	/* satisfied by the first point >= 3 */
@@ -150,7 +132,8 @@ TEST_F(direct, signalled_waits)
 	w[2].flags |= DRM_D3DQ_SYNC_RELEASABLE;
 	sig = t_tl(tl, 2);
 	write64(&cs, self->bo, 8, 2);
-	ASSERT_EQ(0, submit(self->fd, qb, w, 3, &sig, 1, &cs, &done, &seqno));
+	ASSERT_EQ(0, t_submit_out(self->fd, qb, w, 3, &sig, 1, &cs, &done,
+				  &seqno));
 	EXPECT_EQ(DRM_D3DQ_SUBMIT_DONE, done);
 	EXPECT_EQ(2, self->map[1]);
 	rel.queue_id = qb;
@@ -175,14 +158,16 @@ TEST_F(direct, pending_wait)
 	t_cs_delay(&cs, 20 * T_MS);
 	t_cs_timestamp(&cs, self->bo, 0);
 	sig = t_tl(tl, 1);
-	ASSERT_EQ(0, submit(self->fd, qa, NULL, 0, &sig, 1, &cs, &done, NULL));
+	ASSERT_EQ(0, t_submit_out(self->fd, qa, NULL, 0, &sig, 1, &cs, &done,
+				  NULL));
 	EXPECT_EQ(0, done);
 
 	w = t_tl(tl, 1);
 	sig = t_tl(tl, 2);
 	t_cs_init(&cs);
 	t_cs_timestamp(&cs, self->bo, 8);
-	ASSERT_EQ(0, submit(self->fd, qb, &w, 1, &sig, 1, &cs, &done, NULL));
+	ASSERT_EQ(0, t_submit_out(self->fd, qb, &w, 1, &sig, 1, &cs, &done,
+				  NULL));
 	/* Only a host far slower than 20 ms per submit sees A done here. */
 	if (t_fence_status(self->fd, tl, 1) == 0)
 		EXPECT_EQ(0, done);
@@ -207,13 +192,15 @@ TEST_F(direct, behind_an_unfinished_job)
 	t_cs_delay(&cs, 20 * T_MS);
 	t_cs_timestamp(&cs, self->bo, 0);
 	sig = t_tl(tl, 1);
-	ASSERT_EQ(0, submit(self->fd, q, NULL, 0, &sig, 1, &cs, &done, NULL));
+	ASSERT_EQ(0, t_submit_out(self->fd, q, NULL, 0, &sig, 1, &cs, &done,
+				  NULL));
 	EXPECT_EQ(0, done);
 
 	t_cs_init(&cs);
 	t_cs_timestamp(&cs, self->bo, 8);
 	sig = t_tl(tl, 2);
-	ASSERT_EQ(0, submit(self->fd, q, NULL, 0, &sig, 1, &cs, &done, NULL));
+	ASSERT_EQ(0, t_submit_out(self->fd, q, NULL, 0, &sig, 1, &cs, &done,
+				  NULL));
 	if (t_fence_status(self->fd, tl, 1) == 0)
 		EXPECT_EQ(0, done);
 	ASSERT_EQ(0, t_wait(self->fd, tl, 2, 10 * T_SEC));
@@ -222,7 +209,8 @@ TEST_F(direct, behind_an_unfinished_job)
 
 	write64(&cs, self->bo, 16, 3);
 	sig = t_tl(tl, 3);
-	ASSERT_EQ(0, submit(self->fd, q, NULL, 0, &sig, 1, &cs, &done, NULL));
+	ASSERT_EQ(0, t_submit_out(self->fd, q, NULL, 0, &sig, 1, &cs, &done,
+				  NULL));
 	EXPECT_EQ(DRM_D3DQ_SUBMIT_DONE, done);
 	EXPECT_EQ(3, self->map[2]);
 }
@@ -241,13 +229,15 @@ TEST_F(direct, long_jobs_are_queued)
 	ASSERT_TRUE(q && s && big);
 	t_cs_init(&cs);
 	t_cs_delay(&cs, 0);
-	ASSERT_EQ(0, submit(self->fd, q, NULL, 0, &sig, 1, &cs, &done, NULL));
+	ASSERT_EQ(0, t_submit_out(self->fd, q, NULL, 0, &sig, 1, &cs, &done,
+				  NULL));
 	EXPECT_EQ(0, done);
 	ASSERT_EQ(0, t_wait(self->fd, s, 0, 10 * T_SEC));
 
 	t_cs_init(&cs);
 	t_cs_fill(&cs, big, 0, 0x5a, 1 << 20);
-	ASSERT_EQ(0, submit(self->fd, q, NULL, 0, &sig, 1, &cs, &done, NULL));
+	ASSERT_EQ(0, t_submit_out(self->fd, q, NULL, 0, &sig, 1, &cs, &done,
+				  NULL));
 	EXPECT_EQ(0, done);
 	ASSERT_EQ(0, t_wait(self->fd, s, 0, 10 * T_SEC));
 
@@ -256,7 +246,8 @@ TEST_F(direct, long_jobs_are_queued)
 	t_cs_copy(&cs, self->bo, 0, big, 0, 8);
 	t_cs_cmp_store(&cs, self->bo, 8, 0, 9);
 	t_cs_timestamp(&cs, self->bo, 16);
-	ASSERT_EQ(0, submit(self->fd, q, NULL, 0, &sig, 1, &cs, &done, NULL));
+	ASSERT_EQ(0, t_submit_out(self->fd, q, NULL, 0, &sig, 1, &cs, &done,
+				  NULL));
 	EXPECT_EQ(DRM_D3DQ_SUBMIT_DONE, done);
 	EXPECT_EQ(0x3333333333333333ull, self->map[0]);
 	EXPECT_EQ(9, self->map[1]);
@@ -298,7 +289,8 @@ TEST_F(direct, busy_engine_is_not_overtaken)
 		ASSERT_EQ(tries, mark[0]);
 
 		write64(&cs, self->bo, 0, tries);
-		ASSERT_EQ(0, submit(self->fd, q, NULL, 0, &sig, 1, &cs, &done,
+		ASSERT_EQ(0, t_submit_out(self->fd, q, NULL, 0, &sig, 1, &cs,
+					  &done,
 				    NULL));
 		if (mark[1] != (uint64_t)tries) {
 			seen = 1;
@@ -340,7 +332,8 @@ TEST_F(direct, failed_wait_loses_the_queue)
 	w = t_bin(bad);
 	sig = t_bin(out);
 	write64(&cs, self->bo, 0, 1);
-	ASSERT_EQ(0, submit(self->fd, qb, &w, 1, &sig, 1, &cs, &done, NULL));
+	ASSERT_EQ(0, t_submit_out(self->fd, qb, &w, 1, &sig, 1, &cs, &done,
+				  NULL));
 	EXPECT_EQ(0, done);
 	ASSERT_EQ(0, t_wait(self->fd, out, 0, 10 * T_SEC));
 	EXPECT_EQ(-ECANCELED, t_fence_status(self->fd, out, 0));
@@ -348,7 +341,7 @@ TEST_F(direct, failed_wait_loses_the_queue)
 	ASSERT_EQ(0, t_queue_state(self->fd, qb, &st));
 	EXPECT_EQ(DRM_D3DQ_QUEUE_STATE_LOST, st.state);
 	EXPECT_EQ(-ECANCELED, st.reason);
-	EXPECT_EQ(-ECANCELED, submit(self->fd, qb, NULL, 0, &sig, 1, &cs,
+	EXPECT_EQ(-ECANCELED, t_submit_out(self->fd, qb, NULL, 0, &sig, 1, &cs,
 				     &done, NULL));
 	EXPECT_EQ(0, done);
 }
@@ -365,14 +358,16 @@ TEST_F(direct, switched_off)
 		SKIP(return, "direct_submit not writable (%d)", self->was);
 	ASSERT_EQ(1, t_direct_submit(0));
 	write64(&cs, self->bo, 0, 1);
-	ASSERT_EQ(0, submit(self->fd, q, NULL, 0, &sig, 1, &cs, &done, NULL));
+	ASSERT_EQ(0, t_submit_out(self->fd, q, NULL, 0, &sig, 1, &cs, &done,
+				  NULL));
 	EXPECT_EQ(0, done);
 	ASSERT_EQ(0, t_wait(self->fd, s, 0, 10 * T_SEC));
 	EXPECT_EQ(1, self->map[0]);
 
 	ASSERT_EQ(0, t_direct_submit(1));
 	write64(&cs, self->bo, 0, 2);
-	ASSERT_EQ(0, submit(self->fd, q, NULL, 0, &sig, 1, &cs, &done, NULL));
+	ASSERT_EQ(0, t_submit_out(self->fd, q, NULL, 0, &sig, 1, &cs, &done,
+				  NULL));
 	EXPECT_EQ(DRM_D3DQ_SUBMIT_DONE, done);
 	EXPECT_EQ(2, self->map[0]);
 }
@@ -394,7 +389,8 @@ static void *submit_loop(void *arg)
 
 	for (i = 1; i < 1000000; i++) {
 		write64(&cs, sb->bo, 0, i);
-		ret = submit(sb->fd, sb->q, NULL, 0, NULL, 0, &cs, &done, NULL);
+		ret = t_submit_out(sb->fd, sb->q, NULL, 0, NULL, 0, &cs, &done,
+				   NULL);
 		if (ret) {
 			sb->err = ret;
 			break;

@@ -316,9 +316,10 @@ int t_submit_raw(int fd, struct drm_d3dq_submit *args)
 	return drmIoctl(fd, DRM_IOCTL_D3DQ_SUBMIT, args) ? -errno : 0;
 }
 
-int t_submit(int fd, uint32_t queue, const struct drm_d3dq_sync *waits,
-	     uint32_t nwaits, const struct drm_d3dq_sync *signals,
-	     uint32_t nsignals, const struct t_cs *cs)
+int t_submit_out(int fd, uint32_t queue, const struct drm_d3dq_sync *waits,
+		 uint32_t nwaits, const struct drm_d3dq_sync *signals,
+		 uint32_t nsignals, const struct t_cs *cs, uint32_t *out_flags,
+		 uint64_t *seqno)
 {
 	struct drm_d3dq_submit s = {
 		.queue_id = queue,
@@ -327,8 +328,21 @@ int t_submit(int fd, uint32_t queue, const struct drm_d3dq_sync *waits,
 		.cmds = cs ? (uint64_t)(uintptr_t)cs->buf : 0,
 		.cmd_bytes = cs ? cs->len : 0,
 	};
+	int ret = t_submit_raw(fd, &s);
 
-	return t_submit_raw(fd, &s);
+	if (out_flags)
+		*out_flags = s.out_flags;
+	if (seqno)
+		*seqno = s.seqno;
+	return ret;
+}
+
+int t_submit(int fd, uint32_t queue, const struct drm_d3dq_sync *waits,
+	     uint32_t nwaits, const struct drm_d3dq_sync *signals,
+	     uint32_t nsignals, const struct t_cs *cs)
+{
+	return t_submit_out(fd, queue, waits, nwaits, signals, nsignals, cs,
+			    NULL, NULL);
 }
 
 uint32_t t_syncobj(int fd)

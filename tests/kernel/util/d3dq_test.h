@@ -113,6 +113,12 @@ int t_submit(int fd, uint32_t queue, const struct drm_d3dq_sync *waits,
 	     uint32_t nwaits, const struct drm_d3dq_sync *signals,
 	     uint32_t nsignals, const struct t_cs *cs);
 
+/* The same, with the out fields (either may be NULL). */
+int t_submit_out(int fd, uint32_t queue, const struct drm_d3dq_sync *waits,
+		 uint32_t nwaits, const struct drm_d3dq_sync *signals,
+		 uint32_t nsignals, const struct t_cs *cs, uint32_t *out_flags,
+		 uint64_t *seqno);
+
 /* Submit with a fully caller-built argument; returns 0 or -errno. */
 int t_submit_raw(int fd, struct drm_d3dq_submit *args);
 
