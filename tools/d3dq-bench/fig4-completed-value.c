@@ -59,6 +59,41 @@ static uint64_t pending_delay_ns(void)
 	return d > 1000 * MS ? 1000 * MS : d;
 }
 
+/*
+ * Points @first to @first + @n - 1 of timeline @h, pending behind the
+ * DELAY @cmd on raw queue @q: the delayed job signals as many as one
+ * submit takes (MAX_SYNCS), empty jobs behind it the rest. Few submits,
+ * so that the points are in place long before the delay ends, also on a
+ * slow kernel (a submit per point took the debug kernel most of it).
+ */
+static void raw_points_behind_delay(uint32_t q, uint32_t h, uint64_t first,
+				    int n, const struct drm_d3dq_cmd_delay *cmd)
+{
+	int max = (int)get_param(DRM_D3DQ_PARAM_MAX_SYNCS), i, k;
+	struct drm_d3dq_sync *s = calloc(n, sizeof(*s));
+
+	CHECK_PTR(s);
+	for (i = 0; i < n; i++)
+		s[i] = (struct drm_d3dq_sync){ h, DRM_D3DQ_SYNC_TIMELINE,
+					       first + i };
+	for (i = 0; i < n; i += k) {
+		struct drm_d3dq_submit a = {
+			.queue_id = q,
+			.signals = DRM_D3DQ_OBJ_ARRAY(0, s),
+		};
+
+		k = n - i < max ? n - i : max;
+		a.signals.count = k;
+		a.signals.array = (uintptr_t)(s + i);
+		if (!i) {
+			a.cmds = (uintptr_t)cmd;
+			a.cmd_bytes = sizeof(*cmd);
+		}
+		CHECK(xioctl(DRM_IOCTL_D3DQ_SUBMIT, &a));
+	}
+	free(s);
+}
+
 static void fig4(void)
 {
 	struct d3dq_device *dev = lib_open();
@@ -102,9 +137,7 @@ static void fig4(void)
 	 * they are pending: measure only until 80 % of the delay is over.
 	 */
 	t0 = now_ns();
-	CHECK(raw_submit(rq, 0, 0, h, 6, &cmd, sizeof(cmd)));
-	for (i = 2; i <= sz.pending; i++)
-		CHECK(raw_submit(rq, 0, 0, h, 5 + i, NULL, 0));
+	raw_points_behind_delay(rq, h, 6, sz.pending, &cmd);
 	qp = query_measure(h, "gcv_query_pending",
 			   "SYNCOBJ_QUERY, points pending",
 			   t0 + (int64_t)pending_delay_ns() * 8 / 10);
