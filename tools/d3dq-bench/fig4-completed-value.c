@@ -71,24 +71,20 @@ static void raw_points_behind_delay(uint32_t q, uint32_t h, uint64_t first,
 {
 	int max = (int)get_param(DRM_D3DQ_PARAM_MAX_SYNCS), i, k;
 	struct drm_d3dq_sync *s = calloc(n, sizeof(*s));
+	struct drm_d3dq_submit a;
 
 	CHECK_PTR(s);
 	for (i = 0; i < n; i++)
 		s[i] = (struct drm_d3dq_sync){ h, DRM_D3DQ_SYNC_TIMELINE,
 					       first + i };
 	for (i = 0; i < n; i += k) {
-		struct drm_d3dq_submit a = {
-			.queue_id = q,
-			.signals = DRM_D3DQ_OBJ_ARRAY(0, s),
-		};
-
 		k = n - i < max ? n - i : max;
-		a.signals.count = k;
-		a.signals.array = (uintptr_t)(s + i);
-		if (!i) {
-			a.cmds = (uintptr_t)cmd;
-			a.cmd_bytes = sizeof(*cmd);
-		}
+		a = (struct drm_d3dq_submit){
+			.queue_id = q,
+			.signals = DRM_D3DQ_OBJ_ARRAY(k, s + i),
+			.cmds = i ? 0 : (uintptr_t)cmd,
+			.cmd_bytes = i ? 0 : sizeof(*cmd),
+		};
 		CHECK(xioctl(DRM_IOCTL_D3DQ_SUBMIT, &a));
 	}
 	free(s);
