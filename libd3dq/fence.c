@@ -432,36 +432,22 @@ static bool reached(struct d3dq_fence *f, uint64_t value, uint64_t cur)
 }
 
 /*
- * Check a signal of a shared fence against its timeline: a CPU signal
- * needs at least the last point, a queue signal also at least every
- * queue signal this process made before (see library.rst). A queue
- * signal that passes raises that floor. f->lock held.
+ * Check a CPU signal of a shared fence against its timeline: it needs at
+ * least the last point (see library.rst). f->lock held.
  */
-int fence_shared_check_locked(struct d3dq_fence *f, uint64_t value,
-			      bool queue)
+int fence_shared_check_locked(struct d3dq_fence *f, uint64_t value)
 {
-	uint64_t floor;
-
 	/* A removal that took the timeline to UINT64_MAX is no rewind. */
 	if (dev_removed(f->dev))
 		return -ENODEV;
-	floor = shared_last(f);
-	if (queue && f->queue_max > floor)
-		floor = f->queue_max;
-	if (value < floor)
+	if (value < shared_last(f))
 		return -EINVAL;
-	if (queue)
-		f->queue_max = value;
 	return 0;
 }
 
 /*
  * The completion applier (worker.c) applies queue signal @s, apply_lock
- * and f->lock held: the value becomes exactly s->value unless a signal
- * ordered after it already took effect (R4). A shared fence takes it on
- * its timeline first, unless that already holds a higher point (a value
- * only grows), also when the fence was destroyed here (peers still see
- * it).
+ * and f->lock held: see fence_take_locked().
  */
 void fence_apply_locked(struct sig_rec *s, struct fire *fire)
 {
@@ -469,26 +455,28 @@ void fence_apply_locked(struct sig_rec *s, struct fire *fire)
 
 	list_del(&s->flink);
 	atomic_fetch_sub(&f->npending, 1);
-	if (s->pin)
-		f->npinned--;
-	fence_take_locked(f, s->value, s->order, s->queue, s->r.point, fire);
+	fence_take_locked(f, s->value, s->queue, s->r.point, fire);
 }
 
 /*
- * The value of a queue signal (@value, API order @order) completed at
- * point @point of @q: what fence_apply_locked() does once the signal is
- * off the fence's pending list, also for a signal applied as it is
- * recorded. apply_lock and f->lock held.
+ * The value of a queue signal (@value) completed at point @point of @q:
+ * what fence_apply_locked() does once the signal is off the fence's
+ * pending list, also for a signal applied as it is recorded. The value
+ * becomes exactly @value (R4: signals take effect in the order their work
+ * completes, whatever the order of the calls). A shared fence takes it on
+ * its timeline first, unless that already holds a higher point (a
+ * timeline only grows: a queue signal that would lower it changes
+ * nothing), also when the fence was destroyed here (peers still see it).
+ * apply_lock and f->lock held.
  */
-void fence_take_locked(struct d3dq_fence *f, uint64_t value, uint64_t order,
+void fence_take_locked(struct d3dq_fence *f, uint64_t value,
 		       struct d3dq_queue *q, uint64_t point, struct fire *fire)
 {
 	bool destroyed = atomic_load(&f->destroyed);
 	uint64_t last;
 
-	if (dev_removed(f->dev) || order < f->applied_order)
+	if (dev_removed(f->dev))
 		return;
-	f->applied_order = order;
 	fire->done_q = q;
 	fire->done_point = point;
 	if (!f->shared) {
@@ -509,44 +497,19 @@ void fence_take_locked(struct d3dq_fence *f, uint64_t value, uint64_t order,
 }
 
 /*
- * R18: will pending signal @u certainly take effect, so that a wait for
- * @value may rely on it? Not if a signal ordered after it already did,
- * nor if one ordered after it on another queue, with a lower value, is
- * already in the kernel: it may complete first and discard @u (R4).
- * Signals submitted later respect the pin (fence_pins_locked()). On a
- * shared fence any later queue signal is at least as high. f->lock held.
- */
-static bool certain(struct d3dq_fence *f, struct sig_rec *u, uint64_t value)
-{
-	struct list *pos, *tmp;
-
-	if (f->shared)
-		return true;
-	if (u->order < f->applied_order)
-		return false;
-	list_for_each_safe(pos, tmp, &f->pending) {
-		struct sig_rec *w = container_of(pos, struct sig_rec, flink);
-
-		if (w->order > u->order && w->queue != u->queue &&
-		    w->value < value)
-			return false;
-	}
-	return true;
-}
-
-/*
- * Which submitted signal can a wait for @value rely on? CHOICE_READY if
- * one comes earlier on @q itself (R9: queue order), or if the earliest
- * one that will certainly take effect needs nothing to complete: it was
- * recorded at point 0 of a queue that had submitted no job, and
- * record_signal() applies it before anyone can apply what comes after
- * this wait (there is no kernel point to wait for). CHOICE_POINT with
- * @out set (and a reference to its queue) for the earliest one that will
- * certainly take effect otherwise. Pinned when @pin (a queue wait); else
- * CHOICE_NONE. @q is NULL for a CPU wait. f->lock held.
+ * Which submitted signal can a wait for @value rely on? Every queue
+ * signal takes effect when its work completes (R4, R18), so any pending
+ * one at least @value will do. CHOICE_READY if one comes earlier on @q
+ * itself (R9: queue order), or if the first one needs nothing to
+ * complete: it was recorded at point 0 of a queue that had submitted no
+ * job, and record_signal() applies it before anyone can apply what comes
+ * after this wait (there is no kernel point to wait for). CHOICE_POINT
+ * with @out set (and a reference to its queue) for the first one
+ * submitted otherwise; else CHOICE_NONE. @q is NULL for a CPU wait.
+ * f->lock held.
  */
 enum choice fence_choose_locked(struct d3dq_fence *f, struct d3dq_queue *q,
-				uint64_t value, bool pin, struct dep *out)
+				uint64_t value, struct dep *out)
 {
 	struct sig_rec *best = NULL;
 	struct list *pos, *tmp;
@@ -558,72 +521,17 @@ enum choice fence_choose_locked(struct d3dq_fence *f, struct d3dq_queue *q,
 			continue;
 		if (q && u->queue == q)
 			return CHOICE_READY;
-		if ((!best || u->order < best->order) && certain(f, u, value))
+		if (!best)
 			best = u;
 	}
 	if (!best)
 		return CHOICE_NONE;
-	if (pin && !f->shared && best->pin < value) {
-		if (!best->pin)
-			f->npinned++;
-		best->pin = value;
-	}
 	if (!best->r.point)
 		return CHOICE_READY;
 	queue_ref(best->queue);
 	out->q = best->queue;
 	out->point = best->r.point;
 	return CHOICE_POINT;
-}
-
-/*
- * A queue signal of @f with @value and @order is about to be submitted
- * on @q: the points it must wait for so that it cannot discard a pinned
- * signal (a signal a queue wait relies on, see fence_choose_locked()).
- * One point per queue (the highest). f->lock held; *deps is allocated
- * (NULL when none) and holds queue references.
- */
-int fence_pins_locked(struct d3dq_fence *f, struct d3dq_queue *q,
-		      uint64_t order, uint64_t value, struct dep **deps,
-		      uint32_t *ndeps)
-{
-	struct dep *d = NULL, *grown;
-	struct list *pos, *tmp;
-	size_t n = 0, cap = 0, i;
-
-	*deps = NULL;
-	*ndeps = 0;
-	if (!f->npinned)
-		return 0;
-	list_for_each_safe(pos, tmp, &f->pending) {
-		struct sig_rec *u = container_of(pos, struct sig_rec, flink);
-
-		if (u->pin <= value || u->order > order || u->queue == q ||
-		    !u->r.point)
-			continue;
-		for (i = 0; i < n && d[i].q != u->queue; i++)
-			;
-		if (i < n) {
-			if (d[i].point < u->r.point)
-				d[i].point = u->r.point;
-			continue;
-		}
-		grown = grow(d, &cap, n, sizeof(*d));
-		if (!grown) {
-			for (i = 0; i < n; i++)
-				queue_unref(d[i].q);
-			free(d);
-			return -ENOMEM;
-		}
-		d = grown;
-		queue_ref(u->queue);
-		d[n].q = u->queue;
-		d[n].point = u->r.point;
-		n++;
-	}
-	*deps = d;
-	*ndeps = (uint32_t)n;
-	return 0;
 }
 
 /*
@@ -759,24 +667,6 @@ void fence_watch_start(struct d3dq_fence *f)
 	dev_ring(dev);
 }
 
-/*
- * Something needs the worker to apply @f's queue signals from now on (an
- * event registration, a held queue wait, a thread on the condition
- * variable, a read of the value while signals are pending). Until then
- * the worker does not wake for them: they are applied when something
- * they caused is (R17), when a thread waits for their point itself, or
- * when their queue has many records. Wakes the worker if signals are
- * pending already, so that it waits for them.
- */
-void fence_observe(struct d3dq_fence *f)
-{
-	if (atomic_load_explicit(&f->observed, memory_order_relaxed) ||
-	    atomic_exchange(&f->observed, true))
-		return;
-	if (atomic_load(&f->npending) && atomic_load(&f->dev->worker_started))
-		dev_ring(f->dev);
-}
-
 /* Worker: a shared fence's timeline reached @value. */
 void fence_watch_fired(struct d3dq_fence *f, uint64_t value,
 		       struct fire *fire)
@@ -835,8 +725,6 @@ D3DQ_EXPORT int d3dq_fence_create(struct d3dq_device *dev,
 	atomic_init(&f->value, initial_value);
 	if (flags & D3DQ_FENCE_FLAG_SHARED) {
 		f->shared = true;
-		/* Other processes observe it. */
-		atomic_store(&f->observed, true);
 		ret = syncobj_create(dev->fd, &f->syncobj);
 		if (!ret && initial_value)
 			ret = syncobj_timeline_signal(dev->fd, f->syncobj,
@@ -900,7 +788,6 @@ D3DQ_EXPORT int d3dq_fence_import(struct d3dq_device *dev, int fd,
 		return ret;
 	}
 	f->shared = true;
-	atomic_store(&f->observed, true);
 	f->syncobj = args.handle;
 	ret = dev_link_object(dev, &f->dev_link, &dev->fences);
 	if (ret) {
@@ -943,10 +830,6 @@ D3DQ_EXPORT uint64_t d3dq_fence_get_completed_value(struct d3dq_fence *f)
 {
 	if (!f)
 		return 0;
-	/* Somebody reads it while signals are pending: apply them. */
-	if (atomic_load_explicit(&f->npending, memory_order_relaxed) &&
-	    !atomic_load_explicit(&f->observed, memory_order_relaxed))
-		fence_observe(f);
 	return fence_value(f);
 }
 
@@ -964,7 +847,7 @@ D3DQ_EXPORT int d3dq_fence_signal(struct d3dq_fence *f, uint64_t value)
 	if (dev_removed(dev)) {
 		ret = -ENODEV;
 	} else if (f->shared) {
-		ret = fence_shared_check_locked(f, value, false);
+		ret = fence_shared_check_locked(f, value);
 		if (!ret && value > shared_last(f))
 			ret = syncobj_timeline_signal(dev->fd, f->syncobj,
 						      value);
@@ -1053,7 +936,7 @@ static int wait_value(struct d3dq_fence *f, uint64_t value, int64_t deadline)
 			ret = -ETIMEDOUT;
 			break;
 		}
-		if (fence_choose_locked(f, NULL, value, false, &d) ==
+		if (fence_choose_locked(f, NULL, value, &d) ==
 		    CHOICE_POINT) {
 			w = wait_kernel_locked(f, d.q->tl, d.point, deadline,
 					       &first);
@@ -1074,7 +957,6 @@ static int wait_value(struct d3dq_fence *f, uint64_t value, int64_t deadline)
 					       &first);
 		} else {
 			/* Nobody wakes us but whoever applies the value. */
-			fence_observe(f);
 			w = cond_wait_locked(f, deadline);
 		}
 		if (w == -ETIME || w == -ETIMEDOUT)
@@ -1149,8 +1031,6 @@ D3DQ_EXPORT int d3dq_fence_set_event_on_completion(struct d3dq_fence *f,
 	if (!now)
 		ret = heap_push(f, r);
 	pthread_mutex_unlock(&f->lock);
-	if (!now && !ret)
-		fence_observe(f);
 	if (now)
 		write_event(ev->fd);
 	if (now || ret) {
@@ -1248,8 +1128,6 @@ D3DQ_EXPORT int d3dq_device_set_event_on_multiple_fence_completion(
 		}
 		pthread_mutex_unlock(&f->lock);
 		fire_run(dev, &fire);
-		if (!ret)
-			fence_observe(f);
 	}
 	if (ret) {
 		/* Out of memory: nothing of it may fire later. */

@@ -167,7 +167,7 @@ int queue_wait_locked(struct d3dq_queue *q, struct d3dq_fence *f,
 		free(op);
 		return 0;
 	}
-	c = fence_choose_locked(f, q, value, !held, &d);
+	c = fence_choose_locked(f, q, value, &d);
 	if (c == CHOICE_POINT && held) {
 		queue_unref(d.q);
 		c = CHOICE_NONE;
@@ -193,8 +193,6 @@ int queue_wait_locked(struct d3dq_queue *q, struct d3dq_fence *f,
 		return queue_submit_wait_locked(q, f, value, &d);
 	}
 	held_append(q, op);
-	/* The ticket is satisfied when the value is applied. */
-	fence_observe(f);
 	/* Another process may bring the value: the worker watches it. */
 	if (f->shared)
 		fence_watch_start(f);
@@ -202,43 +200,25 @@ int queue_wait_locked(struct d3dq_queue *q, struct d3dq_fence *f,
 }
 
 /*
- * d3dq_queue_signal(): its API order is taken now, also when it is held
- * (R4); a shared fence checks it against its timeline now. q->lock held.
+ * d3dq_queue_signal(): submitted now, or held behind the queue's held
+ * wait. It takes effect when the queue executes it (R4): when the work
+ * before it completes, however the calls of other queues' signals were
+ * ordered. q->lock held.
  */
 int queue_signal_locked(struct d3dq_queue *q, struct d3dq_fence *f,
 			uint64_t value)
 {
-	struct held_op *op = NULL;
-	uint64_t order;
-	int ret = 0;
+	struct held_op *op;
 
-	if (!q->held_head && !q->nfold && !f->shared) {
-		ret = record_signal_now(q, f, value);
-		if (ret != 1)
-			return ret;
-		ret = 0;
-	}
-	if (q->held_head) {
-		op = calloc(1, sizeof(*op));
-		if (!op)
-			return -ENOMEM;
-	}
-	pthread_mutex_lock(&f->lock);
-	if (f->shared)
-		ret = fence_shared_check_locked(f, value, true);
-	order = ++f->next_order;
-	pthread_mutex_unlock(&f->lock);
-	if (ret) {
-		free(op);
-		return ret;
-	}
+	if (!q->held_head)
+		return queue_submit_signal_locked(q, f, value);
+	op = calloc(1, sizeof(*op));
 	if (!op)
-		return queue_submit_signal_locked(q, f, value, order);
+		return -ENOMEM;
 	op->type = OP_SIGNAL;
 	fence_ref(f);
 	op->fence = f;
 	op->value = value;
-	op->order = order;
 	held_append(q, op);
 	return 0;
 }
@@ -281,7 +261,7 @@ static int flush_wait(struct d3dq_queue *q, struct held_op *op)
 	if (t->satisfied || wait_reached_locked(f, t->value, outside)) {
 		c = CHOICE_READY;
 	} else {
-		c = fence_choose_locked(f, q, t->value, true, &d);
+		c = fence_choose_locked(f, q, t->value, &d);
 		if (c == CHOICE_NONE) {
 			pthread_mutex_unlock(&f->lock);
 			return 1;
@@ -317,7 +297,7 @@ void queue_flush_locked(struct d3dq_queue *q)
 			break;
 		case OP_SIGNAL:
 			ret = queue_submit_signal_locked(q, op->fence,
-							 op->value, op->order);
+							 op->value);
 			break;
 		case OP_EXECUTE:
 			ret = queue_submit_cmds_locked(q, op->cmds,

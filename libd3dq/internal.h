@@ -196,8 +196,6 @@ struct sig_rec {
 	struct d3dq_fence *fence;	/* reference */
 	struct d3dq_queue *queue;	/* valid while linked (see queue.c) */
 	uint64_t value;
-	uint64_t order;			/* API order among the fence's signals */
-	uint64_t pin;			/* highest value of a wait relying on it */
 };
 
 /*
@@ -308,21 +306,10 @@ struct d3dq_fence {
 	_Atomic bool destroyed;
 	struct list watch_link;		/* dev->watched, under dev->lock */
 	bool watch_linked;		/* under dev->lock */
-	/*
-	 * Something needs the worker to apply this fence's queue signals
-	 * (an event, a held queue wait, a thread asleep on the condition
-	 * variable, a read of the value while signals were pending, another
-	 * process): set once, never cleared. See worker.c.
-	 */
-	_Atomic bool observed;
 	_Atomic uint32_t npending;	/* queue signals pending */
 
 	pthread_mutex_t lock;
 	pthread_cond_t cond;
-	uint64_t next_order;		/* queue signals, in API order */
-	uint64_t applied_order;		/* last queue signal that took effect */
-	uint64_t queue_max;		/* shared: highest queue signal accepted */
-	uint32_t npinned;		/* pending signals with a pin */
 	struct list pending;		/* struct sig_rec */
 	struct list tickets;		/* struct ticket */
 	struct list kwaits;		/* struct edge */
@@ -341,7 +328,6 @@ struct held_op {
 	enum op_type type;
 	struct d3dq_fence *fence;	/* reference (WAIT, SIGNAL) */
 	uint64_t value;
-	uint64_t order;			/* SIGNAL */
 	struct ticket ticket;		/* WAIT */
 	void *cmds;			/* EXECUTE: copy of the stream */
 	uint32_t cmd_bytes;
@@ -464,7 +450,6 @@ static inline void fence_ref(struct d3dq_fence *f)
 #define fence_choose_locked d3dqp_fence_choose_locked
 #define fence_kwait_link d3dqp_fence_kwait_link
 #define fence_kwait_unlink d3dqp_fence_kwait_unlink
-#define fence_pins_locked d3dqp_fence_pins_locked
 #define fence_release_all d3dqp_fence_release_all
 #define fences_remove d3dqp_fences_remove
 #define fence_shared_check_locked d3dqp_fence_shared_check_locked
@@ -474,7 +459,6 @@ static inline void fence_ref(struct d3dq_fence *f)
 #define fence_watch d3dqp_fence_watch
 #define fence_watch_fired d3dqp_fence_watch_fired
 #define fence_watch_start d3dqp_fence_watch_start
-#define fence_observe d3dqp_fence_observe
 #define fire_add_release d3dqp_fire_add_release
 #define fire_run d3dqp_fire_run
 #define now_ns d3dqp_now_ns
@@ -497,7 +481,6 @@ static inline void fence_ref(struct d3dq_fence *f)
 #define queue_execute_locked d3dqp_queue_execute_locked
 #define record_edge d3dqp_record_edge
 #define record_signal d3dqp_record_signal
-#define record_signal_now d3dqp_record_signal_now
 #define run_flushes d3dqp_run_flushes
 #define syncobj_create d3dqp_syncobj_create
 #define syncobj_destroy d3dqp_syncobj_destroy
@@ -540,16 +523,12 @@ uint64_t fence_value(struct d3dq_fence *f);
 void fence_signalled_locked(struct d3dq_fence *f, uint64_t value, bool all,
 			    struct fire *fire);
 void fence_apply_locked(struct sig_rec *s, struct fire *fire);
-void fence_take_locked(struct d3dq_fence *f, uint64_t value, uint64_t order,
+void fence_take_locked(struct d3dq_fence *f, uint64_t value,
 		       struct d3dq_queue *q, uint64_t point, struct fire *fire);
-int fence_shared_check_locked(struct d3dq_fence *f, uint64_t value,
-			      bool queue);
+int fence_shared_check_locked(struct d3dq_fence *f, uint64_t value);
 enum choice { CHOICE_NONE, CHOICE_READY, CHOICE_POINT };
 enum choice fence_choose_locked(struct d3dq_fence *f, struct d3dq_queue *q,
-				uint64_t value, bool pin, struct dep *out);
-int fence_pins_locked(struct d3dq_fence *f, struct d3dq_queue *q,
-		      uint64_t order, uint64_t value, struct dep **deps,
-		      uint32_t *ndeps);
+				uint64_t value, struct dep *out);
 void fence_kwait_link(struct edge *e, struct fire *fire);
 void fence_kwait_unlink(struct edge *e);
 void fence_release_all(struct d3dq_fence *f, struct fire *fire);
@@ -558,16 +537,13 @@ bool fence_watch(struct d3dq_fence *f, uint64_t *target);
 void fence_watch_fired(struct d3dq_fence *f, uint64_t value,
 		       struct fire *fire);
 void fence_watch_start(struct d3dq_fence *f);
-void fence_observe(struct d3dq_fence *f);
 int fire_add_release(struct fire *fire, uint32_t queue_id, uint32_t index,
 		     uint64_t seqno);
 void fire_run(struct d3dq_device *dev, struct fire *fire);
 
 /* 3: worker.c */
 int record_signal(struct d3dq_queue *q, struct d3dq_fence *f, uint64_t value,
-		  uint64_t order, uint64_t point);
-int record_signal_now(struct d3dq_queue *q, struct d3dq_fence *f,
-		      uint64_t value);
+		  uint64_t point);
 struct edge *edge_new(struct d3dq_queue *dep, uint64_t dep_point);
 void edge_free(struct edge *e);
 void record_edge(struct d3dq_queue *q, uint64_t point, struct edge *e);
@@ -585,7 +561,7 @@ int queue_submit(struct d3dq_queue *q, const struct drm_d3dq_sync *waits,
 		 uint32_t nwaits, const void *cmds, uint32_t cmd_bytes,
 		 uint64_t *seqno);
 int queue_submit_signal_locked(struct d3dq_queue *q, struct d3dq_fence *f,
-			       uint64_t value, uint64_t order);
+			       uint64_t value);
 int queue_submit_wait_locked(struct d3dq_queue *q, struct d3dq_fence *f,
 			     uint64_t value, struct dep *d);
 int queue_submit_cmds_locked(struct d3dq_queue *q, const uint8_t *cmds,

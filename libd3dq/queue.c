@@ -87,9 +87,8 @@ int queue_submit(struct d3dq_queue *q, const struct drm_d3dq_sync *waits,
  * queue's next job carries it in its wait list (the queue could not run
  * anything before it anyway), each wait at its own index, releasable on
  * its own. Only a signal with nothing after it needs a job to carry the
- * waits (a synchronisation job), and so does a signal that must wait for
- * a pinned signal (R18). Waits that nothing follows are dropped when the
- * queue is destroyed: no work depends on them.
+ * waits (a synchronisation job). Waits that nothing follows are dropped
+ * when the queue is destroyed: no work depends on them.
  */
 
 /* Is the wait of @e over already (CPU signal, destruction, removal)? */
@@ -219,41 +218,21 @@ out:
 }
 
 /*
- * Submit queue signal (@f, @value) of API order @order. Nothing needs to
- * run: the signal takes effect when the queue's last submitted point
- * completes (point 0: at once). Folded waits before it need a job to
- * carry them, and so does a signal that could discard a signal that a
- * queue wait relies on (R18): it first waits, in the kernel, for that
- * signal's point. q->lock held.
+ * Submit queue signal (@f, @value). Nothing needs to run: the signal takes
+ * effect when the queue's last submitted point completes (point 0: at
+ * once). Folded waits before it need a job to carry them. q->lock held.
  */
 int queue_submit_signal_locked(struct d3dq_queue *q, struct d3dq_fence *f,
-			       uint64_t value, uint64_t order)
+			       uint64_t value)
 {
-	struct dep *deps;
-	uint32_t ndeps, i;
 	int ret;
 
-	pthread_mutex_lock(&f->lock);
-	ret = fence_pins_locked(f, q, order, value, &deps, &ndeps);
-	pthread_mutex_unlock(&f->lock);
-	if (ret)
-		return ret;
-	for (i = 0; i < ndeps && !ret; i++) {
-		struct edge *e = edge_new(deps[i].q, deps[i].point);
-
-		if (!e)
-			ret = -ENOMEM;
-		else if ((ret = fold_add(q, e)))
-			edge_free(e);
-	}
-	for (i = 0; i < ndeps; i++)
-		queue_unref(deps[i].q);
-	free(deps);
-	if (!ret && q->nfold)
+	if (q->nfold) {
 		ret = submit_folded(q, NULL, 0);
-	if (ret)
-		return ret;
-	return record_signal(q, f, value, order, q->tl_point);
+		if (ret)
+			return ret;
+	}
+	return record_signal(q, f, value, q->tl_point);
 }
 
 /*

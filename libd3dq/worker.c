@@ -147,11 +147,23 @@ void apply_upto(struct d3dq_queue *q, uint64_t upto)
 }
 
 /*
- * What the worker waits for on @q: the point of its first record whose
- * value something observes (or of its first record at all once it has
- * DRAIN_RECS of them); 0: nothing. apply_lock held.
+ * What the worker waits for on @q: the point of its first signal record
+ * (of a fence not destroyed), or of its first record at all once it has
+ * DRAIN_RECS of them; 0: nothing. Every queue signal is applied as soon
+ * as the worker sees its point complete, read or not (R17: no
+ * observation has to come first). apply_lock held.
  */
 #define DRAIN_RECS 64
+
+static bool rec_watched(struct rec *r)
+{
+	struct sig_rec *s;
+
+	if (r->kind != REC_SIGNAL)
+		return false;
+	s = container_of(r, struct sig_rec, r);
+	return !atomic_load(&s->fence->destroyed);
+}
 
 static uint64_t watch_point_locked(struct d3dq_queue *q)
 {
@@ -163,14 +175,8 @@ static uint64_t watch_point_locked(struct d3dq_queue *q)
 		return container_of(q->recs.next, struct rec, qlink)->point;
 	list_for_each_safe(pos, tmp, &q->recs) {
 		struct rec *r = container_of(pos, struct rec, qlink);
-		struct sig_rec *s;
 
-		if (r->kind != REC_SIGNAL)
-			continue;
-		s = container_of(r, struct sig_rec, r);
-		if (atomic_load_explicit(&s->fence->observed,
-					 memory_order_relaxed) &&
-		    !atomic_load(&s->fence->destroyed))
+		if (rec_watched(r))
 			return r->point;
 	}
 	return 0;
@@ -181,34 +187,24 @@ static uint64_t watch_point_locked(struct d3dq_queue *q)
  * where it differs from what the worker already waits for (the worker
  * asleep, apply_lock held): only @rec itself, or the first record once
  * @q has DRAIN_RECS of them, can be new. An earlier record was looked at
- * when it was added or when the worker collected, and one whose fence
- * became observed since woke the worker then (fence_observe() rings
- * while the fence has signals pending). This keeps a queue signal O(1)
- * however many records its queue has.
+ * when it was added or when the worker collected. This keeps a queue
+ * signal O(1) however many records its queue has.
  */
 static uint64_t watch_point_added_locked(struct d3dq_queue *q,
 					 struct rec *rec)
 {
-	struct sig_rec *s;
-
 	if (q->nrecs >= DRAIN_RECS)
 		return container_of(q->recs.next, struct rec, qlink)->point;
-	if (rec->kind != REC_SIGNAL)
-		return 0;
-	s = container_of(rec, struct sig_rec, r);
-	if (atomic_load_explicit(&s->fence->observed, memory_order_relaxed) &&
-	    !atomic_load(&s->fence->destroyed))
-		return rec->point;
-	return 0;
+	return rec_watched(rec) ? rec->point : 0;
 }
 
 /*
  * Add @rec to @q's records. A record for a point the applier has already
  * passed, or one the kernel reported complete at its submit (q->done), is
  * applied at once (nobody will wait for that point again), with the
- * records before it. One the worker must wait for (its value is observed,
- * or the queue has DRAIN_RECS records) before what the worker waits for
- * on @q now wakes the worker, to wait for it. q->lock held (only its
+ * records before it. One the worker must wait for (a signal, or any
+ * record once the queue has DRAIN_RECS of them) before what the worker
+ * waits for on @q now wakes the worker, to wait for it. q->lock held (only its
  * holder adds records to @q), and apply_lock.
  */
 static bool record_add_locked(struct d3dq_queue *q, struct rec *rec,
@@ -260,56 +256,44 @@ static void record_add(struct d3dq_queue *q, struct rec *rec)
  * it: applied on the spot, as record_add_locked() would apply its record
  * right after adding it, without the record. q->lock and apply_lock held.
  */
-static int signal_complete_locked(struct d3dq_queue *q, struct d3dq_fence *f,
-				  uint64_t value, uint64_t order,
-				  uint64_t point)
+static void signal_complete_locked(struct d3dq_queue *q, struct d3dq_fence *f,
+				   uint64_t value, uint64_t point)
 {
 	struct fire fire = FIRE_INIT;
 
 	pthread_mutex_lock(&f->lock);
-	if (!order) {
-		/* See record_signal_now(). */
-		if (f->npinned) {
-			pthread_mutex_unlock(&f->lock);
-			return 1;
-		}
-		order = ++f->next_order;
-	}
-	fence_take_locked(f, value, order, q, point, &fire);
+	fence_take_locked(f, value, q, point, &fire);
 	pthread_mutex_unlock(&f->lock);
 	fire_run(q->dev, &fire);
-	return 0;
 }
 
 /*
- * Record queue signal (@f, @value) of API order @order at point @point of
- * @q (order 0: take it now, see record_signal_now()). Held queue waits
- * on @f that it may satisfy are flushed again, so that they can rely on
- * it.
+ * Record queue signal (@f, @value) at point @point of @q. Held queue
+ * waits on @f that it may satisfy are flushed again, so that they can
+ * rely on it.
  *
  * Linked to the fence before the queue (the applier frees it only from
  * the queue's records), both under apply_lock: a wait that finds it on
  * the fence and relies on it without a kernel point (point 0, see
  * fence_choose_locked()) cannot have what follows it applied before it.
  * A signal whose point is complete, with nothing before it on @q, needs
- * no record (signal_complete_locked()).
+ * no record (signal_complete_locked()). q->lock held.
  */
 int record_signal(struct d3dq_queue *q, struct d3dq_fence *f, uint64_t value,
-		  uint64_t order, uint64_t point)
+		  uint64_t point)
 {
 	struct d3dq_device *dev = q->dev;
 	struct list *pos, *tmp;
 	struct list garbage;
 	struct sig_rec *s;
 	bool ring;
-	int ret;
 
 	pthread_mutex_lock(&dev->apply_lock);
 	if (list_empty(&q->recs) &&
 	    (point <= q->completed || point <= q->done)) {
-		ret = signal_complete_locked(q, f, value, order, point);
+		signal_complete_locked(q, f, value, point);
 		pthread_mutex_unlock(&dev->apply_lock);
-		return ret;
+		return 0;
 	}
 	s = calloc(1, sizeof(*s));
 	if (!s) {
@@ -320,20 +304,9 @@ int record_signal(struct d3dq_queue *q, struct d3dq_fence *f, uint64_t value,
 	s->r.point = point;
 	s->queue = q;
 	s->value = value;
-	s->order = order;
 
 	list_init(&garbage);
 	pthread_mutex_lock(&f->lock);
-	if (!order) {
-		/* See record_signal_now(). */
-		if (f->npinned) {
-			pthread_mutex_unlock(&f->lock);
-			pthread_mutex_unlock(&dev->apply_lock);
-			free(s);
-			return 1;
-		}
-		s->order = ++f->next_order;
-	}
 	fence_ref(f);
 	s->fence = f;
 	list_add_tail(&s->flink, &f->pending);
@@ -351,22 +324,6 @@ int record_signal(struct d3dq_queue *q, struct d3dq_fence *f, uint64_t value,
 	if (ring)
 		dev_ring(dev);
 	return 0;
-}
-
-/*
- * Queue signal (@f, @value) of a queue that holds nothing back and has
- * no folded waits, on a local fence: its API order is taken, and it is
- * recorded at the queue's last point, in one step under the fence's
- * lock, the same as queue_signal_locked() taking the order and then
- * queue_submit_signal_locked() finding no pinned signal to wait for and
- * no job to submit, with nothing in between. 1 (nothing done) when the
- * fence has pinned signals: the caller takes the general path. q->lock
- * held.
- */
-int record_signal_now(struct d3dq_queue *q, struct d3dq_fence *f,
-		      uint64_t value)
-{
-	return record_signal(q, f, value, 0, q->tl_point);
 }
 
 /*
@@ -647,8 +604,8 @@ void queue_deactivate(struct d3dq_queue *q)
 
 /*
  * Build the wait set, with references: the doorbell; per queue with
- * records, the point of the first record something observes (see
- * watch_point_locked()), none if nothing does; per watched shared fence
+ * records, the point of its first signal record (see
+ * watch_point_locked()), none if it has none; per watched shared fence
  * the lowest value this process waits for (another process may signal
  * it). Queues without records and shared fences nothing waits on any
  * more leave their lists. dev->lock held.

@@ -154,15 +154,15 @@ void wait_before_signal(ID3D12Device1 *dev)
 	ID3D12CommandList *lists[] = { list };
 	direct->ExecuteCommandLists(1, lists);
 	/*
-	 * Another fence: a Signal(fence, 2) here would be called before
-	 * copy's Signal(fence, 1) and so be discarded (R4 by call order,
-	 * Documentation/d3d12.rst "One fence, several queues").
+	 * The same fence: Signal(fence, 2) is called before copy's
+	 * Signal(fence, 1) and executes after it (R4).
 	 */
+	CHECK(direct->Signal(fence, 2) == S_OK);
 	CHECK(direct->Signal(done, 1) == S_OK);
 	CHECK(done->GetCompletedValue() == 0 && dst[0] == 0);
 	CHECK(copy->Signal(fence, 1) == S_OK);
 	CHECK(done->SetEventOnCompletion(1, nullptr) == S_OK);
-	CHECK(fence->GetCompletedValue() == 1);
+	CHECK(fence->GetCompletedValue() == 2);
 	for (UINT32 i = 0; i < 1023; i++)
 		CHECK(dst[i] == i * 7 + 1);
 	CHECK(dst[1023] == 0xc0ffee);

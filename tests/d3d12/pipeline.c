@@ -5,11 +5,10 @@
  * uploads, the compute queue transforms (copies and patches), the direct
  * queue reads back; the CPU checks every word at the end. d3d12.h only.
  *
- * One fence per stage: with one fence for all three, a stage's Signal,
- * held behind its Wait, is called before the Signal of the stage it
- * waits for, and libd3dq orders a fence's signals by call (R4), so it
- * would be discarded (Documentation/d3d12.rst, "One fence, several
- * queues").
+ * copy_compute_direct uses one fence per stage; one_fence_consumers_first
+ * uses one fence for all three, queued consumers first: each stage's
+ * Signal, held behind its Wait, is called before the Signal of the stage
+ * it waits for and executes after it (R4), as on Windows.
  *
  * Copyright (C) 2026 The d3dq authors
  */
@@ -136,6 +135,102 @@ TEST(copy_compute_direct)
 	U_RELEASE(upload);
 	for (i = 0; i < 3; i++)
 		U_RELEASE(f[i]);
+	EXPECT_EQ(0, ID3D12Device1_Release(dev));
+}
+
+/*
+ * The pipeline on one fence, queued consumers first: direct waits for 2
+ * and signals 3, compute waits for 1 and signals 2, copy signals 1. The
+ * event for 3 fires and the data went through every stage.
+ */
+TEST(one_fence_consumers_first)
+{
+	struct stage s[3] = { 0 };
+	ID3D12Resource *upload, *a, *b, *rb;
+	ID3D12Device1 *dev;
+	ID3D12Fence *f;
+	volatile UINT32 *out;
+	UINT32 *in;
+	int i, r, efd;
+
+	dev = u_device();
+	if (!dev)
+		SKIP(return, "no d3dq device");
+	for (i = 0; i < 3; i++) {
+		s[i].q = u_queue(dev, types[i]);
+		ASSERT_NE(NULL, s[i].q);
+		ASSERT_TRUE(u_list(dev, types[i], &s[i].alloc, &s[i].list));
+		ASSERT_EQ(S_OK, ID3D12GraphicsCommandList2_Close(s[i].list));
+	}
+	f = u_fence(dev, 0);
+	ASSERT_NE(NULL, f);
+	efd = u_event();
+	ASSERT_GE(efd, 0);
+	upload = u_buffer(dev, D3D12_HEAP_TYPE_UPLOAD, SIZE);
+	a = u_buffer(dev, D3D12_HEAP_TYPE_DEFAULT, SIZE);
+	b = u_buffer(dev, D3D12_HEAP_TYPE_DEFAULT, SIZE);
+	rb = u_buffer(dev, D3D12_HEAP_TYPE_READBACK, SIZE);
+	ASSERT_TRUE(upload && a && b && rb);
+	in = u_map(upload);
+	out = u_map(rb);
+	ASSERT_TRUE(in && out);
+
+	for (r = 0; r < ROUNDS; r++) {
+		UINT64 base = 3 * (UINT64)r;
+
+		for (i = 0; i < 3; i++) {
+			ASSERT_EQ(S_OK, ID3D12CommandAllocator_Reset(s[i].alloc));
+			ASSERT_EQ(S_OK, ID3D12GraphicsCommandList2_Reset(
+					s[i].list, s[i].alloc, NULL));
+		}
+		ID3D12GraphicsCommandList2_CopyResource(s[2].list, rb, b);
+		ASSERT_EQ(S_OK, ID3D12CommandQueue_Wait(s[2].q, f, base + 2));
+		ASSERT_EQ(S_OK, u_execute(s[2].q, s[2].list));
+		ASSERT_EQ(S_OK, ID3D12CommandQueue_Signal(s[2].q, f, base + 3));
+
+		ID3D12GraphicsCommandList2_CopyBufferRegion(s[1].list, b, 0, a,
+							   SIZE / 2, SIZE / 2);
+		ID3D12GraphicsCommandList2_CopyBufferRegion(s[1].list, b,
+							   SIZE / 2, a, 0,
+							   SIZE / 2);
+		for (i = 0; i < WORDS; i += 64)
+			u_write32(s[1].list, b, i * 4,
+				  0xc0000000u | (r << 16) | i);
+		ASSERT_EQ(S_OK, ID3D12CommandQueue_Wait(s[1].q, f, base + 1));
+		ASSERT_EQ(S_OK, u_execute(s[1].q, s[1].list));
+		ASSERT_EQ(S_OK, ID3D12CommandQueue_Signal(s[1].q, f, base + 2));
+		EXPECT_EQ(base, ID3D12Fence_GetCompletedValue(f));
+
+		for (i = 0; i < WORDS; i++)
+			in[i] = (UINT32)(r * 0x01000193u) ^ i;
+		ID3D12GraphicsCommandList2_CopyBufferRegion(s[0].list, a, 0,
+							   upload, 0, SIZE);
+		ASSERT_EQ(S_OK, u_execute(s[0].q, s[0].list));
+		ASSERT_EQ(S_OK, ID3D12CommandQueue_Signal(s[0].q, f, base + 1));
+		ASSERT_EQ(S_OK, ID3D12Fence_SetEventOnCompletion(f, base + 3,
+								u_handle(efd)));
+
+		ASSERT_NE(0, u_event_wait(efd, 20000))
+			TH_LOG("round %d: fence stuck at %llu", r,
+			       (unsigned long long)
+			       ID3D12Fence_GetCompletedValue(f));
+		EXPECT_EQ(base + 3, ID3D12Fence_GetCompletedValue(f));
+		for (i = 0; i < WORDS; i++)
+			ASSERT_EQ(expected(r, i), out[i])
+				TH_LOG("round %d word %d", r, i);
+	}
+
+	close(efd);
+	for (i = 0; i < 3; i++) {
+		U_RELEASE(s[i].list);
+		U_RELEASE(s[i].alloc);
+		U_RELEASE(s[i].q);
+	}
+	U_RELEASE(rb);
+	U_RELEASE(b);
+	U_RELEASE(a);
+	U_RELEASE(upload);
+	U_RELEASE(f);
 	EXPECT_EQ(0, ID3D12Device1_Release(dev));
 }
 

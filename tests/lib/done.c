@@ -62,9 +62,10 @@ TEST_F(done, signal_on_idle_queue_at_once)
 /*
  * R17: queue a signals f after a delay; queue b waits for f, which the
  * library hands to the kernel as a wait on a's point, then executes and
- * signals g. Nobody observes f, so once a's job is done nothing applies
- * a's signal, until b's job, which the kernel can run inside SUBMIT now,
- * completes: whoever sees g = 1 then sees f = 1 too.
+ * signals g. b's job, which the kernel can run inside SUBMIT once a's is
+ * done, is applied on the submitting thread, a's signal first (whether
+ * or not the worker got to it already): whoever sees g = 1 then sees
+ * f = 1 too.
  */
 TEST_F(done, causes_applied_first)
 {

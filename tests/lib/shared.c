@@ -29,9 +29,12 @@ TEST_F(sh, values_and_no_rewind)
 	EXPECT_EQ(1ull << 40, d3dq_fence_get_completed_value(self->e.f));
 	/* Same value again: allowed, nothing changes. */
 	EXPECT_EQ(0, d3dq_fence_signal(self->e.f, 1ull << 40));
-	/* A shared timeline cannot go back. */
+	/*
+	 * A shared timeline cannot go back: a CPU rewind is refused, a
+	 * queue signal below it is accepted and changes nothing.
+	 */
 	EXPECT_EQ(-EINVAL, d3dq_fence_signal(self->e.f, 5));
-	EXPECT_EQ(-EINVAL, d3dq_queue_signal(self->e.a, self->e.f, 5));
+	EXPECT_EQ(0, d3dq_queue_signal(self->e.a, self->e.f, 5));
 	EXPECT_EQ(1ull << 40, d3dq_fence_get_completed_value(self->e.f));
 	ASSERT_EQ(0, d3dq_queue_signal(self->e.a, self->e.f, (1ull << 40) + 1));
 	ASSERT_EQ(0, d3dq_fence_wait(self->e.f, (1ull << 40) + 1, 20000 * MS));
@@ -235,15 +238,17 @@ TEST_F(sh, cpu_signal_between_current_and_pending)
 
 /*
  * A queue signal below an earlier queue signal of the fence that has not
- * taken effect yet could take effect after it: refused (documented). A
+ * taken effect yet is accepted and takes effect when its queue executes
+ * it (R4); the earlier one, executed later, then raises the timeline. A
  * CPU signal above a pending queue signal is accepted; the queue signal
- * then changes nothing when it completes.
+ * then changes nothing when it completes (a timeline only grows).
  */
-TEST_F(sh, queue_signal_below_pending_refused)
+TEST_F(sh, queue_signal_below_pending_accepted)
 {
 	ASSERT_EQ(0, util_exec_delay(self->e.dev, self->e.a, 300 * MS));
 	ASSERT_EQ(0, d3dq_queue_signal(self->e.a, self->e.f, 10));
-	EXPECT_EQ(-EINVAL, d3dq_queue_signal(self->e.b, self->e.f, 7));
+	EXPECT_EQ(0, d3dq_queue_signal(self->e.b, self->e.f, 7));
+	EXPECT_EQ(7, d3dq_fence_get_completed_value(self->e.f));
 	ASSERT_EQ(0, d3dq_fence_signal(self->e.f, 12));
 	ASSERT_EQ(0, util_queue_idle(self->e.dev, self->e.a));
 	EXPECT_EQ(12, d3dq_fence_get_completed_value(self->e.f));
