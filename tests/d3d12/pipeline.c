@@ -44,61 +44,117 @@ static UINT32 expected(int round, int i)
 	return (UINT32)(round * 0x01000193u) ^ src;
 }
 
-TEST(copy_compute_direct)
-{
-	struct stage s[3] = { 0 };
-	ID3D12Resource *upload, *a, *b, *rb;
+/* Three stages, their buffers, and the round's lists. */
+FIXTURE(pipe) {
 	ID3D12Device1 *dev;
-	ID3D12Fence *f[3];	/* f[i]: stage i is done */
+	struct stage s[3];
+	ID3D12Resource *upload, *a, *b, *rb;
 	volatile UINT32 *out;
 	UINT32 *in;
+};
+
+FIXTURE_SETUP(pipe)
+{
+	int i;
+
+	self->dev = u_device();
+	if (!self->dev)
+		SKIP(return, "no d3dq device");
+	for (i = 0; i < 3; i++) {
+		self->s[i].q = u_queue(self->dev, types[i]);
+		ASSERT_NE(NULL, self->s[i].q);
+		ASSERT_TRUE(u_list(self->dev, types[i], &self->s[i].alloc,
+				   &self->s[i].list));
+		ASSERT_EQ(S_OK, ID3D12GraphicsCommandList2_Close(self->s[i].list));
+	}
+	self->upload = u_buffer(self->dev, D3D12_HEAP_TYPE_UPLOAD, SIZE);
+	self->a = u_buffer(self->dev, D3D12_HEAP_TYPE_DEFAULT, SIZE);
+	self->b = u_buffer(self->dev, D3D12_HEAP_TYPE_DEFAULT, SIZE);
+	self->rb = u_buffer(self->dev, D3D12_HEAP_TYPE_READBACK, SIZE);
+	ASSERT_TRUE(self->upload && self->a && self->b && self->rb);
+	self->in = u_map(self->upload);
+	self->out = u_map(self->rb);
+	ASSERT_TRUE(self->in && self->out);
+}
+
+FIXTURE_TEARDOWN(pipe)
+{
+	int i;
+
+	if (!self->dev)
+		return;
+	for (i = 0; i < 3; i++) {
+		U_RELEASE(self->s[i].list);
+		U_RELEASE(self->s[i].alloc);
+		U_RELEASE(self->s[i].q);
+	}
+	U_RELEASE(self->rb);
+	U_RELEASE(self->b);
+	U_RELEASE(self->a);
+	U_RELEASE(self->upload);
+	EXPECT_EQ(0, ID3D12Device1_Release(self->dev));
+}
+
+/*
+ * Record round @r: direct copies b to readback (s[2]), compute swaps the
+ * halves of a into b and patches every 64th word (s[1]), copy uploads the
+ * round's data into a (s[0]). Each list is reset first; none is executed.
+ */
+static void record_round(struct __test_metadata *_metadata,
+			 FIXTURE_DATA(pipe) *self, int r)
+{
+	struct stage *s = self->s;
+	int i;
+
+	for (i = 0; i < 3; i++) {
+		ASSERT_EQ(S_OK, ID3D12CommandAllocator_Reset(s[i].alloc));
+		ASSERT_EQ(S_OK, ID3D12GraphicsCommandList2_Reset(
+				s[i].list, s[i].alloc, NULL));
+	}
+	ID3D12GraphicsCommandList2_CopyResource(s[2].list, self->rb, self->b);
+	ID3D12GraphicsCommandList2_CopyBufferRegion(s[1].list, self->b, 0,
+						   self->a, SIZE / 2, SIZE / 2);
+	ID3D12GraphicsCommandList2_CopyBufferRegion(s[1].list, self->b,
+						   SIZE / 2, self->a, 0,
+						   SIZE / 2);
+	for (i = 0; i < WORDS; i += 64)
+		u_write32(s[1].list, self->b, i * 4,
+			  0xc0000000u | (r << 16) | i);
+	for (i = 0; i < WORDS; i++)
+		self->in[i] = (UINT32)(r * 0x01000193u) ^ i;
+	ID3D12GraphicsCommandList2_CopyBufferRegion(s[0].list, self->a, 0,
+						   self->upload, 0, SIZE);
+}
+
+/* The readback of round @r went through every stage. */
+static void check_round(struct __test_metadata *_metadata,
+			FIXTURE_DATA(pipe) *self, int r)
+{
+	int i;
+
+	for (i = 0; i < WORDS; i++)
+		ASSERT_EQ(expected(r, i), self->out[i])
+			TH_LOG("round %d word %d", r, i);
+}
+
+/* One fence per stage, each waited for by the next. */
+TEST_F(pipe, copy_compute_direct)
+{
+	struct stage *s = self->s;
+	ID3D12Fence *f[3];	/* f[i]: stage i is done */
 	UINT64 n;
 	int i, r;
 
-	dev = u_device();
-	if (!dev)
-		SKIP(return, "no d3dq device");
 	for (i = 0; i < 3; i++) {
-		s[i].q = u_queue(dev, types[i]);
-		ASSERT_NE(NULL, s[i].q);
-		ASSERT_TRUE(u_list(dev, types[i], &s[i].alloc, &s[i].list));
-		ASSERT_EQ(S_OK, ID3D12GraphicsCommandList2_Close(s[i].list));
-	}
-	for (i = 0; i < 3; i++) {
-		f[i] = u_fence(dev, 0);
+		f[i] = u_fence(self->dev, 0);
 		ASSERT_NE(NULL, f[i]);
 	}
-	upload = u_buffer(dev, D3D12_HEAP_TYPE_UPLOAD, SIZE);
-	a = u_buffer(dev, D3D12_HEAP_TYPE_DEFAULT, SIZE);
-	b = u_buffer(dev, D3D12_HEAP_TYPE_DEFAULT, SIZE);
-	rb = u_buffer(dev, D3D12_HEAP_TYPE_READBACK, SIZE);
-	ASSERT_TRUE(upload && a && b && rb);
-	in = u_map(upload);
-	out = u_map(rb);
-	ASSERT_TRUE(in && out);
-
 	for (r = 0; r < ROUNDS; r++) {
 		n = (UINT64)r + 1;
-		for (i = 0; i < 3; i++) {
-			ASSERT_EQ(S_OK, ID3D12CommandAllocator_Reset(s[i].alloc));
-			ASSERT_EQ(S_OK, ID3D12GraphicsCommandList2_Reset(
-					s[i].list, s[i].alloc, NULL));
-		}
-		/* Stage 3, direct: b -> readback, once b is complete. */
-		ID3D12GraphicsCommandList2_CopyResource(s[2].list, rb, b);
+		record_round(_metadata, self, r);
 		ASSERT_EQ(S_OK, ID3D12CommandQueue_Wait(s[2].q, f[1], n));
 		ASSERT_EQ(S_OK, u_execute(s[2].q, s[2].list));
 		ASSERT_EQ(S_OK, ID3D12CommandQueue_Signal(s[2].q, f[2], n));
-
-		/* Stage 2, compute: swap the halves of a into b, patch. */
-		ID3D12GraphicsCommandList2_CopyBufferRegion(s[1].list, b, 0, a,
-							   SIZE / 2, SIZE / 2);
-		ID3D12GraphicsCommandList2_CopyBufferRegion(s[1].list, b,
-							   SIZE / 2, a, 0,
-							   SIZE / 2);
-		for (i = 0; i < WORDS; i += 64)
-			u_write32(s[1].list, b, i * 4,
-				  0xc0000000u | (r << 16) | i);
 		ASSERT_EQ(S_OK, ID3D12CommandQueue_Wait(s[1].q, f[0], n));
 		ASSERT_EQ(S_OK, u_execute(s[1].q, s[1].list));
 		ASSERT_EQ(S_OK, ID3D12CommandQueue_Signal(s[1].q, f[1], n));
@@ -107,11 +163,6 @@ TEST(copy_compute_direct)
 		EXPECT_EQ(n - 1, ID3D12Fence_GetCompletedValue(f[1]));
 		EXPECT_EQ(n - 1, ID3D12Fence_GetCompletedValue(f[2]));
 
-		/* Stage 1, copy: upload -> a. */
-		for (i = 0; i < WORDS; i++)
-			in[i] = (UINT32)(r * 0x01000193u) ^ i;
-		ID3D12GraphicsCommandList2_CopyBufferRegion(s[0].list, a, 0,
-							   upload, 0, SIZE);
 		ASSERT_EQ(S_OK, u_execute(s[0].q, s[0].list));
 		ASSERT_EQ(S_OK, ID3D12CommandQueue_Signal(s[0].q, f[0], n));
 
@@ -119,23 +170,10 @@ TEST(copy_compute_direct)
 		/* The stages the last one waited for are seen done (R17). */
 		EXPECT_EQ(n, ID3D12Fence_GetCompletedValue(f[0]));
 		EXPECT_EQ(n, ID3D12Fence_GetCompletedValue(f[1]));
-		for (i = 0; i < WORDS; i++)
-			ASSERT_EQ(expected(r, i), out[i])
-				TH_LOG("round %d word %d", r, i);
+		check_round(_metadata, self, r);
 	}
-
-	for (i = 0; i < 3; i++) {
-		U_RELEASE(s[i].list);
-		U_RELEASE(s[i].alloc);
-		U_RELEASE(s[i].q);
-	}
-	U_RELEASE(rb);
-	U_RELEASE(b);
-	U_RELEASE(a);
-	U_RELEASE(upload);
 	for (i = 0; i < 3; i++)
 		U_RELEASE(f[i]);
-	EXPECT_EQ(0, ID3D12Device1_Release(dev));
 }
 
 /*
@@ -143,95 +181,41 @@ TEST(copy_compute_direct)
  * and signals 3, compute waits for 1 and signals 2, copy signals 1. The
  * event for 3 fires and the data went through every stage.
  */
-TEST(one_fence_consumers_first)
+TEST_F(pipe, one_fence_consumers_first)
 {
-	struct stage s[3] = { 0 };
-	ID3D12Resource *upload, *a, *b, *rb;
-	ID3D12Device1 *dev;
+	struct stage *s = self->s;
 	ID3D12Fence *f;
-	volatile UINT32 *out;
-	UINT32 *in;
-	int i, r, efd;
+	int r, efd;
 
-	dev = u_device();
-	if (!dev)
-		SKIP(return, "no d3dq device");
-	for (i = 0; i < 3; i++) {
-		s[i].q = u_queue(dev, types[i]);
-		ASSERT_NE(NULL, s[i].q);
-		ASSERT_TRUE(u_list(dev, types[i], &s[i].alloc, &s[i].list));
-		ASSERT_EQ(S_OK, ID3D12GraphicsCommandList2_Close(s[i].list));
-	}
-	f = u_fence(dev, 0);
+	f = u_fence(self->dev, 0);
 	ASSERT_NE(NULL, f);
 	efd = u_event();
 	ASSERT_GE(efd, 0);
-	upload = u_buffer(dev, D3D12_HEAP_TYPE_UPLOAD, SIZE);
-	a = u_buffer(dev, D3D12_HEAP_TYPE_DEFAULT, SIZE);
-	b = u_buffer(dev, D3D12_HEAP_TYPE_DEFAULT, SIZE);
-	rb = u_buffer(dev, D3D12_HEAP_TYPE_READBACK, SIZE);
-	ASSERT_TRUE(upload && a && b && rb);
-	in = u_map(upload);
-	out = u_map(rb);
-	ASSERT_TRUE(in && out);
-
 	for (r = 0; r < ROUNDS; r++) {
 		UINT64 base = 3 * (UINT64)r;
 
-		for (i = 0; i < 3; i++) {
-			ASSERT_EQ(S_OK, ID3D12CommandAllocator_Reset(s[i].alloc));
-			ASSERT_EQ(S_OK, ID3D12GraphicsCommandList2_Reset(
-					s[i].list, s[i].alloc, NULL));
-		}
-		ID3D12GraphicsCommandList2_CopyResource(s[2].list, rb, b);
+		record_round(_metadata, self, r);
 		ASSERT_EQ(S_OK, ID3D12CommandQueue_Wait(s[2].q, f, base + 2));
 		ASSERT_EQ(S_OK, u_execute(s[2].q, s[2].list));
 		ASSERT_EQ(S_OK, ID3D12CommandQueue_Signal(s[2].q, f, base + 3));
-
-		ID3D12GraphicsCommandList2_CopyBufferRegion(s[1].list, b, 0, a,
-							   SIZE / 2, SIZE / 2);
-		ID3D12GraphicsCommandList2_CopyBufferRegion(s[1].list, b,
-							   SIZE / 2, a, 0,
-							   SIZE / 2);
-		for (i = 0; i < WORDS; i += 64)
-			u_write32(s[1].list, b, i * 4,
-				  0xc0000000u | (r << 16) | i);
 		ASSERT_EQ(S_OK, ID3D12CommandQueue_Wait(s[1].q, f, base + 1));
 		ASSERT_EQ(S_OK, u_execute(s[1].q, s[1].list));
 		ASSERT_EQ(S_OK, ID3D12CommandQueue_Signal(s[1].q, f, base + 2));
 		EXPECT_EQ(base, ID3D12Fence_GetCompletedValue(f));
 
-		for (i = 0; i < WORDS; i++)
-			in[i] = (UINT32)(r * 0x01000193u) ^ i;
-		ID3D12GraphicsCommandList2_CopyBufferRegion(s[0].list, a, 0,
-							   upload, 0, SIZE);
 		ASSERT_EQ(S_OK, u_execute(s[0].q, s[0].list));
 		ASSERT_EQ(S_OK, ID3D12CommandQueue_Signal(s[0].q, f, base + 1));
 		ASSERT_EQ(S_OK, ID3D12Fence_SetEventOnCompletion(f, base + 3,
 								u_handle(efd)));
-
 		ASSERT_NE(0, u_event_wait(efd, 20000))
 			TH_LOG("round %d: fence stuck at %llu", r,
 			       (unsigned long long)
 			       ID3D12Fence_GetCompletedValue(f));
 		EXPECT_EQ(base + 3, ID3D12Fence_GetCompletedValue(f));
-		for (i = 0; i < WORDS; i++)
-			ASSERT_EQ(expected(r, i), out[i])
-				TH_LOG("round %d word %d", r, i);
+		check_round(_metadata, self, r);
 	}
-
 	close(efd);
-	for (i = 0; i < 3; i++) {
-		U_RELEASE(s[i].list);
-		U_RELEASE(s[i].alloc);
-		U_RELEASE(s[i].q);
-	}
-	U_RELEASE(rb);
-	U_RELEASE(b);
-	U_RELEASE(a);
-	U_RELEASE(upload);
 	U_RELEASE(f);
-	EXPECT_EQ(0, ID3D12Device1_Release(dev));
 }
 
 /* Copies with bad ranges or foreign resources fail the list. */
