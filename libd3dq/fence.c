@@ -667,6 +667,26 @@ void fence_watch_start(struct d3dq_fence *f)
 	dev_ring(dev);
 }
 
+/*
+ * Something needs the worker to apply @f's queue signals from now on (an
+ * event registration, a held queue wait, a thread on the condition
+ * variable, a read of the value or a CPU signal while signals are
+ * pending, a second queue signalling it). Until then the worker does not
+ * wake for them: they are applied when something they caused is (R17),
+ * when a thread waits for their point itself, when their queue has many
+ * records, or when the fence is first looked at (fence_refresh()), so
+ * that no observation ever sees a value older than what completed. Wakes
+ * the worker if signals are pending already, so that it waits for them.
+ */
+void fence_observe(struct d3dq_fence *f)
+{
+	if (atomic_load_explicit(&f->observed, memory_order_relaxed) ||
+	    atomic_exchange(&f->observed, true))
+		return;
+	if (atomic_load(&f->npending) && atomic_load(&f->dev->worker_started))
+		dev_ring(f->dev);
+}
+
 /* Worker: a shared fence's timeline reached @value. */
 void fence_watch_fired(struct d3dq_fence *f, uint64_t value,
 		       struct fire *fire)
@@ -725,6 +745,8 @@ D3DQ_EXPORT int d3dq_fence_create(struct d3dq_device *dev,
 	atomic_init(&f->value, initial_value);
 	if (flags & D3DQ_FENCE_FLAG_SHARED) {
 		f->shared = true;
+		/* Other processes observe it. */
+		atomic_store(&f->observed, true);
 		ret = syncobj_create(dev->fd, &f->syncobj);
 		if (!ret && initial_value)
 			ret = syncobj_timeline_signal(dev->fd, f->syncobj,
@@ -788,6 +810,7 @@ D3DQ_EXPORT int d3dq_fence_import(struct d3dq_device *dev, int fd,
 		return ret;
 	}
 	f->shared = true;
+	atomic_store(&f->observed, true);
 	f->syncobj = args.handle;
 	ret = dev_link_object(dev, &f->dev_link, &dev->fences);
 	if (ret) {
@@ -830,6 +853,7 @@ D3DQ_EXPORT uint64_t d3dq_fence_get_completed_value(struct d3dq_fence *f)
 {
 	if (!f)
 		return 0;
+	fence_refresh(f);
 	return fence_value(f);
 }
 
@@ -842,6 +866,8 @@ D3DQ_EXPORT int d3dq_fence_signal(struct d3dq_fence *f, uint64_t value)
 	if (!f)
 		return -EINVAL;
 	dev = f->dev;
+	/* What completed before this signal takes effect first (R4). */
+	fence_refresh(f);
 	pthread_mutex_lock(&f->lock);
 	/* Under the lock: removal sets UINT64_MAX under it too. */
 	if (dev_removed(dev)) {
@@ -957,6 +983,7 @@ static int wait_value(struct d3dq_fence *f, uint64_t value, int64_t deadline)
 					       &first);
 		} else {
 			/* Nobody wakes us but whoever applies the value. */
+			fence_observe(f);
 			w = cond_wait_locked(f, deadline);
 		}
 		if (w == -ETIME || w == -ETIMEDOUT)
@@ -1004,6 +1031,7 @@ D3DQ_EXPORT int d3dq_fence_set_event_on_completion(struct d3dq_fence *f,
 	if (eventfd < 0)
 		return d3dq_fence_wait(f, value, D3DQ_TIMEOUT_INFINITE);
 	dev = f->dev;
+	fence_refresh(f);
 	/* Reached already: fire during the call, no reference needed. */
 	if (reached(f, value, fence_value(f))) {
 		write_event(eventfd);
@@ -1031,6 +1059,8 @@ D3DQ_EXPORT int d3dq_fence_set_event_on_completion(struct d3dq_fence *f,
 	if (!now)
 		ret = heap_push(f, r);
 	pthread_mutex_unlock(&f->lock);
+	if (!now && !ret)
+		fence_observe(f);
 	if (now)
 		write_event(ev->fd);
 	if (now || ret) {
@@ -1097,9 +1127,11 @@ D3DQ_EXPORT int d3dq_device_set_event_on_multiple_fence_completion(
 	for (i = 0; i < count && !ret; i++) {
 		struct d3dq_fence *f = fences[i];
 		struct fire fire = FIRE_INIT;
-		uint64_t cur = fence_value(f), now;
+		uint64_t cur, now;
 		bool fired;
 
+		fence_refresh(f);
+		cur = fence_value(f);
 		pthread_mutex_lock(&f->lock);
 		/*
 		 * A change applied since @cur was read has popped what it
@@ -1128,6 +1160,8 @@ D3DQ_EXPORT int d3dq_device_set_event_on_multiple_fence_completion(
 		}
 		pthread_mutex_unlock(&f->lock);
 		fire_run(dev, &fire);
+		if (!ret)
+			fence_observe(f);
 	}
 	if (ret) {
 		/* Out of memory: nothing of it may fire later. */

@@ -193,6 +193,8 @@ int queue_wait_locked(struct d3dq_queue *q, struct d3dq_fence *f,
 		return queue_submit_wait_locked(q, f, value, &d);
 	}
 	held_append(q, op);
+	/* The ticket is satisfied when the value is applied. */
+	fence_observe(f);
 	/* Another process may bring the value: the worker watches it. */
 	if (f->shared)
 		fence_watch_start(f);

@@ -306,6 +306,14 @@ struct d3dq_fence {
 	_Atomic bool destroyed;
 	struct list watch_link;		/* dev->watched, under dev->lock */
 	bool watch_linked;		/* under dev->lock */
+	/*
+	 * Something needs the worker to apply this fence's queue signals as
+	 * they complete (an event, a held queue wait, a thread asleep on the
+	 * condition variable, a read, a CPU signal or a second queue
+	 * signalling it while signals were pending, another process): set
+	 * once, never cleared. See worker.c.
+	 */
+	_Atomic bool observed;
 	_Atomic uint32_t npending;	/* queue signals pending */
 
 	pthread_mutex_t lock;
@@ -450,6 +458,8 @@ static inline void fence_ref(struct d3dq_fence *f)
 #define fence_choose_locked d3dqp_fence_choose_locked
 #define fence_kwait_link d3dqp_fence_kwait_link
 #define fence_kwait_unlink d3dqp_fence_kwait_unlink
+#define fence_observe d3dqp_fence_observe
+#define fence_refresh d3dqp_fence_refresh
 #define fence_release_all d3dqp_fence_release_all
 #define fences_remove d3dqp_fences_remove
 #define fence_shared_check_locked d3dqp_fence_shared_check_locked
@@ -531,6 +541,7 @@ enum choice fence_choose_locked(struct d3dq_fence *f, struct d3dq_queue *q,
 				uint64_t value, struct dep *out);
 void fence_kwait_link(struct edge *e, struct fire *fire);
 void fence_kwait_unlink(struct edge *e);
+void fence_observe(struct d3dq_fence *f);
 void fence_release_all(struct d3dq_fence *f, struct fire *fire);
 void fences_remove(struct d3dq_fence **fs, size_t n);
 bool fence_watch(struct d3dq_fence *f, uint64_t *target);
@@ -548,6 +559,7 @@ struct edge *edge_new(struct d3dq_queue *dep, uint64_t dep_point);
 void edge_free(struct edge *e);
 void record_edge(struct d3dq_queue *q, uint64_t point, struct edge *e);
 void apply_upto(struct d3dq_queue *q, uint64_t upto);
+void fence_refresh(struct d3dq_fence *f);
 int queue_check_lost(struct d3dq_queue *q);
 int queue_check_lost_live(struct d3dq_queue *q);
 void queue_deactivate(struct d3dq_queue *q);

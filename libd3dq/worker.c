@@ -147,11 +147,9 @@ void apply_upto(struct d3dq_queue *q, uint64_t upto)
 }
 
 /*
- * What the worker waits for on @q: the point of its first signal record
- * (of a fence not destroyed), or of its first record at all once it has
- * DRAIN_RECS of them; 0: nothing. Every queue signal is applied as soon
- * as the worker sees its point complete, read or not (R17: no
- * observation has to come first). apply_lock held.
+ * What the worker waits for on @q: the point of its first record whose
+ * value something observes (or of its first record at all once it has
+ * DRAIN_RECS of them); 0: nothing. apply_lock held.
  */
 #define DRAIN_RECS 64
 
@@ -162,7 +160,9 @@ static bool rec_watched(struct rec *r)
 	if (r->kind != REC_SIGNAL)
 		return false;
 	s = container_of(r, struct sig_rec, r);
-	return !atomic_load(&s->fence->destroyed);
+	return atomic_load_explicit(&s->fence->observed,
+				    memory_order_relaxed) &&
+	       !atomic_load(&s->fence->destroyed);
 }
 
 static uint64_t watch_point_locked(struct d3dq_queue *q)
@@ -187,8 +187,10 @@ static uint64_t watch_point_locked(struct d3dq_queue *q)
  * where it differs from what the worker already waits for (the worker
  * asleep, apply_lock held): only @rec itself, or the first record once
  * @q has DRAIN_RECS of them, can be new. An earlier record was looked at
- * when it was added or when the worker collected. This keeps a queue
- * signal O(1) however many records its queue has.
+ * when it was added or when the worker collected, and one whose fence
+ * became observed since woke the worker then (fence_observe() rings
+ * while the fence has signals pending). This keeps a queue signal O(1)
+ * however many records its queue has.
  */
 static uint64_t watch_point_added_locked(struct d3dq_queue *q,
 					 struct rec *rec)
@@ -202,9 +204,9 @@ static uint64_t watch_point_added_locked(struct d3dq_queue *q,
  * Add @rec to @q's records. A record for a point the applier has already
  * passed, or one the kernel reported complete at its submit (q->done), is
  * applied at once (nobody will wait for that point again), with the
- * records before it. One the worker must wait for (a signal, or any
- * record once the queue has DRAIN_RECS of them) before what the worker
- * waits for on @q now wakes the worker, to wait for it. q->lock held (only its
+ * records before it. One the worker must wait for (its value is observed,
+ * or the queue has DRAIN_RECS records) before what the worker waits for
+ * on @q now wakes the worker, to wait for it. q->lock held (only its
  * holder adds records to @q), and apply_lock.
  */
 static bool record_add_locked(struct d3dq_queue *q, struct rec *rec,
@@ -252,6 +254,77 @@ static void record_add(struct d3dq_queue *q, struct rec *rec)
 }
 
 /*
+ * Apply what has completed of the queue signals of @f pending on queues
+ * other than @except, causes first; true if any is pending there. Each
+ * such queue is asked how far it got (one SYNCOBJ_QUERY) and whether it
+ * is lost (then the device is removed instead: its jobs' signals do not
+ * count). With @except set the caller holds that queue's lock: no other
+ * queue lock is taken. No other library lock held.
+ */
+#define REFRESH_QUEUES 8
+
+static bool catch_up(struct d3dq_fence *f, struct d3dq_queue *except)
+{
+	struct d3dq_queue *qs[REFRESH_QUEUES];
+	struct list *pos, *tmp;
+	size_t n = 0, i;
+	bool any = false;
+
+	pthread_mutex_lock(&f->lock);
+	list_for_each_safe(pos, tmp, &f->pending) {
+		struct sig_rec *s = container_of(pos, struct sig_rec, flink);
+
+		if (s->queue == except)
+			continue;
+		any = true;
+		for (i = 0; i < n && qs[i] != s->queue; i++)
+			;
+		/* More queues than that: the worker, observing, gets them. */
+		if (i < n || n == REFRESH_QUEUES)
+			continue;
+		queue_ref(s->queue);
+		qs[n++] = s->queue;
+	}
+	pthread_mutex_unlock(&f->lock);
+
+	for (i = 0; i < n; i++) {
+		struct d3dq_queue *q = qs[i];
+		uint64_t done = 0;
+		int lost;
+
+		if (!syncobj_query(f->dev->fd, &q->tl, &done, 1, 0) && done) {
+			lost = except ? queue_check_lost(q) :
+					queue_check_lost_live(q);
+			if (lost)
+				dev_remove(f->dev, lost);
+			else
+				apply_upto(q, done);
+		}
+		queue_unref(q);
+	}
+	return any;
+}
+
+/*
+ * @f is looked at (read, signalled by the CPU, registered on) while queue
+ * signals of it are pending and nothing observed it, so nothing applied
+ * them as they completed: from now on the worker does (fence_observe()),
+ * and what completed before is applied now, so that this look sees every
+ * value that took effect before it (R17: no observation has to come
+ * first) and a CPU signal takes effect after them (R4). Costs two system
+ * calls per queue, once per fence; nothing when the fence is observed or
+ * has no signal pending. No library lock held.
+ */
+void fence_refresh(struct d3dq_fence *f)
+{
+	if (!atomic_load_explicit(&f->npending, memory_order_relaxed) ||
+	    atomic_load_explicit(&f->observed, memory_order_relaxed))
+		return;
+	fence_observe(f);
+	catch_up(f, NULL);
+}
+
+/*
  * A signal recorded at a complete point of @q with no record of @q before
  * it: applied on the spot, as record_add_locked() would apply its record
  * right after adding it, without the record. q->lock and apply_lock held.
@@ -287,6 +360,16 @@ int record_signal(struct d3dq_queue *q, struct d3dq_fence *f, uint64_t value,
 	struct list garbage;
 	struct sig_rec *s;
 	bool ring;
+
+	/*
+	 * A second queue signals a fence nothing observes: what the first
+	 * one completed takes effect before this one (R4), and from now on
+	 * the worker applies both as they complete.
+	 */
+	if (!atomic_load_explicit(&f->observed, memory_order_relaxed) &&
+	    atomic_load_explicit(&f->npending, memory_order_relaxed) &&
+	    catch_up(f, q))
+		fence_observe(f);
 
 	pthread_mutex_lock(&dev->apply_lock);
 	if (list_empty(&q->recs) &&

@@ -209,6 +209,62 @@ TEST_F(o, cpu_signal_discards_nothing)
 }
 
 /*
+ * Queue signals of a fence nobody read, completed a while ago: whatever
+ * looks at the fence next sees them as having taken effect then, before
+ * it. A CPU signal made now overwrites them (R2, R4), so does an idle
+ * queue's signal made now, and an event registered now fires during the
+ * call (R10, R17). Nothing waits for the first queue's work: it has
+ * 300 ms for 10 ms of DELAY (a wait for its point would apply it).
+ */
+TEST_F(o, unobserved_completion_then_cpu_signal)
+{
+	ASSERT_EQ(0, util_exec_delay(self->e.dev, self->e.a, 10 * MS));
+	ASSERT_EQ(0, d3dq_queue_signal(self->e.a, self->e.f, 5));
+	util_sleep_ms(300);
+	ASSERT_EQ(0, d3dq_fence_signal(self->e.f, 7));
+	EXPECT_EQ(7, d3dq_fence_get_completed_value(self->e.f));
+	util_sleep_ms(100);
+	EXPECT_EQ(7, d3dq_fence_get_completed_value(self->e.f));
+}
+
+TEST_F(o, unobserved_completion_then_queue_signal)
+{
+	ASSERT_EQ(0, util_exec_delay(self->e.dev, self->e.a, 10 * MS));
+	ASSERT_EQ(0, d3dq_queue_signal(self->e.a, self->e.f, 5));
+	util_sleep_ms(300);
+	ASSERT_EQ(0, d3dq_queue_signal(self->e.b, self->e.f, 3));
+	ASSERT_EQ(0, d3dq_queue_signal(self->e.b, self->e.done, 1));
+	ASSERT_EQ(0, d3dq_fence_wait(self->e.done, 1, LONG));
+	util_sleep_ms(100);
+	/* A shared fence's timeline only grows: b's 3 changes nothing. */
+	EXPECT_EQ(variant->flags & D3DQ_FENCE_FLAG_SHARED ? 5 : 3,
+		  d3dq_fence_get_completed_value(self->e.f));
+}
+
+TEST_F(o, unobserved_completion_then_events)
+{
+	struct d3dq_fence *fs[2] = { self->e.f, self->e.g };
+	uint64_t vs[2] = { 5, 6 };
+	int efd = util_eventfd(), efd2 = util_eventfd();
+
+	ASSERT_GE(efd, 0);
+	ASSERT_GE(efd2, 0);
+	ASSERT_EQ(0, util_exec_delay(self->e.dev, self->e.a, 10 * MS));
+	ASSERT_EQ(0, d3dq_queue_signal(self->e.a, self->e.f, 5));
+	ASSERT_EQ(0, util_exec_delay(self->e.dev, self->e.b, 10 * MS));
+	ASSERT_EQ(0, d3dq_queue_signal(self->e.b, self->e.g, 6));
+	util_sleep_ms(300);
+	ASSERT_EQ(0, d3dq_device_set_event_on_multiple_fence_completion(
+			self->e.dev, fs, vs, 2, D3DQ_MULTIPLE_FENCE_WAIT_ALL,
+			efd2));
+	EXPECT_EQ(1, util_event_take(efd2));
+	ASSERT_EQ(0, d3dq_fence_set_event_on_completion(self->e.f, 5, efd));
+	EXPECT_EQ(1, util_event_take(efd));
+	close(efd);
+	close(efd2);
+}
+
+/*
  * The signal-order chain, three queues: a waits for the odd values and
  * signals the even ones, b signals the odd ones and waits for the even
  * ones, c waits for the last; a's program is queued first, so each of
