@@ -42,6 +42,11 @@
 #define MAX_QUEUES_TRACKED 64
 #define MAX_STALE	64
 #define MAX_REPORTS	20
+/* Longest syncobj handle array (sync_count()); the first 64 are picked. */
+#define MAX_HANDLES	(1 << 16)
+#define PICKED_HANDLES	64
+/* A handle or id never handed out (they are allocated lowest first). */
+#define NO_HANDLE	0xfffffff0u
 
 /* Errno bits. */
 typedef unsigned __int128 errset;
@@ -211,7 +216,7 @@ static bool is_live(struct fz *f, uint32_t v)
 
 static uint32_t not_live(struct fz *f, uint32_t v)
 {
-	return is_live(f, v) ? 0xfffffff0u : v;
+	return is_live(f, v) ? NO_HANDLE : v;
 }
 
 /*
@@ -1048,15 +1053,31 @@ static void fz_syncobj_destroy(struct __test_metadata *_metadata, struct fz *f)
 	f->so[i] = f->so[--f->nso];
 }
 
-/* An array of handles (u32) for the syncobj ioctls. */
+/*
+ * An array of @count handles (u32) for the syncobj ioctls, built in full:
+ * the kernel reads all @count of them, and a handle it reads that the
+ * fuzzer did not put there may name a live syncobj (zeroed memory names
+ * handle 0, which 7.2 and 7.3 can hand out, see pick_stale()), so that a
+ * RESET the fuzzer believed to touch 64 syncobjs reset others too. The
+ * first PICKED_HANDLES are picked; beyond them, counts are faults, and
+ * every element is a handle never handed out (the ioctl fails, ENOENT).
+ */
 static uint64_t handle_array(struct fz *f, uint32_t *buf, uint32_t count,
 			     bool *bad, uint64_t *points, bool *pending)
 {
 	uint32_t i;
 
 	for (i = 0; i < count; i++) {
-		struct sobj *so = pick_so(f);
+		struct sobj *so;
 
+		if (i >= PICKED_HANDLES) {
+			buf[i] = NO_HANDLE;
+			if (points)
+				points[i] = 0;
+			*bad = true;
+			continue;
+		}
+		so = pick_so(f);
 		if (!so || one_in(f, 16)) {
 			buf[i] = pick_stale(f, f->stale_so, f->nstale_so,
 					    f->foreign_so);
@@ -1083,6 +1104,22 @@ static uint64_t handle_array(struct fz *f, uint32_t *buf, uint32_t count,
 	return (uint64_t)(uintptr_t)buf;
 }
 
+/*
+ * A syncobj array call of @n handles, all past the first PICKED_HANDLES
+ * never handed out, cannot succeed: if it did, the kernel found a syncobj
+ * the fuzzer did not name. True (and a failure) then.
+ */
+static bool oversize_done(struct __test_metadata *_metadata, struct fz *f,
+			  const char *name, uint32_t n, int err)
+{
+	if (err || n <= PICKED_HANDLES)
+		return false;
+	f->failures++;
+	TH_LOG("call %lu: %s of %u handles succeeded, %u of them never handed out",
+	       f->calls, name, n, n - PICKED_HANDLES);
+	return true;
+}
+
 static uint32_t sync_count(struct fz *f, bool *bad)
 {
 	uint32_t n = 1 + below(f, 4);
@@ -1102,15 +1139,16 @@ static uint32_t sync_count(struct fz *f, bool *bad)
 
 static void fz_syncobj_wait(struct __test_metadata *_metadata, struct fz *f)
 {
-	static uint32_t h[64];
-	static uint64_t pts[64];
+	static uint32_t h[MAX_HANDLES];
+	static uint64_t pts[MAX_HANDLES];
 	bool bad = false, pending = false, tl = one_in(f, 2);
 	uint32_t n = sync_count(f, &bad), flags;
 	uint64_t deadline = one_in(f, 2) ? 0 : (uint64_t)t_deadline(T_MS);
 	errset errs = E(EINVAL) | E(ENOENT) | E(ETIME);
+	int err;
 
-	if (n > 64 && !bad)
-		n = 64;
+	if (n > PICKED_HANDLES && !bad)
+		n = PICKED_HANDLES;
 	flags = below(f, 8) & (DRM_SYNCOBJ_WAIT_FLAGS_WAIT_ALL |
 			       DRM_SYNCOBJ_WAIT_FLAGS_WAIT_FOR_SUBMIT |
 			       (tl ? DRM_SYNCOBJ_WAIT_FLAGS_WAIT_AVAILABLE : 0));
@@ -1121,8 +1159,7 @@ static void fz_syncobj_wait(struct __test_metadata *_metadata, struct fz *f)
 	if (tl) {
 		struct drm_syncobj_timeline_wait a = { 0 };
 
-		a.handles = handle_array(f, h, n <= 64 ? n : 64, &bad, pts,
-					 &pending);
+		a.handles = handle_array(f, h, n, &bad, pts, &pending);
 		a.points = (uint64_t)(uintptr_t)pts;
 		if (one_in(f, 40)) {
 			a.points = bad_pointer(f);
@@ -1132,46 +1169,50 @@ static void fz_syncobj_wait(struct __test_metadata *_metadata, struct fz *f)
 		a.timeout_nsec = (int64_t)deadline;
 		a.flags = flags;
 		a.first_signaled = rnd(f);
-		CALL(f->fd, DRM_IOCTL_SYNCOBJ_TIMELINE_WAIT, &a, errs, !bad,
-		     E(ETIME) | (pending && !(flags &
-			     DRM_SYNCOBJ_WAIT_FLAGS_WAIT_FOR_SUBMIT) ?
-			     E(EINVAL) : 0));
+		err = CALL(f->fd, DRM_IOCTL_SYNCOBJ_TIMELINE_WAIT, &a, errs,
+			   !bad, E(ETIME) | (pending && !(flags &
+				   DRM_SYNCOBJ_WAIT_FLAGS_WAIT_FOR_SUBMIT) ?
+				   E(EINVAL) : 0));
+		oversize_done(_metadata, f, "SYNCOBJ_TIMELINE_WAIT", n, err);
 	} else {
 		struct drm_syncobj_wait a = { 0 };
 
-		a.handles = handle_array(f, h, n <= 64 ? n : 64, &bad, NULL,
-					 &pending);
+		a.handles = handle_array(f, h, n, &bad, NULL, &pending);
 		a.count_handles = n;
 		a.timeout_nsec = (int64_t)deadline;
 		a.flags = flags;
 		a.first_signaled = rnd(f);
 		a.pad = reserved(f, &bad);
-		CALL(f->fd, DRM_IOCTL_SYNCOBJ_WAIT, &a, errs, !bad,
-		     E(ETIME) | (pending && !(flags &
-			     DRM_SYNCOBJ_WAIT_FLAGS_WAIT_FOR_SUBMIT) ?
-			     E(EINVAL) : 0));
+		err = CALL(f->fd, DRM_IOCTL_SYNCOBJ_WAIT, &a, errs, !bad,
+			   E(ETIME) | (pending && !(flags &
+				   DRM_SYNCOBJ_WAIT_FLAGS_WAIT_FOR_SUBMIT) ?
+				   E(EINVAL) : 0));
+		oversize_done(_metadata, f, "SYNCOBJ_WAIT", n, err);
 	}
 }
 
 static void fz_syncobj_array_op(struct __test_metadata *_metadata,
 				struct fz *f)
 {
-	static uint32_t h[64];
-	static uint64_t pts[64];
+	static uint32_t h[MAX_HANDLES];
+	static uint64_t pts[MAX_HANDLES];
 	bool bad = false, pending = false;
 	uint32_t n = sync_count(f, &bad), i;
-	uint32_t m = n <= 64 ? n : 64;
-	int op = below(f, 4);
+	/* Past m, handles are never live: a call that succeeds had n == m. */
+	uint32_t m = n <= PICKED_HANDLES ? n : PICKED_HANDLES;
+	int op = below(f, 4), err;
 
 	if (op < 2) {
 		struct drm_syncobj_array a = { 0 };
 
-		a.handles = handle_array(f, h, m, &bad, NULL, &pending);
+		a.handles = handle_array(f, h, n, &bad, NULL, &pending);
 		a.count_handles = n;
 		a.pad = reserved(f, &bad);
-		if (CALL(f->fd, op ? DRM_IOCTL_SYNCOBJ_SIGNAL :
-			 DRM_IOCTL_SYNCOBJ_RESET, &a, E(EINVAL) | E(ENOENT),
-			 !bad, 0))
+		err = CALL(f->fd, op ? DRM_IOCTL_SYNCOBJ_SIGNAL :
+			   DRM_IOCTL_SYNCOBJ_RESET, &a, E(EINVAL) | E(ENOENT),
+			   !bad, 0);
+		if (err || oversize_done(_metadata, f, op ? "SYNCOBJ_SIGNAL" :
+					 "SYNCOBJ_RESET", n, err))
 			return;
 		/* Signal replaces the fence; reset drops it. */
 		for (i = 0; i < m; i++) {
@@ -1190,7 +1231,7 @@ static void fz_syncobj_array_op(struct __test_metadata *_metadata,
 	{
 		struct drm_syncobj_timeline_array a = { 0 };
 
-		a.handles = handle_array(f, h, m, &bad, pts, &pending);
+		a.handles = handle_array(f, h, n, &bad, pts, &pending);
 		a.points = (uint64_t)(uintptr_t)pts;
 		a.count_handles = n;
 		if (op == 2) {
@@ -1198,8 +1239,11 @@ static void fz_syncobj_array_op(struct __test_metadata *_metadata,
 			for (i = 0; i < m; i++)
 				pts[i] += 1 + below(f, 2);
 			a.flags = reserved(f, &bad);
-			if (CALL(f->fd, DRM_IOCTL_SYNCOBJ_TIMELINE_SIGNAL, &a,
-				 E(EINVAL) | E(ENOENT), !bad, 0))
+			err = CALL(f->fd, DRM_IOCTL_SYNCOBJ_TIMELINE_SIGNAL,
+				   &a, E(EINVAL) | E(ENOENT), !bad, 0);
+			if (err || oversize_done(_metadata, f,
+						 "SYNCOBJ_TIMELINE_SIGNAL", n,
+						 err))
 				return;
 			for (i = 0; i < m; i++) {
 				int k;
@@ -1218,8 +1262,9 @@ static void fz_syncobj_array_op(struct __test_metadata *_metadata,
 				if (a.flags & ~DRM_SYNCOBJ_QUERY_FLAGS_LAST_SUBMITTED)
 					bad = true;
 			}
-			CALL(f->fd, DRM_IOCTL_SYNCOBJ_QUERY, &a,
-			     E(EINVAL) | E(ENOENT), !bad, 0);
+			err = CALL(f->fd, DRM_IOCTL_SYNCOBJ_QUERY, &a,
+				   E(EINVAL) | E(ENOENT), !bad, 0);
+			oversize_done(_metadata, f, "SYNCOBJ_QUERY", n, err);
 		}
 	}
 }
