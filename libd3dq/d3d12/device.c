@@ -33,6 +33,32 @@ void device_ref(struct d3d12_device *d)
 	atomic_fetch_add(&d->refs, 1);
 }
 
+void device_remove(struct d3d12_device *d, int err)
+{
+	HRESULT reason, none = S_OK;
+
+	switch (err) {
+	case -ENOMEM:
+		reason = E_OUTOFMEMORY;
+		break;
+	case -EINVAL:
+	case -ENOENT:
+	case -EBADF:
+		/* The application's misuse. */
+		reason = DXGI_ERROR_INVALID_CALL;
+		break;
+	default:
+		/* -E2BIG: more than the driver takes in one submission. */
+		reason = DXGI_ERROR_DRIVER_INTERNAL_ERROR;
+		break;
+	}
+	if (d3dq_device_removed_reason(d->dev))
+		return;
+	/* Set before the removal, so that whoever sees it finds the reason. */
+	atomic_compare_exchange_strong(&d->removed_hr, &none, reason);
+	d3dq_device_remove(d->dev);
+}
+
 static void device_destroy(struct d3d12_device *d)
 {
 	pthread_mutex_lock(&cache_lock);
@@ -67,6 +93,7 @@ static HRESULT device_open(struct d3d12_device **out)
 	}
 	SET_VTBL(&d->iface, &device_vtbl);
 	atomic_init(&d->refs, 1);
+	atomic_init(&d->removed_hr, S_OK);
 	priv_init(&d->priv);
 	pthread_mutex_init(&d->va_lock, NULL);
 	d->next_va = VA_BASE;
@@ -98,8 +125,11 @@ EXPORT HRESULT D3D12CreateDevice(IUnknown *adapter,
 
 	if (out)
 		*out = NULL;
-	/* There is no DXGI: only the default adapter exists. */
-	if (adapter || !riid || !level_ok(minimum_level))
+	/*
+	 * There is no DXGI: only the default adapter exists. riid only
+	 * matters when there is somewhere to put the device.
+	 */
+	if (adapter || (out && !riid) || !level_ok(minimum_level))
 		return E_INVALIDARG;
 
 	pthread_mutex_lock(&cache_lock);
@@ -242,13 +272,18 @@ device_CreateQueryHeap(ID3D12Device1 *iface, const D3D12_QUERY_HEAP_DESC *desc,
 static HRESULT STDMETHODCALLTYPE
 device_GetDeviceRemovedReason(ID3D12Device1 *iface)
 {
-	switch (d3dq_device_removed_reason(impl(iface)->dev)) {
+	struct d3d12_device *d = impl(iface);
+	HRESULT mine;
+
+	switch (d3dq_device_removed_reason(d->dev)) {
 	case 0:
 		return S_OK;
 	case -ETIMEDOUT:
 		return DXGI_ERROR_DEVICE_HUNG;
 	case -ENODEV:
-		return DXGI_ERROR_DEVICE_REMOVED;
+		/* Only this layer calls d3dq_device_remove(). */
+		mine = atomic_load(&d->removed_hr);
+		return mine != S_OK ? mine : DXGI_ERROR_DEVICE_REMOVED;
 	case -EINVAL:
 		return DXGI_ERROR_INVALID_CALL;
 	case -ECANCELED:
