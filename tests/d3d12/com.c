@@ -152,7 +152,7 @@ TEST_F(c, reference_counts)
 	EXPECT_EQ(self->dev, again);
 	EXPECT_EQ(2, u_refs(self->dev));
 	EXPECT_EQ(1, ID3D12Device1_Release(again));
-	ASSERT_EQ(S_OK, D3D12CreateDevice(NULL, D3D_FEATURE_LEVEL_12_0,
+	ASSERT_EQ(S_OK, D3D12CreateDevice(NULL, D3D_FEATURE_LEVEL_1_0_CORE,
 					  &IID_ID3D12Device, (void **)&base));
 	EXPECT_EQ((void *)self->dev, (void *)base);
 	EXPECT_EQ(1, ID3D12Device_Release(base));
