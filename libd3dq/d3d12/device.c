@@ -102,18 +102,13 @@ static HRESULT device_open(struct d3d12_device **out)
 }
 
 /*
- * The feature levels this device has: D3D12's floor, 11_0, and the
- * compute-only 1_0_CORE. Every level asks for shaders, which d3dq does not
- * run, so none is met in full; 11_0 is the least a D3D12 program can ask
- * for, and claiming more would contradict what CheckFeatureSupport's
- * D3D12_OPTIONS answers (no typed UAV loads, binding tier 1, no ROVs:
- * d3d12.rst, "Features").
+ * The highest feature level this device has: 11_0, D3D12's floor. Every
+ * level asks for shaders, which d3dq does not run, so none is met in
+ * full; 11_0 is the least a D3D12 program can ask for, and claiming more
+ * would contradict what CheckFeatureSupport's D3D12_OPTIONS answers (no
+ * typed UAV loads, binding tier 1, no ROVs: d3d12.rst, "Features").
  */
-static bool level_supported(D3D_FEATURE_LEVEL level)
-{
-	return level == D3D_FEATURE_LEVEL_1_0_CORE ||
-	       level == D3D_FEATURE_LEVEL_11_0;
-}
+#define MAX_LEVEL D3D_FEATURE_LEVEL_11_0
 
 /*
  * A level D3D12CreateDevice knows: S_OK for the supported ones,
@@ -126,12 +121,12 @@ static HRESULT level_check(D3D_FEATURE_LEVEL level)
 	switch (level) {
 	case D3D_FEATURE_LEVEL_1_0_CORE:
 	case D3D_FEATURE_LEVEL_11_0:
-		return S_OK;
 	case D3D_FEATURE_LEVEL_11_1:
 	case D3D_FEATURE_LEVEL_12_0:
 	case D3D_FEATURE_LEVEL_12_1:
 	case D3D_FEATURE_LEVEL_12_2:
-		return DXGI_ERROR_UNSUPPORTED;
+		/* What CheckFeatureSupport(FEATURE_LEVELS) reports. */
+		return level <= MAX_LEVEL ? S_OK : DXGI_ERROR_UNSUPPORTED;
 	default:
 		return E_INVALIDARG;
 	}
@@ -443,6 +438,11 @@ static HRESULT options(D3D12_FEATURE_DATA_D3D12_OPTIONS *o)
 	return S_OK;
 }
 
+/*
+ * As Windows answers (vkd3d's test_check_feature_support): the highest
+ * requested level not above the device's, whatever the values (9_3 when
+ * only 9_x are asked for, 0x3000 from {0, 0x3000}).
+ */
 static HRESULT feature_levels(D3D12_FEATURE_DATA_FEATURE_LEVELS *l)
 {
 	D3D_FEATURE_LEVEL best = 0;
@@ -453,10 +453,10 @@ static HRESULT feature_levels(D3D12_FEATURE_DATA_FEATURE_LEVELS *l)
 	for (i = 0; i < l->NumFeatureLevels; i++) {
 		D3D_FEATURE_LEVEL level = l->pFeatureLevelsRequested[i];
 
-		if (level_supported(level) && level > best)
+		if (level <= MAX_LEVEL && level > best)
 			best = level;
 	}
-	/* What CD3DX12FeatureSupport takes for "none of them". */
+	/* Only higher levels (or 0): what CD3DX12FeatureSupport takes for none. */
 	if (!best)
 		return DXGI_ERROR_UNSUPPORTED;
 	l->MaxSupportedFeatureLevel = best;

@@ -191,6 +191,29 @@ TEST_F(a, queue_node_mask)
 			self->dev, &qd, &IID_ID3D12CommandQueue, (void **)&q));
 }
 
+/*
+ * WriteToSubresource and ReadFromSubresource copy texture subresources:
+ * on a buffer (every resource here) Windows answers E_INVALIDARG, as
+ * vkd3d's test_read_write_subresource asserts, not E_NOTIMPL.
+ */
+TEST_F(a, subresource_copies_refuse_buffers)
+{
+	ID3D12Resource *up = u_buffer(self->dev, D3D12_HEAP_TYPE_UPLOAD, 256);
+	ID3D12Resource *rb = u_buffer(self->dev, D3D12_HEAP_TYPE_READBACK, 256);
+	D3D12_BOX box = { 0, 0, 0, 1, 1, 1 };
+	unsigned char data[256] = { 0 };
+
+	ASSERT_TRUE(up && rb);
+	EXPECT_EQ(HR(E_INVALIDARG), HR(ID3D12Resource_WriteToSubresource(
+			up, 0, &box, data, 256, 256)));
+	EXPECT_EQ(HR(E_INVALIDARG), HR(ID3D12Resource_ReadFromSubresource(
+			rb, data, 256, 256, 0, &box)));
+	EXPECT_EQ(HR(E_INVALIDARG), HR(ID3D12Resource_WriteToSubresource(
+			rb, 0, NULL, data, 0, 0)));
+	U_RELEASE(rb);
+	U_RELEASE(up);
+}
+
 /* Bytes waiting in fd (a pipe's or socket's read end), without blocking. */
 static ssize_t pending(int fd)
 {

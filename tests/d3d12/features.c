@@ -114,8 +114,12 @@ TEST_F(f, architecture)
 }
 
 /*
- * FEATURE_LEVELS says 11_0 (and the compute-only 1_0_CORE), and
- * D3D12CreateDevice accepts exactly those.
+ * FEATURE_LEVELS answers as Windows does (vkd3d's test_check_feature_support
+ * asserts it on Windows drivers): the highest requested level that is not
+ * above the device's, here 11_0, whatever the values. D3D12CreateDevice
+ * agrees on every D3D12 level: it creates the device exactly for the ones
+ * FEATURE_LEVELS reports; the levels below 11_0 are not D3D12 levels
+ * (E_INVALIDARG, as on Windows), though FEATURE_LEVELS counts them in.
  */
 TEST_F(f, feature_levels_agree_with_create_device)
 {
@@ -127,6 +131,16 @@ TEST_F(f, feature_levels_agree_with_create_device)
 		D3D_FEATURE_LEVEL_9_2, D3D_FEATURE_LEVEL_9_1,
 		D3D_FEATURE_LEVEL_1_0_CORE,
 	};
+	static const D3D_FEATURE_LEVEL d3d12[] = {
+		D3D_FEATURE_LEVEL_12_2, D3D_FEATURE_LEVEL_12_1,
+		D3D_FEATURE_LEVEL_12_0, D3D_FEATURE_LEVEL_11_1,
+		D3D_FEATURE_LEVEL_11_0, D3D_FEATURE_LEVEL_1_0_CORE,
+	};
+	static const D3D_FEATURE_LEVEL old[] = {
+		D3D_FEATURE_LEVEL_9_3, D3D_FEATURE_LEVEL_9_2,
+		D3D_FEATURE_LEVEL_9_1,
+	};
+	static const D3D_FEATURE_LEVEL odd[] = { 0, 0x3000 };
 	static const D3D_FEATURE_LEVEL high[] = {
 		D3D_FEATURE_LEVEL_12_2, D3D_FEATURE_LEVEL_12_0,
 		D3D_FEATURE_LEVEL_11_1,
@@ -142,8 +156,8 @@ TEST_F(f, feature_levels_agree_with_create_device)
 			      sizeof(l)));
 	EXPECT_EQ(D3D_FEATURE_LEVEL_11_0, l.MaxSupportedFeatureLevel);
 
-	for (i = 0; i < sizeof(all) / sizeof(all[0]); i++) {
-		D3D_FEATURE_LEVEL one = all[i];
+	for (i = 0; i < sizeof(d3d12) / sizeof(d3d12[0]); i++) {
+		D3D_FEATURE_LEVEL one = d3d12[i];
 		HRESULT check, create;
 
 		l.NumFeatureLevels = 1;
@@ -162,6 +176,7 @@ TEST_F(f, feature_levels_agree_with_create_device)
 			EXPECT_EQ(one, l.MaxSupportedFeatureLevel);
 		} else {
 			EXPECT_EQ(HR(DXGI_ERROR_UNSUPPORTED), HR(check));
+			EXPECT_EQ(HR(DXGI_ERROR_UNSUPPORTED), HR(create));
 		}
 		if (SUCCEEDED(create)) {
 			EXPECT_EQ((void *)self->dev, (void *)d);
@@ -170,14 +185,34 @@ TEST_F(f, feature_levels_agree_with_create_device)
 			EXPECT_EQ(NULL, d);
 		}
 	}
-	/* The higher levels are an adapter's "unsupported". */
-	for (i = 0; i < sizeof(high) / sizeof(high[0]); i++)
-		EXPECT_EQ(HR(DXGI_ERROR_UNSUPPORTED), HR(D3D12CreateDevice(
-				NULL, high[i], &IID_ID3D12Device, NULL)));
+	/* Only the higher levels: none. */
+	l.NumFeatureLevels = sizeof(high) / sizeof(high[0]);
+	l.pFeatureLevelsRequested = high;
+	EXPECT_EQ(HR(DXGI_ERROR_UNSUPPORTED),
+		  CHECK(self->dev, D3D12_FEATURE_FEATURE_LEVELS, &l, sizeof(l)));
+	/* Windows: 9_3 of the 9_x levels, 0x3000 of {0, 0x3000}. */
+	l.NumFeatureLevels = sizeof(old) / sizeof(old[0]);
+	l.pFeatureLevelsRequested = old;
+	l.MaxSupportedFeatureLevel = 0;
+	EXPECT_EQ(S_OK, CHECK(self->dev, D3D12_FEATURE_FEATURE_LEVELS, &l,
+			      sizeof(l)));
+	EXPECT_EQ(D3D_FEATURE_LEVEL_9_3, l.MaxSupportedFeatureLevel);
+	l.NumFeatureLevels = 2;
+	l.pFeatureLevelsRequested = odd;
+	l.MaxSupportedFeatureLevel = 0;
+	EXPECT_EQ(S_OK, CHECK(self->dev, D3D12_FEATURE_FEATURE_LEVELS, &l,
+			      sizeof(l)));
+	EXPECT_EQ(0x3000, l.MaxSupportedFeatureLevel);
+	/* ... but D3D12CreateDevice wants a D3D12 level. */
+	for (i = 0; i < sizeof(old) / sizeof(old[0]); i++)
+		EXPECT_EQ(HR(E_INVALIDARG), HR(D3D12CreateDevice(
+				NULL, old[i], &IID_ID3D12Device, NULL)));
 	EXPECT_EQ(HR(E_INVALIDARG), HR(D3D12CreateDevice(
 			NULL, D3D_FEATURE_LEVEL_10_0, &IID_ID3D12Device, NULL)));
+	EXPECT_EQ(HR(E_INVALIDARG), HR(D3D12CreateDevice(
+			NULL, 0x3000, &IID_ID3D12Device, NULL)));
 
-	/* Bad input: no levels, or no array. */
+	/* Bad input: no levels, or no array, or the wrong size. */
 	l.NumFeatureLevels = 0;
 	l.pFeatureLevelsRequested = all;
 	EXPECT_EQ(HR(E_INVALIDARG), CHECK(self->dev,
@@ -192,6 +227,9 @@ TEST_F(f, feature_levels_agree_with_create_device)
 	EXPECT_EQ(HR(E_INVALIDARG), CHECK(self->dev,
 					  D3D12_FEATURE_FEATURE_LEVELS, &l,
 					  sizeof(l) - 1));
+	EXPECT_EQ(HR(E_INVALIDARG), CHECK(self->dev,
+					  D3D12_FEATURE_FEATURE_LEVELS, &l,
+					  sizeof(l) + 1));
 	EXPECT_EQ(1, u_refs(self->dev));
 }
 

@@ -142,10 +142,7 @@ TEST_F(n, device_not_implemented)
 	EXPECT_EQ(HR(E_NOTIMPL), HR(ID3D12Device1_CreateCommandAllocator(
 		self->dev, D3D12_COMMAND_LIST_TYPE_BUNDLE,
 		&IID_ID3D12CommandAllocator, &out)));
-	EXPECT_EQ(HR(E_NOTIMPL), HR(ID3D12Resource_WriteToSubresource(
-		self->buf, 0, NULL, "", 0, 0)));
-	EXPECT_EQ(HR(E_NOTIMPL), HR(ID3D12Resource_ReadFromSubresource(
-		self->buf, &out, 0, 0, 0, NULL)));
+	/* Write/ReadFromSubresource on buffers: E_INVALIDARG (answers.c). */
 }
 
 /*
