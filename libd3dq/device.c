@@ -268,32 +268,32 @@ static int evref_lookup(struct d3dq_device *dev, int app_fd, int fd,
 
 /*
  * The inode every eventfd shares (eventfd(2) files are anonymous inodes),
- * for when /proc is not mounted: 0 until known, -1 if it cannot be.
+ * for when /proc is not mounted; anon_known false if it cannot be known.
  */
-static _Atomic int anon_known;
+static pthread_once_t anon_once = PTHREAD_ONCE_INIT;
+static bool anon_known;
 static dev_t anon_dev;
 static ino_t anon_ino;
 
+static void anon_probe(void)
+{
+	int probe = eventfd(0, EFD_CLOEXEC);
+	struct stat st;
+
+	if (probe < 0)
+		return;
+	if (!fstat(probe, &st)) {
+		anon_dev = st.st_dev;
+		anon_ino = st.st_ino;
+		anon_known = true;
+	}
+	close(probe);
+}
+
 static bool anon_inode(const struct stat *st)
 {
-	int known = atomic_load(&anon_known);
-
-	if (!known) {
-		int probe = eventfd(0, EFD_CLOEXEC);
-		struct stat pst;
-
-		known = -1;
-		if (probe >= 0 && !fstat(probe, &pst)) {
-			/* Racing threads store the same numbers. */
-			anon_dev = pst.st_dev;
-			anon_ino = pst.st_ino;
-			known = 1;
-		}
-		if (probe >= 0)
-			close(probe);
-		atomic_store(&anon_known, known);
-	}
-	return known == 1 && st->st_dev == anon_dev && st->st_ino == anon_ino;
+	pthread_once(&anon_once, anon_probe);
+	return anon_known && st->st_dev == anon_dev && st->st_ino == anon_ino;
 }
 
 /*

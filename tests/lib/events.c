@@ -12,6 +12,9 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
+#include <sched.h>
+#include <string.h>
+#include <sys/mount.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
@@ -217,6 +220,41 @@ TEST_F(e, not_an_eventfd)
 	close(p[0]);
 	close(p[1]);
 	d3dq_fence_destroy(fences[1]);
+}
+
+/*
+ * Without /proc (a mount namespace where it is unmounted), the library
+ * tells eventfds by their anonymous inode: an eventfd still works, a pipe
+ * and /dev/null are still refused and untouched.
+ */
+TEST_F(e, not_an_eventfd_without_proc)
+{
+	char buf[16];
+	int p[2], nul;
+
+	if (unshare(CLONE_NEWNS) ||
+	    mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL))
+		SKIP(return, "no mount namespace (%s)", strerror(errno));
+	if (umount2("/proc", MNT_DETACH) && errno != EINVAL)
+		SKIP(return, "cannot unmount /proc (%s)", strerror(errno));
+	ASSERT_NE(0, access("/proc/self/fd", F_OK));
+
+	ASSERT_EQ(0, pipe2(p, O_CLOEXEC | O_NONBLOCK));
+	nul = open("/dev/null", O_WRONLY | O_CLOEXEC);
+	ASSERT_LE(0, nul);
+	ASSERT_EQ(0, d3dq_fence_signal(self->f, 5));
+	EXPECT_EQ(-EINVAL, d3dq_fence_set_event_on_completion(self->f, 1, p[1]));
+	EXPECT_EQ(-EINVAL, d3dq_fence_set_event_on_completion(self->f, 9, p[1]));
+	EXPECT_EQ(-EINVAL, d3dq_fence_set_event_on_completion(self->f, 1, nul));
+	EXPECT_EQ(0, d3dq_fence_set_event_on_completion(self->f, 1, self->efd));
+	EXPECT_EQ(0, d3dq_fence_set_event_on_completion(self->f, 9, self->efd));
+	EXPECT_EQ(1, util_event_take(self->efd));
+	ASSERT_EQ(0, d3dq_fence_signal(self->f, 9));
+	EXPECT_EQ(1, util_event_take(self->efd));
+	EXPECT_GT(0, read(p[0], buf, sizeof(buf)));
+	close(nul);
+	close(p[0]);
+	close(p[1]);
 }
 
 struct signal_later {
