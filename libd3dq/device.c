@@ -12,6 +12,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/eventfd.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
@@ -250,8 +252,9 @@ static int evref_lookup(struct d3dq_device *dev, int app_fd, int fd,
 		return 0;
 	}
 	if (same == -EBADF && fd == app_fd) {
+		/* Closed: not an eventfd (R19). */
 		evref_put(dev, e);
-		return -EBADF;
+		return -EINVAL;
 	}
 	if (same < 0)
 		atomic_store(&dev->kcmp_state, -1);
@@ -264,7 +267,63 @@ static int evref_lookup(struct d3dq_device *dev, int app_fd, int fd,
 }
 
 /*
- * A reference to the open file behind the application's @app_fd. One
+ * The inode every eventfd shares (eventfd(2) files are anonymous inodes),
+ * for when /proc is not mounted; anon_known false if it cannot be known.
+ */
+static pthread_once_t anon_once = PTHREAD_ONCE_INIT;
+static bool anon_known;
+static dev_t anon_dev;
+static ino_t anon_ino;
+
+static void anon_probe(void)
+{
+	int probe = eventfd(0, EFD_CLOEXEC);
+	struct stat st;
+
+	if (probe < 0)
+		return;
+	if (!fstat(probe, &st)) {
+		anon_dev = st.st_dev;
+		anon_ino = st.st_ino;
+		anon_known = true;
+	}
+	close(probe);
+}
+
+static bool anon_inode(const struct stat *st)
+{
+	pthread_once(&anon_once, anon_probe);
+	return anon_known && st->st_dev == anon_dev && st->st_ino == anon_ino;
+}
+
+/*
+ * Rule R19: an event is an eventfd and nothing else. 0 if @fd is one;
+ * -EINVAL for anything else (a pipe, a socket, a tty, a file, a closed
+ * number), before anything is written to it. The kernel names an
+ * eventfd "anon_inode:[eventfd]" in /proc/self/fd; without /proc, any
+ * anonymous-inode file passes (eventfd, timerfd, signalfd, epoll...: a
+ * write to the others fails and changes nothing).
+ */
+int evref_check(int fd)
+{
+	static const char name[] = "anon_inode:[eventfd]";
+	char path[32], link[sizeof(name)];
+	struct stat st;
+	ssize_t len;
+
+	if (fd < 0 || fstat(fd, &st))
+		return -EINVAL;
+	snprintf(path, sizeof(path), "/proc/self/fd/%d", fd);
+	len = readlink(path, link, sizeof(link));
+	if (len >= 0)
+		return len == (ssize_t)sizeof(name) - 1 &&
+		       !memcmp(link, name, sizeof(name) - 1) ? 0 : -EINVAL;
+	return anon_inode(&st) ? 0 : -EINVAL;
+}
+
+/*
+ * A reference to the open file behind the application's @app_fd, which
+ * must be an eventfd (-EINVAL otherwise, evref_check()). One
  * duplicate serves every registration with the same file; without
  * kcmp(2) every registration gets its own duplicate.
  */
@@ -284,6 +343,10 @@ int evref_get(struct d3dq_device *dev, int app_fd, struct evref **out)
 		}
 		table = atomic_load(&dev->kcmp_state) >= 0;
 	}
+	/* A file already in the table was checked when it was added. */
+	ret = evref_check(app_fd);
+	if (ret)
+		return ret;
 	fd = fcntl(app_fd, F_DUPFD_CLOEXEC, 0);
 	if (fd < 0)
 		return -errno;

@@ -1034,8 +1034,10 @@ D3DQ_EXPORT int d3dq_fence_set_event_on_completion(struct d3dq_fence *f,
 	fence_refresh(f);
 	/* Reached already: fire during the call, no reference needed. */
 	if (reached(f, value, fence_value(f))) {
-		write_event(eventfd);
-		return 0;
+		ret = evref_check(eventfd);
+		if (!ret)
+			write_event(eventfd);
+		return ret;
 	}
 	if (f->shared) {
 		ret = worker_ensure(dev);

@@ -451,6 +451,7 @@ static inline void fence_ref(struct d3dq_fence *f)
 #define dev_remove d3dqp_dev_remove
 #define dev_removal_error d3dqp_dev_removal_error
 #define dev_ring d3dqp_dev_ring
+#define evref_check d3dqp_evref_check
 #define evref_get d3dqp_evref_get
 #define evref_put d3dqp_evref_put
 #define fence_apply_locked d3dqp_fence_apply_locked
@@ -520,6 +521,8 @@ int dev_link_object(struct d3dq_device *dev, struct list *link,
 		    struct list *head);
 void dev_ready_push(struct d3dq_device *dev, struct d3dq_queue *q);
 void dev_ring(struct d3dq_device *dev);
+/* 0 if @fd is an eventfd, else -EINVAL (rule R19). */
+int evref_check(int fd);
 int evref_get(struct d3dq_device *dev, int app_fd, struct evref **out);
 void evref_put(struct d3dq_device *dev, struct evref *e);
 

@@ -33,6 +33,32 @@ void device_ref(struct d3d12_device *d)
 	atomic_fetch_add(&d->refs, 1);
 }
 
+void device_remove(struct d3d12_device *d, int err)
+{
+	HRESULT reason, none = S_OK;
+
+	switch (err) {
+	case -ENOMEM:
+		reason = E_OUTOFMEMORY;
+		break;
+	case -EINVAL:
+	case -ENOENT:
+	case -EBADF:
+		/* The application's misuse. */
+		reason = DXGI_ERROR_INVALID_CALL;
+		break;
+	default:
+		/* -E2BIG: more than the driver takes in one submission. */
+		reason = DXGI_ERROR_DRIVER_INTERNAL_ERROR;
+		break;
+	}
+	if (d3dq_device_removed_reason(d->dev))
+		return;
+	/* Set before the removal, so that whoever sees it finds the reason. */
+	atomic_compare_exchange_strong(&d->removed_hr, &none, reason);
+	d3dq_device_remove(d->dev);
+}
+
 static void device_destroy(struct d3d12_device *d)
 {
 	pthread_mutex_lock(&cache_lock);
@@ -67,6 +93,7 @@ static HRESULT device_open(struct d3d12_device **out)
 	}
 	SET_VTBL(&d->iface, &device_vtbl);
 	atomic_init(&d->refs, 1);
+	atomic_init(&d->removed_hr, S_OK);
 	priv_init(&d->priv);
 	pthread_mutex_init(&d->va_lock, NULL);
 	d->next_va = VA_BASE;
@@ -74,7 +101,22 @@ static HRESULT device_open(struct d3d12_device **out)
 	return S_OK;
 }
 
-static bool level_ok(D3D_FEATURE_LEVEL level)
+/*
+ * The highest feature level this device has: 11_0, D3D12's floor. Every
+ * level asks for shaders, which d3dq does not run, so none is met in
+ * full; 11_0 is the least a D3D12 program can ask for, and claiming more
+ * would contradict what CheckFeatureSupport's D3D12_OPTIONS answers (no
+ * typed UAV loads, binding tier 1, no ROVs: d3d12.rst, "Features").
+ */
+#define MAX_LEVEL D3D_FEATURE_LEVEL_11_0
+
+/*
+ * A level D3D12CreateDevice knows: S_OK for the supported ones,
+ * DXGI_ERROR_UNSUPPORTED for the higher ones d3dq does not reach (as for
+ * an adapter that lacks them), E_INVALIDARG for anything else (levels
+ * below 11_0 do not exist in D3D12).
+ */
+static HRESULT level_check(D3D_FEATURE_LEVEL level)
 {
 	switch (level) {
 	case D3D_FEATURE_LEVEL_1_0_CORE:
@@ -83,9 +125,10 @@ static bool level_ok(D3D_FEATURE_LEVEL level)
 	case D3D_FEATURE_LEVEL_12_0:
 	case D3D_FEATURE_LEVEL_12_1:
 	case D3D_FEATURE_LEVEL_12_2:
-		return true;
+		/* What CheckFeatureSupport(FEATURE_LEVELS) reports. */
+		return level <= MAX_LEVEL ? S_OK : DXGI_ERROR_UNSUPPORTED;
 	default:
-		return false;
+		return E_INVALIDARG;
 	}
 }
 
@@ -98,9 +141,15 @@ EXPORT HRESULT D3D12CreateDevice(IUnknown *adapter,
 
 	if (out)
 		*out = NULL;
-	/* There is no DXGI: only the default adapter exists. */
-	if (adapter || !riid || !level_ok(minimum_level))
+	/*
+	 * There is no DXGI: only the default adapter exists. riid only
+	 * matters when there is somewhere to put the device.
+	 */
+	if (adapter || (out && !riid))
 		return E_INVALIDARG;
+	hr = level_check(minimum_level);
+	if (FAILED(hr))
+		return hr;
 
 	pthread_mutex_lock(&cache_lock);
 	d = cache;
@@ -242,13 +291,18 @@ device_CreateQueryHeap(ID3D12Device1 *iface, const D3D12_QUERY_HEAP_DESC *desc,
 static HRESULT STDMETHODCALLTYPE
 device_GetDeviceRemovedReason(ID3D12Device1 *iface)
 {
-	switch (d3dq_device_removed_reason(impl(iface)->dev)) {
+	struct d3d12_device *d = impl(iface);
+	HRESULT mine;
+
+	switch (d3dq_device_removed_reason(d->dev)) {
 	case 0:
 		return S_OK;
 	case -ETIMEDOUT:
 		return DXGI_ERROR_DEVICE_HUNG;
 	case -ENODEV:
-		return DXGI_ERROR_DEVICE_REMOVED;
+		/* Only this layer calls d3dq_device_remove(). */
+		mine = atomic_load(&d->removed_hr);
+		return mine != S_OK ? mine : DXGI_ERROR_DEVICE_REMOVED;
 	case -EINVAL:
 		return DXGI_ERROR_INVALID_CALL;
 	case -ECANCELED:
@@ -353,6 +407,168 @@ static LUID STDMETHODCALLTYPE device_GetAdapterLuid(ID3D12Device1 *iface)
 
 	return luid;
 }
+
+/* --- CheckFeatureSupport ----------------------------------------------------- */
+
+/*
+ * The features a program queries before anything else, answered for what
+ * d3dq is: an engine that copies buffers and writes values and timestamps,
+ * in cache-coherent system memory, with no shaders, textures, descriptors
+ * or heaps (d3d12.rst, "Features"). Others are E_INVALIDARG, as from a
+ * runtime that does not know them; never E_NOTIMPL.
+ */
+
+/* The driver's largest buffer can be 1 GiB (module parameter max_bo_size). */
+#define VA_BITS_PER_RESOURCE	30
+/* Addresses are 64-bit numbers the layer hands out from 4 GiB up. */
+#define VA_BITS_PER_PROCESS	64
+
+static HRESULT options(D3D12_FEATURE_DATA_D3D12_OPTIONS *o)
+{
+	memset(o, 0, sizeof(*o));
+	o->MinPrecisionSupport = D3D12_SHADER_MIN_PRECISION_SUPPORT_NONE;
+	o->TiledResourcesTier = D3D12_TILED_RESOURCES_TIER_NOT_SUPPORTED;
+	/* The lowest tiers there are: no descriptor or heap exists. */
+	o->ResourceBindingTier = D3D12_RESOURCE_BINDING_TIER_1;
+	o->ResourceHeapTier = D3D12_RESOURCE_HEAP_TIER_1;
+	o->ConservativeRasterizationTier =
+		D3D12_CONSERVATIVE_RASTERIZATION_TIER_NOT_SUPPORTED;
+	o->CrossNodeSharingTier = D3D12_CROSS_NODE_SHARING_TIER_NOT_SUPPORTED;
+	o->MaxGPUVirtualAddressBitsPerResource = VA_BITS_PER_RESOURCE;
+	return S_OK;
+}
+
+/*
+ * As Windows answers (vkd3d's test_check_feature_support): the highest
+ * requested level not above the device's, whatever the values (9_3 when
+ * only 9_x are asked for, 0x3000 from {0, 0x3000}).
+ */
+static HRESULT feature_levels(D3D12_FEATURE_DATA_FEATURE_LEVELS *l)
+{
+	D3D_FEATURE_LEVEL best = 0;
+	UINT i;
+
+	if (!l->NumFeatureLevels || !l->pFeatureLevelsRequested)
+		return E_INVALIDARG;
+	for (i = 0; i < l->NumFeatureLevels; i++) {
+		D3D_FEATURE_LEVEL level = l->pFeatureLevelsRequested[i];
+
+		if (level <= MAX_LEVEL && level > best)
+			best = level;
+	}
+	/* Only higher levels (or 0): what CD3DX12FeatureSupport takes for none. */
+	if (!best)
+		return DXGI_ERROR_UNSUPPORTED;
+	l->MaxSupportedFeatureLevel = best;
+	return S_OK;
+}
+
+/*
+ * NORMAL and HIGH on the three queue types the engine runs;
+ * GLOBAL_REALTIME when the driver offers it to this process (it needs
+ * CAP_SYS_NICE): a queue is created to find out, as CreateCommandQueue
+ * would.
+ */
+static HRESULT queue_priority(struct d3d12_device *d,
+			      D3D12_FEATURE_DATA_COMMAND_QUEUE_PRIORITY *p)
+{
+	struct d3dq_queue_desc desc = D3DQ_QUEUE_DESC_INIT;
+	struct d3dq_queue *q;
+	HRESULT hr = list_type_check(p->CommandListType, true);
+	int ret;
+
+	if (hr == E_INVALIDARG)
+		return hr;
+	switch (p->Priority) {
+	case D3D12_COMMAND_QUEUE_PRIORITY_NORMAL:
+	case D3D12_COMMAND_QUEUE_PRIORITY_HIGH:
+	case D3D12_COMMAND_QUEUE_PRIORITY_GLOBAL_REALTIME:
+		break;
+	default:
+		return E_INVALIDARG;
+	}
+	/* Bundles and video queues do not exist here. */
+	if (hr != S_OK || p->CommandListType == D3D12_COMMAND_LIST_TYPE_BUNDLE) {
+		p->PriorityForTypeIsSupported = FALSE;
+		return S_OK;
+	}
+	if (p->Priority != D3D12_COMMAND_QUEUE_PRIORITY_GLOBAL_REALTIME) {
+		p->PriorityForTypeIsSupported = TRUE;
+		return S_OK;
+	}
+	desc.type = p->CommandListType;
+	desc.priority = p->Priority;
+	ret = d3dq_queue_create(d->dev, &desc, &q);
+	if (!ret)
+		d3dq_queue_destroy(q);
+	else if (ret != -EACCES && ret != -EPERM && ret != -EOPNOTSUPP)
+		return hr_from_errno(d, ret);
+	p->PriorityForTypeIsSupported = !ret;
+	return S_OK;
+}
+
+/* The size must be the structure's: ARCHITECTURE1 extends ARCHITECTURE. */
+#define FEATURE(type)							\
+	do {								\
+		if (size != sizeof(type))				\
+			return E_INVALIDARG;				\
+	} while (0)
+
+static HRESULT STDMETHODCALLTYPE
+device_CheckFeatureSupport(ID3D12Device1 *iface, D3D12_FEATURE feature,
+			   void *data, UINT size)
+{
+	struct d3d12_device *d = impl(iface);
+
+	if (!data)
+		return E_INVALIDARG;
+	switch (feature) {
+	case D3D12_FEATURE_D3D12_OPTIONS:
+		FEATURE(D3D12_FEATURE_DATA_D3D12_OPTIONS);
+		return options(data);
+	case D3D12_FEATURE_ARCHITECTURE:
+	case D3D12_FEATURE_ARCHITECTURE1: {
+		D3D12_FEATURE_DATA_ARCHITECTURE1 *a = data;
+
+		if (feature == D3D12_FEATURE_ARCHITECTURE)
+			FEATURE(D3D12_FEATURE_DATA_ARCHITECTURE);
+		else
+			FEATURE(D3D12_FEATURE_DATA_ARCHITECTURE1);
+		/* One node. */
+		if (a->NodeIndex)
+			return E_INVALIDARG;
+		/* The engine is the CPU: system memory, coherent caches. */
+		a->TileBasedRenderer = FALSE;
+		a->UMA = TRUE;
+		a->CacheCoherentUMA = TRUE;
+		/*
+		 * The engine writes through the kernel's mappings, which do
+		 * not honour the process's write-watch or read-only pages.
+		 */
+		if (feature == D3D12_FEATURE_ARCHITECTURE1)
+			a->IsolatedMMU = FALSE;
+		return S_OK;
+	}
+	case D3D12_FEATURE_FEATURE_LEVELS:
+		FEATURE(D3D12_FEATURE_DATA_FEATURE_LEVELS);
+		return feature_levels(data);
+	case D3D12_FEATURE_GPU_VIRTUAL_ADDRESS_SUPPORT: {
+		D3D12_FEATURE_DATA_GPU_VIRTUAL_ADDRESS_SUPPORT *va = data;
+
+		FEATURE(D3D12_FEATURE_DATA_GPU_VIRTUAL_ADDRESS_SUPPORT);
+		va->MaxGPUVirtualAddressBitsPerResource = VA_BITS_PER_RESOURCE;
+		va->MaxGPUVirtualAddressBitsPerProcess = VA_BITS_PER_PROCESS;
+		return S_OK;
+	}
+	case D3D12_FEATURE_COMMAND_QUEUE_PRIORITY:
+		FEATURE(D3D12_FEATURE_DATA_COMMAND_QUEUE_PRIORITY);
+		return queue_priority(d, data);
+	default:
+		return E_INVALIDARG;
+	}
+}
+
+#undef FEATURE
 
 /* --- Answers about buffers (the only resources) ---------------------------- */
 
@@ -577,12 +793,6 @@ device_CreateComputePipelineState(ID3D12Device1 *iface,
 	NOTIMPL_OUT(out);
 }
 
-static HRESULT STDMETHODCALLTYPE
-device_CheckFeatureSupport(ID3D12Device1 *iface, D3D12_FEATURE feature,
-			   void *data, UINT size)
-{
-	return E_NOTIMPL;
-}
 
 static HRESULT STDMETHODCALLTYPE
 device_CreateDescriptorHeap(ID3D12Device1 *iface,

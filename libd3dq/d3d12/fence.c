@@ -113,16 +113,23 @@ HRESULT fence_create(struct d3d12_device *d, UINT64 value,
 	struct d3dq_fence *qf;
 	int ret;
 
-	if (!out)
-		return E_INVALIDARG;
-	*out = NULL;
-	if (!riid || (flags & ~(D3D12_FENCE_FLAG_SHARED |
-				D3D12_FENCE_FLAG_SHARED_CROSS_ADAPTER |
-				D3D12_FENCE_FLAG_NON_MONITORED)))
+	if (out)
+		*out = NULL;
+	if (flags & ~(D3D12_FENCE_FLAG_SHARED |
+		      D3D12_FENCE_FLAG_SHARED_CROSS_ADAPTER |
+		      D3D12_FENCE_FLAG_NON_MONITORED))
 		return E_INVALIDARG;
 	/* Cross-adapter sharing and unmonitored fences are not implemented. */
 	if (flags & ~D3D12_FENCE_FLAG_SHARED)
 		return E_NOTIMPL;
+	/*
+	 * A NULL ppFence only asks whether the arguments are good: S_FALSE,
+	 * whatever riid is (as on Windows), and nothing is created.
+	 */
+	if (!out)
+		return S_FALSE;
+	if (!riid)
+		return E_INVALIDARG;
 	ret = d3dq_fence_create(d->dev, value,
 				flags & D3D12_FENCE_FLAG_SHARED ?
 				D3DQ_FENCE_FLAG_SHARED : D3DQ_FENCE_FLAG_NONE,

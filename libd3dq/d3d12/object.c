@@ -121,6 +121,11 @@ HRESULT priv_get(struct priv_store *p, REFGUID guid, UINT *size, void *data)
 	return hr;
 }
 
+/*
+ * Replaces the entry for guid with size bytes of data (iface: the
+ * interface they hold a reference to), or with data NULL deletes it: S_OK,
+ * or S_FALSE if there was nothing to delete (as D3D12 answers).
+ */
 static HRESULT store(struct priv_store *p, REFGUID guid, UINT size,
 		     const void *data, IUnknown *iface)
 {
@@ -146,36 +151,45 @@ static HRESULT store(struct priv_store *p, REFGUID guid, UINT size,
 		p->head = e;
 	}
 	pthread_mutex_unlock(&p->lock);
+	if (!e && !old)
+		return S_FALSE;
 	/* Released outside the lock: it may be an object that uses it. */
 	if (old)
 		entry_free(old);
 	return S_OK;
 }
 
-/* SetPrivateData: NULL data with size 0 deletes the entry. */
+/* SetPrivateData: NULL data deletes the entry, whatever the size. */
 HRESULT priv_set(struct priv_store *p, REFGUID guid, UINT size,
 		 const void *data)
 {
-	if (!data != !size)
-		return E_INVALIDARG;
-	return store(p, guid, size, data, NULL);
+	return store(p, guid, data ? size : 0, data, NULL);
 }
 
+/*
+ * SetPrivateDataInterface: a NULL interface is stored too, as a NULL
+ * pointer (GetPrivateData returns it, with the size of a pointer).
+ */
 HRESULT priv_set_iface(struct priv_store *p, REFGUID guid,
 		       const IUnknown *iface)
 {
 	IUnknown *u = (IUnknown *)iface;
 
-	return store(p, guid, sizeof(u), u ? &u : NULL, u);
+	return store(p, guid, sizeof(u), &u, u);
 }
 
-/* SetName stores the name as WKPDID_D3DDebugObjectNameW, with its NUL. */
+/*
+ * SetName stores the name as WKPDID_D3DDebugObjectNameW, with its NUL;
+ * NULL (which crashes Windows) removes it and is S_OK.
+ */
 HRESULT priv_set_name(struct priv_store *p, LPCWSTR name)
 {
 	size_t len;
 
-	if (!name)
-		return store(p, &WKPDID_D3DDebugObjectNameW, 0, NULL, NULL);
+	if (!name) {
+		store(p, &WKPDID_D3DDebugObjectNameW, 0, NULL, NULL);
+		return S_OK;
+	}
 	len = (wcslen(name) + 1) * sizeof(*name);
 	if (len > UINT_MAX)
 		return E_INVALIDARG;

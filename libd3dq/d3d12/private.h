@@ -223,6 +223,11 @@ struct d3d12_device {
 	_Atomic ULONG refs;
 	struct priv_store priv;
 	struct d3dq_device *dev;
+	/*
+	 * Why this layer removed the device (device_remove()), S_OK if it
+	 * did not; libd3dq then says -ENODEV.
+	 */
+	_Atomic HRESULT removed_hr;
 
 	/* Live buffers sorted by GPU virtual address (they only grow). */
 	pthread_mutex_t va_lock;
@@ -232,6 +237,12 @@ struct d3d12_device {
 };
 
 void device_ref(struct d3d12_device *d);
+/*
+ * Rule R15: remove the device because a call that returns nothing failed
+ * with libd3dq's err; GetDeviceRemovedReason then says why, unless the
+ * device was already removed for another reason.
+ */
+void device_remove(struct d3d12_device *d, int err);
 void device_unref(struct d3d12_device *d);
 HRESULT device_add_buffer(struct d3d12_device *d, struct d3d12_resource *r,
 			  uint64_t size);

@@ -8,6 +8,7 @@
  * the queue's work runs in call order, and a Wait may come before any
  * Signal of its value exists.
  */
+#include <errno.h>
 #include <stdlib.h>
 
 #include "private.h"
@@ -69,9 +70,14 @@ queue_CopyTileMappings(ID3D12CommandQueue *iface, ID3D12Resource *dst,
 }
 
 /*
- * A list still recording (or whose Close failed) removes the device, as
- * in D3D12 (libd3dq does that); a list that is not one of this device's
- * makes the whole call do nothing.
+ * ExecuteCommandLists returns nothing, so whatever keeps the work from
+ * running removes the device (rule R15), with the reason
+ * GetDeviceRemovedReason then gives: a list still recording (or whose
+ * Close failed; libd3dq removes the device itself, INVALID_CALL), a list
+ * that is not one of this device's (INVALID_CALL), a list whose buffer was
+ * destroyed (INVALID_CALL), no memory (E_OUTOFMEMORY) or more commands
+ * than the driver takes in one submission (DRIVER_INTERNAL_ERROR).
+ * Work is never dropped while later Signals complete.
  */
 static void STDMETHODCALLTYPE
 queue_ExecuteCommandLists(ID3D12CommandQueue *iface, UINT count,
@@ -79,24 +85,34 @@ queue_ExecuteCommandLists(ID3D12CommandQueue *iface, UINT count,
 {
 	struct d3d12_queue *q = impl(iface);
 	struct d3dq_cmdlist *stack[16], **ls = stack;
+	int ret = 0;
 	UINT i;
 
-	if (!count || !lists)
+	if (!count)
 		return;
+	if (!lists) {
+		device_remove(q->c.device, -EINVAL);
+		return;
+	}
 	if (count > sizeof(stack) / sizeof(stack[0])) {
 		ls = calloc(count, sizeof(*ls));
-		if (!ls)
+		if (!ls) {
+			device_remove(q->c.device, -ENOMEM);
 			return;
+		}
 	}
-	for (i = 0; i < count; i++) {
+	for (i = 0; i < count && !ret; i++) {
 		struct d3d12_list *l = list_from(lists[i]);
 
 		if (!l || l->c.device != q->c.device)
-			goto out;
-		ls[i] = l->l;
+			ret = -EINVAL;
+		else
+			ls[i] = l->l;
 	}
-	d3dq_queue_execute(q->q, ls, count);
-out:
+	if (!ret)
+		ret = d3dq_queue_execute(q->q, ls, count);
+	if (ret)
+		device_remove(q->c.device, ret);
 	if (ls != stack)
 		free(ls);
 }
@@ -235,5 +251,7 @@ HRESULT queue_create(struct d3d12_device *d,
 	SET_VTBL(&q->iface, &queue_vtbl);
 	child_init(&q->c, &queue_class, d);
 	q->desc = *desc;
+	/* The one node: 0 means node 0, and GetDesc says which (1). */
+	q->desc.NodeMask = 1;
 	return child_hand_out(&q->c, riid, out);
 }

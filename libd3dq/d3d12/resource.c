@@ -94,12 +94,17 @@ resource_GetGPUVirtualAddress(ID3D12Resource *iface)
 }
 
 /* For textures, which do not exist here. */
+/*
+ * These copy texture subresources; Windows refuses buffers with
+ * E_INVALIDARG (vkd3d's test_read_write_subresource), and every resource
+ * here is a buffer.
+ */
 static HRESULT STDMETHODCALLTYPE
 resource_WriteToSubresource(ID3D12Resource *iface, UINT dst_subresource,
 			    const D3D12_BOX *dst_box, const void *src,
 			    UINT src_row_pitch, UINT src_depth_pitch)
 {
-	return E_NOTIMPL;
+	return E_INVALIDARG;
 }
 
 static HRESULT STDMETHODCALLTYPE
@@ -107,7 +112,7 @@ resource_ReadFromSubresource(ID3D12Resource *iface, void *dst,
 			     UINT dst_row_pitch, UINT dst_depth_pitch,
 			     UINT src_subresource, const D3D12_BOX *src_box)
 {
-	return E_NOTIMPL;
+	return E_INVALIDARG;
 }
 
 static HRESULT STDMETHODCALLTYPE

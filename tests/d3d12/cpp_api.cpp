@@ -85,7 +85,7 @@ void struct_returns(ID3D12Device1 *dev)
 	CHECK(SUCCEEDED(dev->CreateCommandQueue(&qd, IID_PPV_ARGS(&q))));
 	D3D12_COMMAND_QUEUE_DESC got = q->GetDesc();
 	CHECK(got.Type == qd.Type && got.Priority == qd.Priority &&
-	      got.Flags == qd.Flags && got.NodeMask == qd.NodeMask);
+	      got.Flags == qd.Flags && got.NodeMask == 1);
 	q->Release();
 
 	ID3D12Resource *r = buffer(dev, D3D12_HEAP_TYPE_UPLOAD, 12345,

@@ -4,11 +4,18 @@
  * target, at once if it already has; duplicates fire once per crossing; a
  * rewind fires nothing; registration never resets an event; no eventfd
  * blocks; many registrations are cheap. Queue signals fire events too.
+ * R19: only an eventfd is an event; anything else is -EINVAL, untouched.
  *
  * Copyright (C) 2026 The d3dq authors
  */
+#define _GNU_SOURCE
 #include <errno.h>
+#include <fcntl.h>
 #include <pthread.h>
+#include <sched.h>
+#include <string.h>
+#include <sys/mount.h>
+#include <sys/socket.h>
 #include <unistd.h>
 
 #include "kselftest_harness.h"
@@ -161,7 +168,93 @@ TEST_F(e, bad_descriptor)
 
 	ASSERT_GE(fd, 0);
 	close(fd);
-	EXPECT_EQ(-EBADF, d3dq_fence_set_event_on_completion(self->f, 5, fd));
+	EXPECT_EQ(-EINVAL, d3dq_fence_set_event_on_completion(self->f, 5, fd));
+}
+
+/*
+ * R19: only an eventfd is an event. A pipe, a socket or /dev/null is
+ * refused with -EINVAL, by both calls, for a value reached and one not
+ * reached, and nothing is written to it, now or when the value comes.
+ */
+TEST_F(e, not_an_eventfd)
+{
+	struct d3dq_fence *fences[2] = { self->f, NULL };
+	uint64_t values[2] = { 1, 1 };
+	int p[2], s[2], nul, i;
+	char buf[16];
+
+	ASSERT_EQ(0, d3dq_fence_create(self->dev, 0, 0, &fences[1]));
+	ASSERT_EQ(0, pipe2(p, O_CLOEXEC | O_NONBLOCK));
+	ASSERT_EQ(0, socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC |
+				SOCK_NONBLOCK, 0, s));
+	nul = open("/dev/null", O_WRONLY | O_CLOEXEC);
+	ASSERT_LE(0, nul);
+	ASSERT_EQ(0, d3dq_fence_signal(self->f, 5));
+	ASSERT_EQ(0, d3dq_fence_signal(fences[1], 5));
+	for (i = 0; i < 3; i++) {
+		int fd = i == 0 ? p[1] : i == 1 ? s[0] : nul;
+
+		values[0] = values[1] = 1;
+		EXPECT_EQ(-EINVAL, d3dq_fence_set_event_on_completion(
+				self->f, 1, fd));
+		EXPECT_EQ(-EINVAL, d3dq_fence_set_event_on_completion(
+				self->f, 9, fd));
+		EXPECT_EQ(-EINVAL, d3dq_device_set_event_on_multiple_fence_completion(
+				self->dev, fences, values, 2,
+				D3DQ_MULTIPLE_FENCE_WAIT_ALL, fd));
+		values[0] = values[1] = 9;
+		EXPECT_EQ(-EINVAL, d3dq_device_set_event_on_multiple_fence_completion(
+				self->dev, fences, values, 2,
+				D3DQ_MULTIPLE_FENCE_WAIT_ANY, fd));
+	}
+	ASSERT_EQ(0, d3dq_fence_signal(self->f, 9));
+	ASSERT_EQ(0, d3dq_fence_signal(fences[1], 9));
+	EXPECT_GT(0, read(p[0], buf, sizeof(buf)));
+	EXPECT_GT(0, read(s[1], buf, sizeof(buf)));
+	/* The eventfd of the fixture still works. */
+	EXPECT_EQ(0, d3dq_fence_set_event_on_completion(self->f, 9, self->efd));
+	EXPECT_EQ(1, util_event_take(self->efd));
+	close(nul);
+	close(s[0]);
+	close(s[1]);
+	close(p[0]);
+	close(p[1]);
+	d3dq_fence_destroy(fences[1]);
+}
+
+/*
+ * Without /proc (a mount namespace where it is unmounted), the library
+ * tells eventfds by their anonymous inode: an eventfd still works, a pipe
+ * and /dev/null are still refused and untouched.
+ */
+TEST_F(e, not_an_eventfd_without_proc)
+{
+	char buf[16];
+	int p[2], nul;
+
+	if (unshare(CLONE_NEWNS) ||
+	    mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL))
+		SKIP(return, "no mount namespace (%s)", strerror(errno));
+	if (umount2("/proc", MNT_DETACH) && errno != EINVAL)
+		SKIP(return, "cannot unmount /proc (%s)", strerror(errno));
+	ASSERT_NE(0, access("/proc/self/fd", F_OK));
+
+	ASSERT_EQ(0, pipe2(p, O_CLOEXEC | O_NONBLOCK));
+	nul = open("/dev/null", O_WRONLY | O_CLOEXEC);
+	ASSERT_LE(0, nul);
+	ASSERT_EQ(0, d3dq_fence_signal(self->f, 5));
+	EXPECT_EQ(-EINVAL, d3dq_fence_set_event_on_completion(self->f, 1, p[1]));
+	EXPECT_EQ(-EINVAL, d3dq_fence_set_event_on_completion(self->f, 9, p[1]));
+	EXPECT_EQ(-EINVAL, d3dq_fence_set_event_on_completion(self->f, 1, nul));
+	EXPECT_EQ(0, d3dq_fence_set_event_on_completion(self->f, 1, self->efd));
+	EXPECT_EQ(0, d3dq_fence_set_event_on_completion(self->f, 9, self->efd));
+	EXPECT_EQ(1, util_event_take(self->efd));
+	ASSERT_EQ(0, d3dq_fence_signal(self->f, 9));
+	EXPECT_EQ(1, util_event_take(self->efd));
+	EXPECT_GT(0, read(p[0], buf, sizeof(buf)));
+	close(nul);
+	close(p[0]);
+	close(p[1]);
 }
 
 struct signal_later {

@@ -1,18 +1,22 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * The libraries export exactly the symbols listed in libd3dq.symbols and
- * libd3d12-d3dq.symbols.
- * Runs nm from binutils (the host's /usr is visible in the VM too).
+ * libd3d12-d3dq.symbols, each in the version node of the release that
+ * added it (one node per release).
+ * Runs nm and readelf from binutils (the host's /usr is visible in the VM too).
  *
  * Copyright (C) 2026 The d3dq authors
  */
 #define _GNU_SOURCE
 #include <libgen.h>
 #include <limits.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+
+#include <d3dq/d3dq.h>
 
 #include "kselftest_harness.h"
 
@@ -91,6 +95,204 @@ TEST(d3d12_exported_symbols)
 {
 	check(_metadata, "libd3d12-d3dq.so.0",
 	      "libd3dq/d3d12/libd3d12-d3dq.symbols", 2);
+}
+
+/*
+ * ABI hygiene: one version node per release. A symbol first shipped in
+ * release X.Y sits in node PREFIX_X.Y, which inherits the node of the
+ * release before; PREFIX_0 is release 0.1's (named before the rule, kept
+ * so that programs linked against 0.1.0 still load). Then a program that
+ * uses a newer symbol names the newer node, and the loader refuses it on
+ * an older library at start-up instead of failing at its first call.
+ *
+ * Checked against the library itself (readelf's version definitions, nm's
+ * symbol@@node) and debian/<package>.symbols, which says in which release
+ * each symbol appeared.
+ */
+struct node {
+	char name[64];
+	char parent[64];
+};
+
+/* The node release ver's new symbols go to. */
+static void release_node(const char *prefix, const char *ver, char *out,
+			 size_t len)
+{
+	unsigned int major = 0, minor = 0;
+
+	sscanf(ver, "%u.%u", &major, &minor);
+	if (major == 0 && minor <= 1)
+		snprintf(out, len, "%s_0", prefix);
+	else
+		snprintf(out, len, "%s_%u.%u", prefix, major, minor);
+}
+
+/* The output of cmd, one line per entry; the number of lines. */
+static int run(struct __test_metadata *_metadata, const char *cmd,
+	       char ***out)
+{
+	FILE *f = popen(cmd, "r");
+	int n;
+
+	if (!f)
+		return -1;
+	n = read_lines(f, out);
+	EXPECT_EQ(0, pclose(f)) TH_LOG("%s", cmd);
+	return n;
+}
+
+static void check_nodes(struct __test_metadata *_metadata, const char *so,
+			const char *prefix, const char *deb_symbols)
+{
+	char exe[PATH_MAX], cmd[PATH_MAX * 2 + 256], path[PATH_MAX + 64];
+	char **defs, **syms, **deb, want[128];
+	struct node nodes[32];
+	int ndefs, nsyms, ndeb, nnodes = 0, i, j, listed = 0;
+	char *dir;
+	ssize_t len;
+	FILE *f;
+
+	len = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
+	ASSERT_GT(len, 0);
+	exe[len] = 0;
+	dir = dirname(exe);	/* build/tests/lib */
+	if (access("/usr/bin/nm", X_OK) || access("/usr/bin/readelf", X_OK))
+		SKIP(return, "nm and readelf (binutils) are not installed");
+
+	/* The version definitions: "N name" and, after it, "P parent". */
+	snprintf(cmd, sizeof(cmd),
+		 "/usr/bin/readelf -V --wide %s/../../lib/%s | awk '"
+		 "/^Version definition/ { d = 1; next } "
+		 "/^Version (needs|symbols)/ { d = 0 } "
+		 "d && / Name: / && !/Flags: BASE/ { print \"N\", $NF } "
+		 "d && / Parent 1: / { print \"P\", $NF }'", dir, so);
+	ndefs = run(_metadata, cmd, &defs);
+	ASSERT_GT(ndefs, 0) TH_LOG("%s defines no version node", so);
+	for (i = 0; i < ndefs; i++) {
+		if (defs[i][0] == 'N') {
+			ASSERT_LT(nnodes, 32);
+			snprintf(nodes[nnodes].name, sizeof(nodes[0].name),
+				 "%s", defs[i] + 2);
+			nodes[nnodes].parent[0] = 0;
+			nnodes++;
+		} else if (nnodes) {
+			snprintf(nodes[nnodes - 1].parent,
+				 sizeof(nodes[0].parent), "%s", defs[i] + 2);
+		}
+	}
+	/* Each node after the first inherits the one before. */
+	for (i = 0; i < nnodes; i++) {
+		EXPECT_EQ(0, strncmp(nodes[i].name, prefix, strlen(prefix)))
+			TH_LOG("%s: node %s", so, nodes[i].name);
+		if (i)
+			EXPECT_STREQ(nodes[i - 1].name, nodes[i].parent)
+				TH_LOG("%s: %s inherits %s", so, nodes[i].name,
+				       nodes[i].parent[0] ? nodes[i].parent :
+				       "nothing");
+	}
+
+	/* Every defined symbol has a default version: "name node". */
+	snprintf(cmd, sizeof(cmd),
+		 "/usr/bin/nm -D --defined-only %s/../../lib/%s | "
+		 "awk '$2 != \"A\" { n = split($3, p, \"@@\"); "
+		 "print p[1], (n == 2 ? p[2] : \"-\") }'", dir, so);
+	nsyms = run(_metadata, cmd, &syms);
+	ASSERT_GT(nsyms, 0);
+
+	/* " name@node release" lines of the Debian symbols file. */
+	snprintf(path, sizeof(path), "%s/../../../%s", dir, deb_symbols);
+	f = fopen(path, "r");
+	ASSERT_NE(NULL, f) TH_LOG("cannot open %s", path);
+	ndeb = read_lines(f, &deb);
+	fclose(f);
+
+	for (i = 0; i < nsyms; i++) {
+		char name[256], node[128], line[512];
+		bool found = false;
+
+		ASSERT_EQ(2, sscanf(syms[i], "%255s %127s", name, node));
+		EXPECT_STRNE("-", node)
+			TH_LOG("%s: %s has no version node", so, name);
+		/* Its node is one of the library's. */
+		for (j = 0; j < nnodes && strcmp(nodes[j].name, node); j++)
+			;
+		EXPECT_LT(j, nnodes) TH_LOG("%s: %s@@%s", so, name, node);
+		/* The release that added it names that node. */
+		for (j = 0; j < ndeb && !found; j++) {
+			char dname[256], dnode[128], ver[64];
+
+			snprintf(line, sizeof(line), "%s", deb[j]);
+			if (line[0] != ' ' ||
+			    sscanf(line, " %255[^@]@%127s %63s", dname, dnode,
+				   ver) != 3 || strcmp(dname, name))
+				continue;
+			found = true;
+			EXPECT_STREQ(dnode, node)
+				TH_LOG("%s: %s is %s in %s", so, name, dnode,
+				       deb_symbols);
+			release_node(prefix, ver, want, sizeof(want));
+			EXPECT_STREQ(want, node)
+				TH_LOG("%s: %s, new in %s, belongs in %s", so,
+				       name, ver, want);
+		}
+		EXPECT_TRUE(found)
+			TH_LOG("%s: %s is not in %s", so, name, deb_symbols);
+		listed += found;
+	}
+	/* No node without a symbol (one per release that adds some). */
+	for (j = 0; j < nnodes; j++) {
+		for (i = 0; i < nsyms; i++) {
+			char name[256], node[128];
+
+			if (sscanf(syms[i], "%255s %127s", name, node) == 2 &&
+			    !strcmp(node, nodes[j].name))
+				break;
+		}
+		EXPECT_LT(i, nsyms)
+			TH_LOG("%s: node %s has no symbol", so, nodes[j].name);
+	}
+	EXPECT_EQ(nsyms, listed);
+}
+
+TEST(version_nodes)
+{
+	check_nodes(_metadata, "libd3dq.so.0", "LIBD3DQ",
+		    "debian/libd3dq0.symbols");
+}
+
+TEST(d3d12_version_nodes)
+{
+	check_nodes(_metadata, "libd3d12-d3dq.so.0", "LIBD3D12_D3DQ",
+		    "debian/libd3d12-d3dq0.symbols");
+}
+
+/*
+ * This program uses libd3dq: it records the node of what it uses, so
+ * the loader checks the version when it starts.
+ */
+TEST(programs_need_the_node)
+{
+	char exe[PATH_MAX], cmd[PATH_MAX + 256], **lines;
+	ssize_t len;
+	int n;
+
+	len = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
+	ASSERT_GT(len, 0);
+	exe[len] = 0;
+	if (access("/usr/bin/readelf", X_OK))
+		SKIP(return, "readelf (binutils) is not installed");
+	snprintf(cmd, sizeof(cmd),
+		 "/usr/bin/readelf -V --wide %s | awk '"
+		 "/^Version needs/ { n = 1; next } "
+		 "n && / File: / { for (i = 1; i < NF; i++) "
+		 "if ($i == \"File:\") f = $(i + 1) } "
+		 "n && / Name: / && f == \"libd3dq.so.0\" { print $3 }'",
+		 exe);
+	/* A call of libd3dq's, so that this program does need it. */
+	EXPECT_NE(0, d3dq_version());
+	n = run(_metadata, cmd, &lines);
+	ASSERT_EQ(1, n);
+	EXPECT_STREQ("LIBD3DQ_0", lines[0]);
 }
 
 TEST_HARNESS_MAIN
