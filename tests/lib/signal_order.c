@@ -264,6 +264,15 @@ TEST_F(o, unobserved_completion_then_events)
 	close(efd2);
 }
 
+/* A wait with no time to wait is a read: it sees what completed. */
+TEST_F(o, unobserved_completion_then_zero_timeout_wait)
+{
+	ASSERT_EQ(0, util_exec_delay(self->e.dev, self->e.a, 10 * MS));
+	ASSERT_EQ(0, d3dq_queue_signal(self->e.a, self->e.f, 5));
+	util_sleep_ms(300);
+	EXPECT_EQ(0, d3dq_fence_wait(self->e.f, 5, 0));
+}
+
 /*
  * The signal-order chain, three queues: a waits for the odd values and
  * signals the even ones, b signals the odd ones and waits for the even
