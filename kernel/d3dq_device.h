@@ -20,6 +20,7 @@
 #include <linux/xarray.h>
 
 #include <drm/drm_device.h>
+#include <drm/d3dq_drm.h>
 
 #include "d3dq_compat.h"
 #include "d3dq_engine.h"
@@ -31,8 +32,12 @@ struct platform_device;
 
 #define D3DQ_DRIVER_NAME	"d3dq"
 #define D3DQ_DRIVER_DESC	"Virtual in-order queues with syncobj timelines"
-#define D3DQ_DRIVER_MAJOR	1
-#define D3DQ_DRIVER_MINOR	0
+/*
+ * DRM_IOCTL_VERSION reports the uapi version, which the uapi header
+ * defines: one number, not two to keep in step.
+ */
+#define D3DQ_DRIVER_MAJOR	DRM_D3DQ_UAPI_MAJOR
+#define D3DQ_DRIVER_MINOR	DRM_D3DQ_UAPI_MINOR
 
 /*
  * Memory allocated for userspace that outlives the ioctl (files, queues,

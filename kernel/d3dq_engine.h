@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
- * d3dq software engine: one per queue, runs the current job's commands
- * and signals its hardware fence.
+ * d3dq software engine: one per device, shared by its queues; runs the
+ * queues' current jobs in bounded steps and signals a job's hardware fence
+ * when it ends. Each queue has its place on it (struct d3dq_engine).
  *
  * Copyright (C) 2026 The d3dq authors
  */
@@ -70,7 +71,7 @@ struct d3dq_dispatch {
 };
 
 /**
- * struct d3dq_engine - The engine state of one queue.
+ * struct d3dq_engine - A queue's place on its device's engine.
  *
  * @job is protected by &d3dq_queue.lock, @ready by &d3dq_dispatch.lock.
  * The queue is on a ready list only while it has a running job (which

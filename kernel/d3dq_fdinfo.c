@@ -9,9 +9,11 @@
  *   drm-total-memory, drm-resident-memory, ...   its buffers
  *   d3dq-queues, d3dq-jobs-in-flight, d3dq-timeouts
  *
- * Every queue has its own engine, so the busy time of a queue type is the
- * sum over the client's queues of that type and can grow faster than the
- * wall clock.
+ * The queues of a device share one engine. The busy time of a queue type
+ * is the sum over the client's queues of that type of each job's time
+ * from the moment the engine took it until it ended, including the time
+ * it waited for its turns on the shared engine, so it can grow faster
+ * than the wall clock.
  *
  * Copyright (C) 2026 The d3dq authors
  */

@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * d3dq job lifecycle: create (SUBMIT), arm and push, run (the scheduler's
- * run_job), finish (the hardware fence signals), time out, free (the
- * scheduler's free_job).
+ * run_job, or SUBMIT itself for a job nothing stands before), finish (the
+ * hardware fence signals), time out, free (the scheduler's free_job, or
+ * SUBMIT for a job it ran).
  *
  * Copyright (C) 2026 The d3dq authors
  */

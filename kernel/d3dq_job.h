@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
- * d3dq jobs: waits, a command stream, signals; created and armed by
- * SUBMIT, run, finished and freed through the scheduler.
+ * d3dq jobs: waits, a command stream, signals; created by SUBMIT, then
+ * armed, run, finished and freed through the scheduler, or, when nothing
+ * stands before them, run and freed inside SUBMIT.
  *
  * Copyright (C) 2026 The d3dq authors
  */

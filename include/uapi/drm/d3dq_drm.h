@@ -272,9 +272,9 @@ struct drm_d3dq_bo_mmap_offset {
  *
  * A queue runs its jobs one at a time, in submission order, on its own
  * scheduler. Queue ids are small positive integers private to the open
- * file. The type and priority are recorded (and shown in debugfs); every
- * type accepts every command, and high-priority queues differ only in the
- * priority of their scheduler entity.
+ * file. The type is recorded (shown in debugfs and fdinfo); every type
+ * accepts every command. The priority decides the queue's share of the
+ * device's engine (see "Queue priorities").
  *
  * A queue becomes *lost* when one of its jobs runs past the job timeout
  * (reason -ETIMEDOUT), when one of its jobs depends on a fence that
