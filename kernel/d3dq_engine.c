@@ -42,10 +42,14 @@
  * in parts across steps, every command costs %D3DQ_ENGINE_CMD_COST more.
  * A step also ends at a DELAY that has not elapsed, and at the end of the
  * job. Which queue is next: the highest priority with a queue ready,
- * except that after %D3DQ_PRIORITY_SHARE steps in a row given to it while
- * a lower priority had work ready, one step goes to the next lower one;
- * within a priority, round the clients (open files) with a queue ready,
- * one step each, and round each client's ready queues.
+ * except that a priority which had a queue ready and no step for
+ * %D3DQ_PRIORITY_SHARE steps in a row gets the next step (the highest
+ * such priority, if several waited that long). So every ready priority
+ * gets at least one step in every %D3DQ_PRIORITY_SHARE plus the number of
+ * priorities minus one (10), and alone against a higher one, one in
+ * %D3DQ_PRIORITY_SHARE + 1 (9). Within a priority, round the clients
+ * (open files) with a queue ready, one step each, and round each
+ * client's ready queues.
  */
 #define D3DQ_ENGINE_STEP_BYTES	SZ_256K
 #define D3DQ_ENGINE_CMD_COST	64
@@ -300,30 +304,27 @@ static struct d3dq_engine *d3dq_dispatch_pick_locked(struct d3dq_dispatch *d)
 {
 	struct d3dq_engine_client *client;
 	struct d3dq_engine *engine;
-	int prio, top = -1, below = -1;
+	int p, prio, top = -1, starved = -1;
 
-	for (prio = D3DQ_NUM_PRIORITIES - 1; prio >= 0; prio--) {
-		if (list_empty(&d->clients[prio]))
+	/* The highest that waited too long, else the highest ready. */
+	for (p = D3DQ_NUM_PRIORITIES - 1; p >= 0; p--) {
+		if (list_empty(&d->clients[p])) {
+			d->passed[p] = 0;
 			continue;
-		if (top < 0) {
-			top = prio;
-		} else {
-			below = prio;
-			break;
 		}
+		if (top < 0)
+			top = p;
+		if (starved < 0 && d->passed[p] >= D3DQ_PRIORITY_SHARE)
+			starved = p;
 	}
 	if (top < 0)
 		return NULL;
+	prio = starved >= 0 ? starved : top;
 
-	prio = top;
-	if (below < 0) {
-		d->streak = 0;
-	} else if (d->streak < D3DQ_PRIORITY_SHARE) {
-		d->streak++;
-	} else {
-		d->streak = 0;
-		prio = below;
-	}
+	for (p = 0; p < D3DQ_NUM_PRIORITIES; p++)
+		if (p != prio && !list_empty(&d->clients[p]))
+			d->passed[p]++;
+	d->passed[prio] = 0;
 
 	client = list_first_entry(&d->clients[prio], struct d3dq_engine_client,
 				  link[prio]);
@@ -706,7 +707,7 @@ void d3dq_dispatch_init(struct d3dq_dispatch *dispatch,
 	spin_lock_init(&dispatch->lock);
 	for (i = 0; i < D3DQ_NUM_PRIORITIES; i++)
 		INIT_LIST_HEAD(&dispatch->clients[i]);
-	dispatch->streak = 0;
+	memset(dispatch->passed, 0, sizeof(dispatch->passed));
 	dispatch->busy = false;
 	INIT_WORK(&dispatch->work, d3dq_dispatch_work);
 	dispatch->wq = wq;

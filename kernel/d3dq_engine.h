@@ -63,8 +63,8 @@ struct d3dq_engine_client {
 struct d3dq_dispatch {
 	spinlock_t lock;		/* irq-safe: the DELAY timer takes it */
 	struct list_head clients[D3DQ_NUM_PRIORITIES];
-	/* Steps in a row given to a priority while a lower one waited. */
-	unsigned int streak;
+	/* Steps in a row each priority had work ready and no step. */
+	unsigned int passed[D3DQ_NUM_PRIORITIES];
 	bool busy;			/* a step is running */
 	struct work_struct work;
 	struct workqueue_struct *wq;

@@ -304,8 +304,11 @@ enum drm_d3dq_queue_type {
  *
  * The queues of a device share one engine, which runs jobs in bounded
  * steps. When queues of several priorities have work ready, the highest
- * priority gets the engine, except that every ninth step goes to the
- * next lower priority with work ready, so that no priority starves.
+ * priority gets the engine, except that a priority which had work ready
+ * and no step for 8 steps in a row gets the next one (the highest such
+ * priority first), so that no priority starves: every priority with work
+ * ready gets at least one step in every 10 (one in 9 when only one
+ * higher priority has work ready).
  * Within a priority, the engine goes round the clients (open files) with
  * ready work, and round each client's queues, one step each. Since 1.1
  * (%DRM_D3DQ_FEATURE_PRIORITY); before, priorities were accepted and did
