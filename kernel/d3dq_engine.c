@@ -349,11 +349,39 @@ static void d3dq_engine_end(struct d3dq_queue *queue, struct d3dq_job *job,
 	queue->engine.job = NULL;
 	d3dq_dispatch_remove(&queue->engine);
 	job->state = D3DQ_JOB_DONE;
-	atomic64_add(ktime_to_ns(ktime_sub(ktime_get(), job->start)),
+	atomic64_add(d3dq_job_ran_ns(job, ktime_get()),
 		     &queue->usage->busy_ns[queue->type]);
 	spin_unlock(&queue->lock);
 
 	d3dq_job_signal(job, err);
+}
+
+/*
+ * A step of @job begins (its queue's lock held): its own time counts from
+ * now, and a DELAY it was in counts until now (or until the DELAY's end,
+ * if that was earlier: the rest was a wait for its turn).
+ */
+static void d3dq_job_step_begin(struct d3dq_job *job)
+{
+	ktime_t now = ktime_get();
+
+	job->ran_ns = d3dq_job_ran_ns(job, now);
+	job->since = now;
+	job->stepping = true;
+}
+
+/*
+ * The step of @job stops with the job unfinished (its queue's lock held):
+ * a DELAY the job is in goes on counting; a wait for the next turn does
+ * not count.
+ */
+static void d3dq_job_step_end(struct d3dq_job *job)
+{
+	ktime_t now = ktime_get();
+
+	job->ran_ns = d3dq_job_ran_ns(job, now);
+	job->since = now;
+	job->stepping = false;
 }
 
 /*
@@ -383,6 +411,7 @@ static void d3dq_engine_step(struct d3dq_queue *queue, s64 budget)
 	}
 	if (!entered && !job->cancel)
 		WRITE_ONCE(job->cancel, -ENODEV);
+	d3dq_job_step_begin(job);
 
 	for (;;) {
 		err = job->cancel;
@@ -394,6 +423,7 @@ static void d3dq_engine_step(struct d3dq_queue *queue, s64 budget)
 				/* Not while cancelled: see d3dq_engine_kick(). */
 				hrtimer_start(&engine->timer, job->delay_end,
 					      HRTIMER_MODE_ABS);
+				d3dq_job_step_end(job);
 				spin_unlock(&queue->lock);
 				goto out;
 			}
@@ -407,6 +437,7 @@ static void d3dq_engine_step(struct d3dq_queue *queue, s64 budget)
 
 		if (budget <= 0) {
 			d3dq_dispatch_add(engine);
+			d3dq_job_step_end(job);
 			spin_unlock(&queue->lock);
 			goto out;
 		}
@@ -523,7 +554,6 @@ struct dma_fence *d3dq_engine_run(struct d3dq_queue *queue,
 	} else {
 		engine->job = job;
 		job->state = D3DQ_JOB_RUNNING;
-		job->start = ktime_get();
 		if (job->orphan)
 			mod_delayed_work(d3dq_wq.timeout, &engine->watchdog,
 					 msecs_to_jiffies(d3dq_job_timeout_ms));
@@ -579,7 +609,6 @@ bool d3dq_engine_run_direct(struct d3dq_queue *queue, struct d3dq_job *job)
 	d3dq_hw_fence_init_locked(queue, job->hw);
 	engine->job = job;
 	job->state = D3DQ_JOB_RUNNING;
-	job->start = ktime_get();
 	trace_d3dq_run(queue->usage->client_id, queue->id, d3dq_job_seqno(job),
 		       0);
 	spin_unlock(&queue->lock);

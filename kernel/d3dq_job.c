@@ -446,6 +446,35 @@ static struct dma_fence *d3dq_run_job(struct drm_sched_job *sched_job)
 }
 
 /**
+ * d3dq_job_ran_ns - The engine time a job has used.
+ * @job: the job, its queue's lock held
+ * @now: the time to count up to
+ *
+ * What the job timeout and fdinfo count: the job's steps (the running
+ * one until @now) and its DELAYs while no step of it runs, until @now or
+ * the DELAY's end. The job's waits for its turns on the shared engine do
+ * not count, so a job behind many busy clients is not timed out for
+ * their work, and the times of one device's clients add up to no more
+ * than the time that passed (plus DELAYs, which overlap).
+ *
+ * Return: the time in ns.
+ */
+u64 d3dq_job_ran_ns(const struct d3dq_job *job, ktime_t now)
+{
+	ktime_t end = now;
+
+	lockdep_assert_held(&job->queue->lock);
+
+	if (!job->stepping && !job->delaying)
+		return job->ran_ns;
+	if (!job->stepping && ktime_before(job->delay_end, end))
+		end = job->delay_end;
+	if (!ktime_after(end, job->since))
+		return job->ran_ns;
+	return job->ran_ns + ktime_to_ns(ktime_sub(end, job->since));
+}
+
+/**
  * d3dq_job_check_timeout_locked - Stop the engine's job if it ran too long.
  * @job: the engine's current job, its queue's lock held
  * @left: set to the jiffies left if it did not
@@ -464,10 +493,10 @@ bool d3dq_job_check_timeout_locked(struct d3dq_job *job, unsigned long *left)
 
 	lockdep_assert_held(&queue->lock);
 
-	ran = ktime_to_ns(ktime_sub(ktime_get(), job->start));
+	ran = d3dq_job_ran_ns(job, ktime_get());
 	/*
-	 * The scheduler's timer counts whole jiffies from just before
-	 * run_job: within two jiffies of the timeout is the timeout.
+	 * The watchdog counts whole jiffies: within two jiffies of the
+	 * timeout is the timeout.
 	 */
 	if (ran + (s64)jiffies_to_nsecs(2) < limit) {
 		*left = nsecs_to_jiffies(limit - ran) + 1;
@@ -510,9 +539,10 @@ void d3dq_job_warn_timeout(struct d3dq_job *job)
  * -ECANCELED. In every case d3dq frees the job once it has finished.
  *
  * Nothing here sleeps or waits: the engine is kicked, not flushed. A job
- * the timer caught before it had run its time (the timer raced with the
- * previous job's end, or with run_job) is timed by the engine's
- * watchdog instead, now that the scheduler no longer lists it.
+ * the timer caught before it had used its time (it waited for turns on
+ * a contended engine, or the timer raced with the previous job's end, or
+ * with run_job) is timed by the engine's watchdog instead, now that the
+ * scheduler no longer lists it.
  */
 static enum drm_gpu_sched_stat d3dq_timedout_job(struct drm_sched_job *sched_job)
 {

@@ -103,8 +103,16 @@ struct d3dq_job {
 	u64 cmd_done;			/* bytes of a COPY or FILL done */
 	bool delaying;
 	ktime_t delay_end;
-	/* When the engine took the job (under queue->lock; fdinfo). */
-	ktime_t start;
+	/*
+	 * The job's own engine time (under queue->lock), what the job
+	 * timeout and fdinfo count: its steps, and its DELAYs while no step
+	 * of it runs, never its waits for a turn on the shared engine.
+	 * @ran_ns is what ended; @since is when the part being counted now
+	 * began: the running step (@stepping) or the DELAY (@delaying).
+	 */
+	u64 ran_ns;
+	ktime_t since;
+	bool stepping;
 	/*
 	 * A timeout fired before the job had run its time: the scheduler
 	 * dropped it from its list, and the engine's watchdog times it
@@ -146,6 +154,7 @@ struct dma_fence *d3dq_job_arm(struct d3dq_job *job);
 bool d3dq_job_run_direct(struct d3dq_job *job);
 void d3dq_job_push(struct d3dq_job *job);
 bool d3dq_job_dependency_failed(struct d3dq_job *job);
+u64 d3dq_job_ran_ns(const struct d3dq_job *job, ktime_t now);
 bool d3dq_job_check_timeout_locked(struct d3dq_job *job,
 				   unsigned long *left);
 void d3dq_job_warn_timeout(struct d3dq_job *job);

@@ -145,8 +145,10 @@ enum drm_d3dq_param {
 	DRM_D3DQ_PARAM_MAX_PENDING_JOBS,
 
 	/**
-	 * @DRM_D3DQ_PARAM_JOB_TIMEOUT_NS: How long a job may run once it
-	 * started (time waiting for dependencies does not count).
+	 * @DRM_D3DQ_PARAM_JOB_TIMEOUT_NS: How much engine time a job may
+	 * use: its own steps on the shared engine and its
+	 * %DRM_D3DQ_CMD_DELAY commands. Time waiting for dependencies or
+	 * for a turn on the engine does not count.
 	 */
 	DRM_D3DQ_PARAM_JOB_TIMEOUT_NS,
 
