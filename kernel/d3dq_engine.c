@@ -67,7 +67,8 @@ static const char *d3dq_hw_fence_get_timeline_name(struct dma_fence *fence)
 	/*
 	 * The queue's scheduler's name, as its finished fences give: the
 	 * fence holds the scheduler until an RCU grace period after its
-	 * release. Only a job run inside SUBMIT publishes its hardware fence.
+	 * release. Only a job run inside SUBMIT publishes its hardware fence
+	 * (just before it runs).
 	 */
 	return container_of(fence, struct d3dq_hw_fence, base)->sched->name;
 }
@@ -577,25 +578,28 @@ struct dma_fence *d3dq_engine_run(struct d3dq_queue *queue,
 }
 
 /**
- * d3dq_engine_run_direct - Run a job now, inside SUBMIT, if the engine is idle.
+ * d3dq_engine_claim_direct - Take the idle engine for a job run inside SUBMIT.
  * @queue: the job's queue, its submit_lock held and every earlier job of it
  *	   finished
  * @job: a job every dependency of which has signalled without error
  *
  * What d3dq_engine_run() does for a short job that finds the engine idle,
- * for a job the scheduler never sees (d3dq_job_run_direct()): it becomes
- * the queue's running job, so that REMOVE, QUEUE_DESTROY and an unplug
- * stop it as any other, runs whole in one step and signals its hardware
- * fence, which nobody else holds yet. The work is bounded by the step,
- * and overtakes nothing: the engine had nothing ready.
+ * for a job the scheduler never sees (d3dq_job_claim_direct()): the job
+ * takes the engine, becomes the queue's running job (so that REMOVE,
+ * QUEUE_DESTROY and an unplug, which wait for the submit_lock, then stop
+ * it as any other), and its hardware fence is initialised. It does not
+ * run yet: the caller first publishes that fence in the job's signal
+ * points and buffers and drops their reservation locks, then calls
+ * d3dq_engine_run_claimed(), so that nobody sees a buffer idle while the
+ * job writes it. Publishing allocates nothing and waits for nothing, and
+ * the engine had nothing ready: holding it meanwhile delays nobody.
  *
- * Return: whether the job ran. If not (a long job, a busy engine, or the
- * queue lost or destroyed meanwhile), nothing was done.
+ * Return: whether the engine was claimed. If not (a long job, a busy
+ * engine, or the queue lost or destroyed meanwhile), nothing was done.
  */
-bool d3dq_engine_run_direct(struct d3dq_queue *queue, struct d3dq_job *job)
+bool d3dq_engine_claim_direct(struct d3dq_queue *queue, struct d3dq_job *job)
 {
 	struct d3dq_engine *engine = &queue->engine;
-	bool cookie;
 
 	if (!d3dq_job_is_short(job))
 		return false;
@@ -612,6 +616,24 @@ bool d3dq_engine_run_direct(struct d3dq_queue *queue, struct d3dq_job *job)
 	trace_d3dq_run(queue->usage->client_id, queue->id, d3dq_job_seqno(job),
 		       0);
 	spin_unlock(&queue->lock);
+	return true;
+}
+
+/**
+ * d3dq_engine_run_claimed - Run a job that d3dq_engine_claim_direct() took.
+ * @queue: the job's queue, its submit_lock held
+ * @job: the job, its hardware fence published
+ *
+ * Runs the job whole in one step, as the engine would, and releases the
+ * engine. The work is bounded by the step. On return the job's hardware
+ * fence has signalled (with an error if the job was cancelled).
+ */
+void d3dq_engine_run_claimed(struct d3dq_queue *queue, struct d3dq_job *job)
+{
+	struct d3dq_engine *engine = &queue->engine;
+	bool cookie;
+
+	lockdep_assert_held(&queue->submit_lock);
 
 	/* The same step as the engine's, under the same rules. */
 	cookie = dma_fence_begin_signalling();
@@ -624,7 +646,6 @@ bool d3dq_engine_run_direct(struct d3dq_queue *queue, struct d3dq_job *job)
 	 */
 	if (WARN_ON_ONCE(!dma_fence_is_signaled(&job->hw->base)))
 		dma_fence_wait(&job->hw->base, false);
-	return true;
 }
 
 /**

@@ -121,7 +121,7 @@ struct dma_fence *d3dq_job_arm(struct d3dq_job *job)
 }
 
 /**
- * d3dq_job_run_direct - Run a job inside SUBMIT if nothing stands before it.
+ * d3dq_job_claim_direct - Take the engine for a job nothing stands before.
  * @job: the job, not armed, its queue's submit_lock held
  *
  * See "Direct submission" in the uapi header. Every dependency must have
@@ -131,13 +131,13 @@ struct dma_fence *d3dq_job_arm(struct d3dq_job *job)
  * engine idle would run there at once (d3dq_engine_run()). Here it runs
  * on the submitting thread instead, with one wake-up less on its way to
  * whoever waits for it. It is never armed, and its hardware fence is what
- * its signal points and buffers get.
+ * its signal points and buffers get: the caller publishes that fence,
+ * drops the reservation locks, then runs the job with
+ * d3dq_job_run_claimed().
  *
- * Return: whether the job ran; its hardware fence has signalled then
- * (with an error if it was cancelled meanwhile), and the caller frees the
- * job once it has published that fence. Otherwise nothing happened.
+ * Return: whether the job has the engine. Otherwise nothing happened.
  */
-bool d3dq_job_run_direct(struct d3dq_job *job)
+bool d3dq_job_claim_direct(struct d3dq_job *job)
 {
 	struct d3dq_queue *queue = job->queue;
 	struct d3dq_wait *w;
@@ -158,7 +158,20 @@ bool d3dq_job_run_direct(struct d3dq_job *job)
 	}
 	if (d3dq_job_dependency_failed(job))
 		return false;
-	return d3dq_engine_run_direct(job->queue, job);
+	return d3dq_engine_claim_direct(job->queue, job);
+}
+
+/**
+ * d3dq_job_run_claimed - Run a job that d3dq_job_claim_direct() accepted.
+ * @job: the job, its hardware fence published, its queue's submit_lock
+ *	 held and no reservation lock
+ *
+ * On return the job's hardware fence has signalled (with an error if it
+ * was cancelled meanwhile), and the caller frees the job.
+ */
+void d3dq_job_run_claimed(struct d3dq_job *job)
+{
+	d3dq_engine_run_claimed(job->queue, job);
 }
 
 /**

@@ -85,7 +85,7 @@ struct d3dq_job {
 	struct d3dq_hw_fence *hw;	/* preallocated at submit */
 	u64 seqno;			/* its number in the queue, from 1 */
 	u64 file_seqno;			/* &drm_d3dq_submit.seqno */
-	/* Run inside SUBMIT, never armed (see d3dq_job_run_direct()). */
+	/* Run inside SUBMIT, never armed (see d3dq_job_claim_direct()). */
 	bool direct;
 
 	/* Memory counted against the file (d3dq_job_set_bytes()). */
@@ -151,7 +151,8 @@ struct d3dq_job *d3dq_job_create(struct d3dq_queue *queue,
 				 struct drm_file *file);
 void d3dq_job_set_bytes(struct d3dq_job *job, u32 cmd_bytes);
 struct dma_fence *d3dq_job_arm(struct d3dq_job *job);
-bool d3dq_job_run_direct(struct d3dq_job *job);
+bool d3dq_job_claim_direct(struct d3dq_job *job);
+void d3dq_job_run_claimed(struct d3dq_job *job);
 void d3dq_job_push(struct d3dq_job *job);
 bool d3dq_job_dependency_failed(struct d3dq_job *job);
 u64 d3dq_job_ran_ns(const struct d3dq_job *job, ktime_t now);

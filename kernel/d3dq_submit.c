@@ -466,9 +466,12 @@ static void d3dq_trace_submit(struct d3dq_queue *queue, struct d3dq_job *job,
  * a buffer the engine still uses as busy: each job's finished fence goes
  * to every buffer its commands name, with %DMA_RESV_USAGE_WRITE for the
  * buffers it writes (the destination of every command) and
- * %DMA_RESV_USAGE_READ for those it only reads (a COPY's source). Jobs
- * do not wait for the fences they find there: D3D12 synchronises
- * explicitly, and two queues may use one buffer at once.
+ * %DMA_RESV_USAGE_READ for those it only reads (a COPY's source). A job
+ * run inside SUBMIT publishes its hardware fence instead, before it runs:
+ * the engine never touches a buffer whose reservation object does not
+ * name the job yet. Jobs do not wait for the fences they find there:
+ * D3D12 synchronises explicitly, and two queues may use one buffer at
+ * once.
  */
 
 /* Buffers a set holds without allocating: most jobs name a few. */
@@ -715,17 +718,12 @@ int d3dq_ioctl_submit(struct drm_device *drm, void *data,
 	d3dq_trace_submit(queue, job, signals, args->signals.count);
 
 	/*
-	 * A job that nothing stands before has run when this returns: its
-	 * signal points get its hardware fence, signalled already.
+	 * A job that nothing stands before takes the engine now and runs
+	 * once its hardware fence, which its signal points and buffers get,
+	 * is published and the reservation locks are dropped.
 	 */
-	direct = d3dq_job_run_direct(job);
-	if (direct) {
-		fence = &job->hw->base;
-		if (dma_fence_get_status(fence) == 1)
-			args->out_flags |= DRM_D3DQ_SUBMIT_DONE;
-	} else {
-		fence = d3dq_job_arm(job);
-	}
+	direct = d3dq_job_claim_direct(job);
+	fence = direct ? &job->hw->base : d3dq_job_arm(job);
 
 	for (i = 0; i < args->signals.count; i++) {
 		struct d3dq_signal *s = &signals[i];
@@ -743,8 +741,14 @@ int d3dq_ioctl_submit(struct drm_device *drm, void *data,
 
 	dma_fence_put(queue->last);
 	queue->last = dma_fence_get(fence);
-	if (!direct)
+	if (direct) {
+		/* Whoever looks sees the job busy: now it writes. */
+		d3dq_job_run_claimed(job);
+		if (dma_fence_get_status(fence) == 1)
+			args->out_flags |= DRM_D3DQ_SUBMIT_DONE;
+	} else {
 		d3dq_job_push(job);
+	}
 	mutex_unlock(&queue->submit_lock);
 
 	d3dq_bo_set_free(&bos);

@@ -458,8 +458,9 @@ struct drm_d3dq_queue_get_state {
  * stream is short (no %DRM_D3DQ_CMD_DELAY, and no more work than the
  * engine runs in one step, see "Queue priorities") and the engine has
  * nothing else to run.
- * Its signal points then hold a fence that has already signalled, and
- * the ioctl sets %DRM_D3DQ_SUBMIT_DONE in &drm_d3dq_submit.out_flags, so
+ * Its fence is published in its signal points and buffers before it
+ * runs, as any job's, and has signalled when the ioctl returns; the
+ * ioctl then sets %DRM_D3DQ_SUBMIT_DONE in &drm_d3dq_submit.out_flags, so
  * that userspace need not ask or wait for what it already knows. Any
  * other job is queued as described above. Both kinds obey the same rules:
  * what differs is only who runs the job and when.
