@@ -611,14 +611,17 @@ static void d3dq_bo_set_publish(struct d3dq_bo_set *set,
 
 /*
  * Take the queue's submit lock once the queue holds fewer than
- * max_pending_jobs unfinished jobs and the file's jobs leave room for
- * this one (max_file_job_bytes), and count the job against the file.
- * Both sleeps end in bounded time: jobs finish and are freed whatever
+ * max_pending_jobs unfinished jobs, the file's jobs leave room for this
+ * one (max_file_job_bytes) and its user's number of jobs too
+ * (max_user_jobs), and count the job against the file and the user.
+ * The sleeps end in bounded time: jobs finish and are freed whatever
  * userspace does. Fails with -ECANCELED if the queue is lost.
  */
 static int d3dq_queue_reserve(struct d3dq_queue *queue, struct d3dq_job *job)
 {
 	struct d3dq_file *dfile = queue->dfile;
+	struct d3dq_user *user = dfile->user;
+	enum d3dq_charge charge = D3DQ_FILE_FULL;
 	bool full;
 	int ret;
 
@@ -632,9 +635,12 @@ static int d3dq_queue_reserve(struct d3dq_queue *queue, struct d3dq_job *job)
 		}
 		/* Only submitters, under the lock, increase @pending. */
 		full = atomic_read(&queue->pending) >= d3dq_max_pending_jobs;
-		if (!full && d3dq_file_charge_job(dfile, job->bytes)) {
-			job->charged = true;
-			return 0;
+		if (!full) {
+			charge = d3dq_file_charge_job(dfile, job->bytes);
+			if (charge == D3DQ_CHARGED) {
+				job->charged = true;
+				return 0;
+			}
 		}
 		mutex_unlock(&queue->submit_lock);
 
@@ -642,6 +648,10 @@ static int d3dq_queue_reserve(struct d3dq_queue *queue, struct d3dq_job *job)
 			ret = wait_event_interruptible(queue->pending_wq,
 						       atomic_read(&queue->pending) <
 						       d3dq_max_pending_jobs ||
+						       !d3dq_queue_is_usable(queue));
+		else if (charge == D3DQ_USER_FULL)
+			ret = wait_event_interruptible(user->wq,
+						       d3dq_user_job_fits(user) ||
 						       !d3dq_queue_is_usable(queue));
 		else
 			ret = wait_event_interruptible(dfile->wq,

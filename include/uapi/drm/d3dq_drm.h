@@ -345,7 +345,11 @@ enum drm_d3dq_queue_priority {
  * with -EMFILE if every queue counted is alive or still has unfinished
  * jobs (held by dependencies). Other errors: -EINVAL for an unknown
  * type, priority or flag, -ENODEV after %DRM_D3DQ_REMOVE, -ENOMEM when
- * out of memory.
+ * out of memory, -EDQUOT when the user (the effective uid that opened
+ * the file) holds as many queues on the device as the module allows,
+ * whatever the number of its files, and -ENOSPC when all users together
+ * do. Those two are final until queues are freed: never -EAGAIN or
+ * -EINTR, which callers retry.
  *
  * Fails with -EACCES for %DRM_D3DQ_QUEUE_PRIORITY_REALTIME without
  * CAP_SYS_NICE.
@@ -444,8 +448,10 @@ struct drm_d3dq_queue_get_state {
  * syncobj whose fence is binary; -ENODATA a wait point has no fence yet;
  * -ECANCELED the queue is lost; -EFAULT bad pointer; -ENOMEM; -EINTR when
  * a signal interrupts a submit sleeping because the queue holds
- * %DRM_D3DQ_PARAM_MAX_PENDING_JOBS jobs or the file's jobs hold
- * %DRM_D3DQ_PARAM_MAX_FILE_JOB_BYTES (restarted instead with SA_RESTART).
+ * %DRM_D3DQ_PARAM_MAX_PENDING_JOBS jobs, the file's jobs hold
+ * %DRM_D3DQ_PARAM_MAX_FILE_JOB_BYTES or the user's jobs on the device
+ * number as many as the module allows (restarted instead with
+ * SA_RESTART).
  */
 
 /**
