@@ -82,6 +82,31 @@ err:
  */
 #define D3DQ_DEPENDENCY_BYTES	16
 
+/* One fence a join fence waits for. */
+struct d3dq_join_dep {
+	struct dma_fence_cb cb;
+	struct dma_fence *fence;	/* reference */
+	struct d3dq_join_fence *join;
+};
+
+/*
+ * struct d3dq_join_fence - A job's dependency on many fences at once.
+ *
+ * Signals once every fence in @deps has, with the first error among
+ * them. Only the scheduler sees it (it is never published), it waits for
+ * fences that signal in bounded time, and it is no container a reader
+ * unwraps: the dma-fence rules hold as for the fences it stands for.
+ */
+struct d3dq_join_fence {
+	struct dma_fence base;		/* freed after an RCU grace period */
+	spinlock_t lock;
+	/* Fences not signalled yet, plus one while callbacks are added. */
+	atomic_t pending;
+	atomic_t error;
+	u32 count;
+	struct d3dq_join_dep deps[];
+};
+
 /**
  * d3dq_job_set_bytes - Count the memory a parsed job holds until freed.
  * @job: the job, its commands and waits parsed
@@ -90,7 +115,8 @@ err:
  * This is what MAX_FILE_JOB_BYTES bounds (uapi.rst): the job, its two
  * fences, the parsed commands (one &struct d3dq_cmd per 16 bytes of
  * stream, the size of the smallest command) and the waits with their
- * scheduler dependencies and, for releasable ones, their release fences.
+ * scheduler dependencies and, for releasable ones, their release fences,
+ * or the join fence that stands for many waits.
  */
 void d3dq_job_set_bytes(struct d3dq_job *job, u32 cmd_bytes)
 {
@@ -101,6 +127,9 @@ void d3dq_job_set_bytes(struct d3dq_job *job, u32 cmd_bytes)
 		     (u64)(cmd_bytes / 16) * sizeof(struct d3dq_cmd) +
 		     (u64)job->nwaits * (sizeof(struct d3dq_wait) +
 					 D3DQ_DEPENDENCY_BYTES);
+	if (job->nwaits > D3DQ_JOIN_MIN)
+		job->bytes += struct_size_t(struct d3dq_join_fence, deps,
+					    job->nwaits);
 	for (i = 0; i < job->nwaits; i++)
 		if (job->waits[i].release)
 			job->bytes += sizeof(struct d3dq_release_fence);
@@ -288,6 +317,99 @@ void d3dq_job_free(struct d3dq_job *job)
 static const char *d3dq_release_get_driver_name(struct dma_fence *fence)
 {
 	return D3DQ_DRIVER_NAME;
+}
+
+static const char *d3dq_join_get_timeline_name(struct dma_fence *fence)
+{
+	return "d3dq-join";
+}
+
+/* As for release fences: the module reference goes last. */
+static void d3dq_join_fence_free_rcu(struct rcu_head *rcu)
+{
+	struct dma_fence *fence = container_of(rcu, struct dma_fence, rcu);
+
+	kvfree(container_of(fence, struct d3dq_join_fence, base));
+	module_put(THIS_MODULE);
+}
+
+static void d3dq_join_fence_free(struct dma_fence *fence)
+{
+	struct d3dq_join_fence *join =
+		container_of(fence, struct d3dq_join_fence, base);
+	u32 i;
+
+	for (i = 0; i < join->count; i++)
+		dma_fence_put(join->deps[i].fence);
+	call_rcu(&fence->rcu, d3dq_join_fence_free_rcu);
+}
+
+static const struct dma_fence_ops d3dq_join_fence_ops = {
+	.get_driver_name = d3dq_release_get_driver_name,
+	.get_timeline_name = d3dq_join_get_timeline_name,
+	.release = d3dq_join_fence_free,
+};
+
+/* One fence of @join has signalled (or is not waited for any more). */
+static void d3dq_join_fence_done(struct d3dq_join_fence *join, int error)
+{
+	if (error)
+		atomic_cmpxchg(&join->error, 0, error);
+	if (!atomic_dec_and_test(&join->pending))
+		return;
+	error = atomic_read(&join->error);
+	if (error)
+		dma_fence_set_error(&join->base, error);
+	dma_fence_signal(&join->base);
+	/* The callbacks' reference. */
+	dma_fence_put(&join->base);
+}
+
+static void d3dq_join_fence_cb(struct dma_fence *fence,
+			       struct dma_fence_cb *cb)
+{
+	struct d3dq_join_dep *dep = container_of(cb, struct d3dq_join_dep, cb);
+
+	d3dq_join_fence_done(dep->join, fence->error);
+}
+
+/**
+ * d3dq_join_fence_create - One dependency for many fences.
+ * @deps: the fences, which the caller holds
+ * @count: how many
+ *
+ * Costs time and memory linear in @count, unlike as many scheduler
+ * dependencies. The fence holds references to @deps, and keeps itself
+ * alive until the last of them has signalled.
+ *
+ * Return: the fence (one reference, the caller's), or NULL.
+ */
+struct dma_fence *d3dq_join_fence_create(struct dma_fence **deps, u32 count)
+{
+	struct d3dq_join_fence *join;
+	u32 i;
+
+	join = kvzalloc(struct_size(join, deps, count), D3DQ_GFP);
+	if (!join)
+		return NULL;
+	/* Called from SUBMIT: the open file holds the module. */
+	__module_get(THIS_MODULE);
+	spin_lock_init(&join->lock);
+	dma_fence_init(&join->base, &d3dq_join_fence_ops, &join->lock,
+		       dma_fence_context_alloc(1), 1);
+	join->count = count;
+	atomic_set(&join->pending, count + 1);
+	/* A reference for the callbacks, dropped when the last has run. */
+	dma_fence_get(&join->base);
+	for (i = 0; i < count; i++) {
+		join->deps[i].join = join;
+		join->deps[i].fence = dma_fence_get(deps[i]);
+		if (dma_fence_add_callback(deps[i], &join->deps[i].cb,
+					   d3dq_join_fence_cb))
+			d3dq_join_fence_done(join, deps[i]->error);
+	}
+	d3dq_join_fence_done(join, 0);
+	return &join->base;
 }
 
 static const char *d3dq_release_get_timeline_name(struct dma_fence *fence)

@@ -163,6 +163,11 @@ void d3dq_job_signal(struct d3dq_job *job, int err);
 void d3dq_job_finished(struct d3dq_job *job);
 void d3dq_job_free(struct d3dq_job *job);
 
+/* Waits beyond which a job depends on one join fence of them all. */
+#define D3DQ_JOIN_MIN	32
+
+struct dma_fence *d3dq_join_fence_create(struct dma_fence **deps, u32 count);
+
 struct d3dq_release_fence *d3dq_release_fence_create(struct dma_fence *waited);
 void d3dq_release_fence_release(struct d3dq_release_fence *rf);
 void d3dq_release_fence_put(struct d3dq_release_fence *rf);

@@ -12,6 +12,7 @@
 #include <linux/dma-resv.h>
 #include <linux/mm.h>
 #include <linux/overflow.h>
+#include <linux/sched.h>
 #include <linux/slab.h>
 #include <linux/sort.h>
 #include <linux/string.h>
@@ -302,9 +303,19 @@ static int d3dq_find_fence(struct drm_file *file,
 	return ret;
 }
 
+/*
+ * Turn the waits of a submit into the job's dependencies. The scheduler
+ * looks through a job's earlier dependencies for each one it is given
+ * (drm_sched_job_add_dependency() keeps the latest fence of a context),
+ * which is quadratic in the number of contexts; releasable waits have a
+ * context each. Beyond %D3DQ_JOIN_MIN waits the job depends on one join
+ * fence of them all instead (d3dq_join_fence_create()), so that a submit
+ * costs time linear in its waits.
+ */
 static int d3dq_add_waits(struct drm_file *file, struct d3dq_job *job,
 			  const struct drm_d3dq_obj_array *arr)
 {
+	struct dma_fence **deps = NULL;
 	struct drm_d3dq_sync *syncs;
 	struct dma_fence *fence;
 	u32 i;
@@ -320,9 +331,20 @@ static int d3dq_add_waits(struct drm_file *file, struct d3dq_job *job,
 		ret = -ENOMEM;
 		goto out;
 	}
+	if (arr->count > D3DQ_JOIN_MIN) {
+		/* No references: the waits hold them. */
+		deps = kvmalloc_array(arr->count, sizeof(*deps), D3DQ_GFP);
+		if (!deps) {
+			ret = -ENOMEM;
+			goto out;
+		}
+	}
 
 	for (i = 0; i < arr->count; i++) {
 		struct dma_fence *dep;
+
+		/* Up to max_syncs lookups and allocations. */
+		cond_resched();
 
 		ret = d3dq_check_sync(&syncs[i], DRM_D3DQ_SYNC_TIMELINE |
 					       DRM_D3DQ_SYNC_RELEASABLE);
@@ -353,13 +375,27 @@ static int d3dq_add_waits(struct drm_file *file, struct d3dq_job *job,
 			}
 			dep = &job->waits[i].release->base;
 		}
+		if (deps) {
+			deps[i] = dep;
+			continue;
+		}
 		ret = drm_sched_job_add_dependency(&job->base,
 						   dma_fence_get(dep));
 		if (ret)
 			goto out;
 	}
 
+	if (deps) {
+		fence = d3dq_join_fence_create(deps, arr->count);
+		if (!fence) {
+			ret = -ENOMEM;
+			goto out;
+		}
+		ret = drm_sched_job_add_dependency(&job->base, fence);
+	}
+
 out:
+	kvfree(deps);
 	kvfree(syncs);
 	return ret;
 }
