@@ -53,6 +53,13 @@
  */
 #define D3DQ_ENGINE_STEP_BYTES	SZ_256K
 #define D3DQ_ENGINE_CMD_COST	64
+
+/*
+ * The work of a job run inside SUBMIT: a sixteenth of a step. The
+ * submitting thread holds the engine while it publishes and runs such a
+ * job, with preemption disabled (see d3dq_engine_claim_direct()).
+ */
+#define D3DQ_DIRECT_BYTES	(D3DQ_ENGINE_STEP_BYTES / 16)
 #define D3DQ_PRIORITY_SHARE	8
 
 atomic_t d3dq_live_hw_fences = ATOMIC_INIT(0);
@@ -497,10 +504,11 @@ static enum hrtimer_restart d3dq_engine_timer(struct hrtimer *timer)
 }
 
 /*
- * Can @job run whole in one step, directly in run_job? No DELAY (which
- * would make run_job wait) and no more than one step's budget of work.
+ * Can @job run whole in one go, directly in run_job or SUBMIT? No DELAY
+ * (which would make it wait) and no more than @budget of work: one
+ * step's in run_job, %D3DQ_DIRECT_BYTES in SUBMIT.
  */
-static bool d3dq_job_is_short(const struct d3dq_job *job)
+static bool d3dq_job_is_short(const struct d3dq_job *job, s64 budget)
 {
 	s64 cost = 0;
 	u32 i;
@@ -512,7 +520,7 @@ static bool d3dq_job_is_short(const struct d3dq_job *job)
 		if (job->cmds[i].op == DRM_D3DQ_CMD_COPY ||
 		    job->cmds[i].op == DRM_D3DQ_CMD_FILL)
 			cost += job->cmds[i].size;
-		if (cost > D3DQ_ENGINE_STEP_BYTES)
+		if (cost > budget)
 			return false;
 	}
 	return true;
@@ -560,7 +568,7 @@ struct dma_fence *d3dq_engine_run(struct d3dq_queue *queue,
 					 msecs_to_jiffies(d3dq_job_timeout_ms));
 		trace_d3dq_run(queue->usage->client_id, queue->id,
 			       d3dq_job_seqno(job), 0);
-		now = d3dq_job_is_short(job) &&
+		now = d3dq_job_is_short(job, D3DQ_ENGINE_STEP_BYTES) &&
 		      d3dq_dispatch_claim_idle(engine->dispatch);
 		if (!now)
 			d3dq_dispatch_add(engine);
@@ -591,17 +599,23 @@ struct dma_fence *d3dq_engine_run(struct d3dq_queue *queue,
  * run yet: the caller first publishes that fence in the job's signal
  * points and buffers and drops their reservation locks, then calls
  * d3dq_engine_run_claimed(), so that nobody sees a buffer idle while the
- * job writes it. Publishing allocates nothing and waits for nothing, and
- * the engine had nothing ready: holding it meanwhile delays nobody.
+ * job writes it. Publishing allocates nothing and sleeps on nothing.
  *
- * Return: whether the engine was claimed. If not (a long job, a busy
- * engine, or the queue lost or destroyed meanwhile), nothing was done.
+ * The job's work is at most %D3DQ_DIRECT_BYTES, and the caller publishes
+ * to few signal points and buffers (d3dq_job_claim_direct()): from the
+ * claim to the end of the run, preemption is disabled, so that a
+ * submitting thread the CPU scheduler or a cgroup holds back (SCHED_IDLE,
+ * cpu.max) never holds the engine, and every other client, meanwhile.
+ *
+ * Return: whether the engine was claimed, preemption then disabled
+ * until d3dq_engine_run_claimed(). If not (a long job, a busy engine, or
+ * the queue lost or destroyed meanwhile), nothing was done.
  */
 bool d3dq_engine_claim_direct(struct d3dq_queue *queue, struct d3dq_job *job)
 {
 	struct d3dq_engine *engine = &queue->engine;
 
-	if (!d3dq_job_is_short(job))
+	if (!d3dq_job_is_short(job, D3DQ_DIRECT_BYTES))
 		return false;
 	spin_lock(&queue->lock);
 	if (queue->state != DRM_D3DQ_QUEUE_STATE_OK || queue->dead ||
@@ -615,6 +629,8 @@ bool d3dq_engine_claim_direct(struct d3dq_queue *queue, struct d3dq_job *job)
 	job->state = D3DQ_JOB_RUNNING;
 	trace_d3dq_run(queue->usage->client_id, queue->id, d3dq_job_seqno(job),
 		       0);
+	/* Until the engine is released: d3dq_engine_run_claimed(). */
+	preempt_disable();
 	spin_unlock(&queue->lock);
 	return true;
 }
@@ -624,9 +640,10 @@ bool d3dq_engine_claim_direct(struct d3dq_queue *queue, struct d3dq_job *job)
  * @queue: the job's queue, its submit_lock held
  * @job: the job, its hardware fence published
  *
- * Runs the job whole in one step, as the engine would, and releases the
- * engine. The work is bounded by the step. On return the job's hardware
- * fence has signalled (with an error if the job was cancelled).
+ * Runs the job whole in one step, as the engine would, releases the
+ * engine and enables preemption again. The work is bounded by
+ * %D3DQ_DIRECT_BYTES. On return the job's hardware fence has signalled
+ * (with an error if the job was cancelled).
  */
 void d3dq_engine_run_claimed(struct d3dq_queue *queue, struct d3dq_job *job)
 {
@@ -640,6 +657,7 @@ void d3dq_engine_run_claimed(struct d3dq_queue *queue, struct d3dq_job *job)
 	d3dq_engine_step(queue, D3DQ_ENGINE_STEP_BYTES);
 	d3dq_dispatch_release(engine->dispatch);
 	dma_fence_end_signalling(cookie);
+	preempt_enable();
 	/*
 	 * A short job ends in one step, cancelled or not. The caller frees
 	 * it next: never while the engine could still hold it.

@@ -152,6 +152,8 @@ struct dma_fence *d3dq_job_arm(struct d3dq_job *job)
 /**
  * d3dq_job_claim_direct - Take the engine for a job nothing stands before.
  * @job: the job, not armed, its queue's submit_lock held
+ * @nsignals: its signal points
+ * @nbos: the buffers it uses
  *
  * See "Direct submission" in the uapi header. Every dependency must have
  * signalled without error and the queue's last job finished without
@@ -162,11 +164,13 @@ struct dma_fence *d3dq_job_arm(struct d3dq_job *job)
  * whoever waits for it. It is never armed, and its hardware fence is what
  * its signal points and buffers get: the caller publishes that fence,
  * drops the reservation locks, then runs the job with
- * d3dq_job_run_claimed().
+ * d3dq_job_run_claimed(), all with preemption disabled: so the work,
+ * the signal points and the buffers are few (d3dq_engine_claim_direct()).
  *
- * Return: whether the job has the engine. Otherwise nothing happened.
+ * Return: whether the job has the engine (preemption disabled until
+ * d3dq_job_run_claimed()). Otherwise nothing happened.
  */
-bool d3dq_job_claim_direct(struct d3dq_job *job)
+bool d3dq_job_claim_direct(struct d3dq_job *job, u32 nsignals, u32 nbos)
 {
 	struct d3dq_queue *queue = job->queue;
 	struct d3dq_wait *w;
@@ -174,7 +178,8 @@ bool d3dq_job_claim_direct(struct d3dq_job *job)
 
 	lockdep_assert_held(&queue->submit_lock);
 
-	if (!READ_ONCE(d3dq_direct_submit))
+	if (!READ_ONCE(d3dq_direct_submit) ||
+	    nsignals > D3DQ_DIRECT_MAX_SIGNALS || nbos > D3DQ_DIRECT_MAX_BOS)
 		return false;
 	/* 1: signalled without error. Only submitters change @last. */
 	if (queue->last && dma_fence_get_status(queue->last) != 1)

@@ -151,7 +151,14 @@ struct d3dq_job *d3dq_job_create(struct d3dq_queue *queue,
 				 struct drm_file *file);
 void d3dq_job_set_bytes(struct d3dq_job *job, u32 cmd_bytes);
 struct dma_fence *d3dq_job_arm(struct d3dq_job *job);
-bool d3dq_job_claim_direct(struct d3dq_job *job);
+/*
+ * What SUBMIT publishes, with preemption disabled, for a job it runs
+ * (d3dq_job_claim_direct()): at most so many signal points and buffers.
+ */
+#define D3DQ_DIRECT_MAX_SIGNALS	16
+#define D3DQ_DIRECT_MAX_BOS	16
+
+bool d3dq_job_claim_direct(struct d3dq_job *job, u32 nsignals, u32 nbos);
 void d3dq_job_run_claimed(struct d3dq_job *job);
 void d3dq_job_push(struct d3dq_job *job);
 bool d3dq_job_dependency_failed(struct d3dq_job *job);

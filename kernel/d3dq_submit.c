@@ -766,9 +766,10 @@ int d3dq_ioctl_submit(struct drm_device *drm, void *data,
 	/*
 	 * A job that nothing stands before takes the engine now and runs
 	 * once its hardware fence, which its signal points and buffers get,
-	 * is published and the reservation locks are dropped.
+	 * is published and the reservation locks are dropped; nothing from
+	 * here to the run may sleep (preemption is disabled).
 	 */
-	direct = d3dq_job_claim_direct(job);
+	direct = d3dq_job_claim_direct(job, args->signals.count, bos.count);
 	fence = direct ? &job->hw->base : d3dq_job_arm(job);
 
 	for (i = 0; i < args->signals.count; i++) {

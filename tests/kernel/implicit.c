@@ -234,7 +234,8 @@ TEST_F(implicit, many_buffers)
  * tell: an export leaves out the fences that have signalled, so both
  * name nothing once the buffer is idle.)
  */
-#define DIRECT_FILL	(128u << 10)
+/* Small enough to run inside SUBMIT (16 KiB of work at most). */
+#define DIRECT_FILL	(12u << 10)
 #define DIRECT_JOBS	8000
 
 struct direct_writer {

@@ -460,10 +460,10 @@ struct drm_d3dq_queue_get_state {
  * A job that nothing stands before runs to completion inside
  * %DRM_IOCTL_D3DQ_SUBMIT instead of going through the queue's scheduler:
  * when every wait point has already signalled without error, every
- * earlier job of the queue has finished without error, the command
- * stream is short (no %DRM_D3DQ_CMD_DELAY, and no more work than the
- * engine runs in one step, see "Queue priorities") and the engine has
- * nothing else to run.
+ * earlier job of the queue has finished without error, the job is small
+ * (no %DRM_D3DQ_CMD_DELAY, at most 16 KiB of COPY and FILL, a sixteenth
+ * of an engine step, see "Queue priorities"; at most 16 signal points
+ * and 16 buffers) and the engine has nothing else to run.
  * Its fence is published in its signal points and buffers before it
  * runs, as any job's, and has signalled when the ioctl returns; the
  * ioctl then sets %DRM_D3DQ_SUBMIT_DONE in &drm_d3dq_submit.out_flags, so
