@@ -15,11 +15,13 @@
 #include <linux/mutex.h>
 #include <linux/spinlock.h>
 #include <linux/types.h>
+#include <linux/uidgid.h>
 #include <linux/wait.h>
 #include <linux/workqueue.h>
 #include <linux/xarray.h>
 
 #include <drm/drm_device.h>
+#include <drm/d3dq_drm.h>
 
 #include "d3dq_compat.h"
 #include "d3dq_engine.h"
@@ -31,8 +33,12 @@ struct platform_device;
 
 #define D3DQ_DRIVER_NAME	"d3dq"
 #define D3DQ_DRIVER_DESC	"Virtual in-order queues with syncobj timelines"
-#define D3DQ_DRIVER_MAJOR	1
-#define D3DQ_DRIVER_MINOR	0
+/*
+ * DRM_IOCTL_VERSION reports the uapi version, which the uapi header
+ * defines: one number, not two to keep in step.
+ */
+#define D3DQ_DRIVER_MAJOR	DRM_D3DQ_UAPI_MAJOR
+#define D3DQ_DRIVER_MINOR	DRM_D3DQ_UAPI_MINOR
 
 /*
  * Memory allocated for userspace that outlives the ioctl (files, queues,
@@ -53,6 +59,9 @@ extern unsigned long long d3dq_max_delay_ns;
 extern unsigned long long d3dq_max_bo_size;
 extern unsigned long long d3dq_max_file_job_bytes;
 extern bool d3dq_direct_submit;
+extern unsigned int d3dq_max_user_queues;
+extern unsigned int d3dq_max_user_jobs;
+extern unsigned int d3dq_max_device_queues;
 
 /**
  * struct d3dq_workqueues - The module's workqueues, shared by devices.
@@ -110,6 +119,15 @@ struct d3dq_device {
 	/* Schedulers ever created, for their names. */
 	atomic_t sched_serial;
 
+	/*
+	 * The users (&struct d3dq_user) with a file or a queue of this
+	 * device, by kuid (users_lock), and the queues of all of them,
+	 * counted against max_device_queues until freed.
+	 */
+	struct mutex users_lock;
+	struct xarray users;
+	atomic_t queues_alive;
+
 	struct d3dq_counters count;
 };
 
@@ -117,6 +135,28 @@ static inline struct d3dq_device *to_d3dq_dev(struct drm_device *drm)
 {
 	return container_of(drm, struct d3dq_device, drm);
 }
+
+/**
+ * struct d3dq_user - What one user holds on one device.
+ *
+ * A user is the effective uid of the process that opened a file. Every
+ * file of the user and every queue created through them holds a
+ * reference, so what the user made counts until it is freed, whatever
+ * the number of files and processes: max_user_queues bounds @queues
+ * (and so, on kernels without a submit workqueue, the scheduler threads
+ * behind them), max_user_jobs bounds @jobs.
+ */
+struct d3dq_user {
+	struct kref ref;
+	struct d3dq_device *ddev;
+	kuid_t uid;
+	/* Queues created and not freed yet (destroyed ones included). */
+	atomic_t queues;
+	/* Jobs not freed yet, of all the user's files. */
+	atomic_t jobs;
+	/* Woken when a job of the user is freed. */
+	wait_queue_head_t wq;
+};
 
 /**
  * struct d3dq_file - Per open file state.
@@ -129,6 +169,7 @@ static inline struct d3dq_device *to_d3dq_dev(struct drm_device *drm)
 struct d3dq_file {
 	struct kref ref;
 	struct d3dq_device *ddev;
+	struct d3dq_user *user;		/* holds a reference */
 	struct drm_file *drm_file;	/* while on @ddev's list */
 	struct list_head link;		/* in d3dq_device.files */
 
@@ -169,9 +210,20 @@ struct d3dq_file {
 /* d3dq_drv.c */
 void d3dq_file_get(struct d3dq_file *dfile);
 void d3dq_file_put(struct d3dq_file *dfile);
-bool d3dq_file_charge_job(struct d3dq_file *dfile, u64 bytes);
+/* What d3dq_file_charge_job() found. */
+enum d3dq_charge {
+	D3DQ_CHARGED,		/* the job is counted */
+	D3DQ_FILE_FULL,		/* wait on &d3dq_file.wq */
+	D3DQ_USER_FULL,		/* wait on &d3dq_user.wq */
+};
+
+enum d3dq_charge d3dq_file_charge_job(struct d3dq_file *dfile, u64 bytes);
 void d3dq_file_uncharge_job(struct d3dq_file *dfile, u64 bytes);
 bool d3dq_file_job_fits(struct d3dq_file *dfile, u64 bytes);
+bool d3dq_user_job_fits(struct d3dq_user *user);
+void d3dq_user_put(struct d3dq_user *user);
+int d3dq_user_count_queue(struct d3dq_user *user);
+void d3dq_user_uncount_queue(struct d3dq_user *user);
 int d3dq_ioctl_get_param(struct drm_device *drm, void *data,
 			 struct drm_file *file);
 int d3dq_ioctl_remove(struct drm_device *drm, void *data,

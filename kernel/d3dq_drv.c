@@ -7,9 +7,12 @@
 
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
+#include <linux/cred.h>
 #include <linux/dma-mapping.h>
 #include <linux/module.h>
 #include <linux/platform_device.h>
+#include <linux/ratelimit.h>
+#include <linux/sched.h>
 #include <linux/slab.h>
 
 #include <drm/drm_drv.h>
@@ -19,6 +22,7 @@
 #include <drm/drm_ioctl.h>
 #include <drm/drm_managed.h>
 #include <drm/drm_prime.h>
+#include <drm/drm_print.h>
 #include <drm/d3dq_drm.h>
 
 #include "d3dq_device.h"
@@ -71,6 +75,27 @@ module_param_named(max_file_job_bytes, d3dq_max_file_job_bytes, ullong, 0444);
 MODULE_PARM_DESC(max_file_job_bytes,
 		 "Memory the unfreed jobs of one file may hold before SUBMIT sleeps (default 64 MiB)");
 
+/*
+ * What one user (the effective uid that opened the files) may hold on
+ * one device, whatever the number of its files and processes, and what
+ * all users together may: each queue has a scheduler, which on kernels
+ * without a submit workqueue is a kernel thread, charged to nobody.
+ */
+unsigned int d3dq_max_user_queues = 2048;
+module_param_named(max_user_queues, d3dq_max_user_queues, uint, 0444);
+MODULE_PARM_DESC(max_user_queues,
+		 "Queues one user may hold on a device, until freed (default 2048)");
+
+unsigned int d3dq_max_user_jobs = 65536;
+module_param_named(max_user_jobs, d3dq_max_user_jobs, uint, 0444);
+MODULE_PARM_DESC(max_user_jobs,
+		 "Jobs one user may hold on a device, until freed, before SUBMIT sleeps (default 65536)");
+
+unsigned int d3dq_max_device_queues = 8192;
+module_param_named(max_device_queues, d3dq_max_device_queues, uint, 0444);
+MODULE_PARM_DESC(max_device_queues,
+		 "Queues all users together may hold on a device, until freed (default 8192)");
+
 /* Read at every submit: root may change it while the module is loaded. */
 bool d3dq_direct_submit = true;
 module_param_named(direct_submit, d3dq_direct_submit, bool, 0644);
@@ -103,6 +128,12 @@ static int d3dq_params_check(void)
 		return -EINVAL;
 	if (d3dq_max_file_job_bytes < SZ_64K ||
 	    d3dq_max_file_job_bytes > (64ULL << 30))
+		return -EINVAL;
+	if (d3dq_max_user_queues < 1 || d3dq_max_user_queues > 1 << 20)
+		return -EINVAL;
+	if (d3dq_max_user_jobs < 1 || d3dq_max_user_jobs > 1 << 24)
+		return -EINVAL;
+	if (d3dq_max_device_queues < 1 || d3dq_max_device_queues > 1 << 20)
 		return -EINVAL;
 	return 0;
 }
@@ -172,6 +203,132 @@ int d3dq_ioctl_remove(struct drm_device *drm, void *data,
 	return 0;
 }
 
+/*
+ * DOC: Per-user bounds
+ *
+ * A &struct d3dq_user per effective uid and device counts the queues and
+ * the jobs of all the files that uid opened, until they are freed, so
+ * that opening more files or forking does not raise the bounds. Queues
+ * are bounded (max_user_queues, and max_device_queues for all users) and
+ * a refusal is final: -EDQUOT or -ENOSPC, which nothing retries. Jobs
+ * are bounded (max_user_jobs) as a file's job memory is: SUBMIT sleeps
+ * until jobs are freed, which they are in bounded time.
+ */
+
+/* Refusals any user can cause: at most 10 messages every 5 s. */
+static DEFINE_RATELIMIT_STATE(d3dq_limit_rs, 5 * HZ, 10);
+
+/* Increment @v unless that would take it above @max. */
+static bool d3dq_atomic_inc_below(atomic_t *v, unsigned int max)
+{
+	int old = atomic_read(v);
+
+	do {
+		if (old >= (int)max)
+			return false;
+	} while (!atomic_try_cmpxchg(v, &old, old + 1));
+	return true;
+}
+
+static void d3dq_warn_limit(struct d3dq_user *user, const char *what,
+			    const char *param, unsigned int value)
+{
+	if (!__ratelimit(&d3dq_limit_rs))
+		return;
+	drm_warn(&user->ddev->drm, "%s[%d] (uid %u): %s refused, %s (%u) reached\n",
+		 current->comm, task_tgid_nr(current),
+		 from_kuid(&init_user_ns, user->uid), what, param, value);
+}
+
+/* The user of the calling process on @ddev, with a reference; or NULL. */
+static struct d3dq_user *d3dq_user_get_current(struct d3dq_device *ddev)
+{
+	kuid_t uid = current_euid();
+	struct d3dq_user *user;
+
+	mutex_lock(&ddev->users_lock);
+	user = xa_load(&ddev->users, __kuid_val(uid));
+	if (user) {
+		kref_get(&user->ref);
+		goto out;
+	}
+	user = kzalloc(sizeof(*user), D3DQ_GFP);
+	if (!user)
+		goto out;
+	kref_init(&user->ref);
+	user->ddev = ddev;
+	user->uid = uid;
+	init_waitqueue_head(&user->wq);
+	if (xa_is_err(xa_store(&ddev->users, __kuid_val(uid), user,
+			       D3DQ_GFP))) {
+		kfree(user);
+		user = NULL;
+	}
+out:
+	mutex_unlock(&ddev->users_lock);
+	return user;
+}
+
+/* The last file and queue of the user are gone (users_lock held). */
+static void d3dq_user_release(struct kref *ref)
+{
+	struct d3dq_user *user = container_of(ref, struct d3dq_user, ref);
+
+	lockdep_assert_held(&user->ddev->users_lock);
+	xa_erase(&user->ddev->users, __kuid_val(user->uid));
+	WARN_ON(atomic_read(&user->queues) || atomic_read(&user->jobs));
+	kfree(user);
+}
+
+/* Under users_lock, so that a lookup never finds a user being freed. */
+void d3dq_user_put(struct d3dq_user *user)
+{
+	struct d3dq_device *ddev = user->ddev;
+
+	mutex_lock(&ddev->users_lock);
+	kref_put(&user->ref, d3dq_user_release);
+	mutex_unlock(&ddev->users_lock);
+}
+
+/**
+ * d3dq_user_count_queue - Count a queue about to be created.
+ * @user: the creating file's user
+ *
+ * Return: 0, or -EDQUOT when the user holds max_user_queues queues, or
+ * -ENOSPC when the device holds max_device_queues: final answers, not
+ * to be retried until queues are freed.
+ */
+int d3dq_user_count_queue(struct d3dq_user *user)
+{
+	struct d3dq_device *ddev = user->ddev;
+
+	if (!d3dq_atomic_inc_below(&user->queues, d3dq_max_user_queues)) {
+		d3dq_warn_limit(user, "QUEUE_CREATE", "max_user_queues",
+				d3dq_max_user_queues);
+		return -EDQUOT;
+	}
+	if (!d3dq_atomic_inc_below(&ddev->queues_alive,
+				   d3dq_max_device_queues)) {
+		atomic_dec(&user->queues);
+		d3dq_warn_limit(user, "QUEUE_CREATE", "max_device_queues",
+				d3dq_max_device_queues);
+		return -ENOSPC;
+	}
+	return 0;
+}
+
+/* A queue d3dq_user_count_queue() counted is freed (or was not made). */
+void d3dq_user_uncount_queue(struct d3dq_user *user)
+{
+	atomic_dec(&user->ddev->queues_alive);
+	atomic_dec(&user->queues);
+}
+
+bool d3dq_user_job_fits(struct d3dq_user *user)
+{
+	return atomic_read(&user->jobs) < (int)d3dq_max_user_jobs;
+}
+
 static void d3dq_file_release(struct kref *ref)
 {
 	struct d3dq_file *dfile = container_of(ref, struct d3dq_file, ref);
@@ -179,6 +336,7 @@ static void d3dq_file_release(struct kref *ref)
 	xa_destroy(&dfile->queues);
 	mutex_destroy(&dfile->lock);
 	d3dq_usage_put(dfile->usage);
+	d3dq_user_put(dfile->user);
 	kfree(dfile);
 }
 
@@ -214,19 +372,26 @@ bool d3dq_file_job_fits(struct d3dq_file *dfile, u64 bytes)
 	return fits;
 }
 
-/* Count a job against its file; false if it does not fit (yet). */
-bool d3dq_file_charge_job(struct d3dq_file *dfile, u64 bytes)
+/*
+ * Count a job against its file and the file's user, or say which of them
+ * has no room for it (yet).
+ */
+enum d3dq_charge d3dq_file_charge_job(struct d3dq_file *dfile, u64 bytes)
 {
-	bool fits;
+	enum d3dq_charge ret = D3DQ_CHARGED;
 
 	spin_lock(&dfile->job_bytes_lock);
-	fits = d3dq_file_job_fits_locked(dfile, bytes);
-	if (fits) {
+	if (!d3dq_file_job_fits_locked(dfile, bytes)) {
+		ret = D3DQ_FILE_FULL;
+	} else if (!d3dq_atomic_inc_below(&dfile->user->jobs,
+					  d3dq_max_user_jobs)) {
+		ret = D3DQ_USER_FULL;
+	} else {
 		dfile->job_bytes += bytes;
 		dfile->jobs++;
 	}
 	spin_unlock(&dfile->job_bytes_lock);
-	return fits;
+	return ret;
 }
 
 void d3dq_file_uncharge_job(struct d3dq_file *dfile, u64 bytes)
@@ -235,7 +400,9 @@ void d3dq_file_uncharge_job(struct d3dq_file *dfile, u64 bytes)
 	dfile->job_bytes -= bytes;
 	dfile->jobs--;
 	spin_unlock(&dfile->job_bytes_lock);
+	atomic_dec(&dfile->user->jobs);
 	wake_up_all(&dfile->wq);
+	wake_up_all(&dfile->user->wq);
 }
 
 static int d3dq_open(struct drm_device *drm, struct drm_file *file)
@@ -249,6 +416,12 @@ static int d3dq_open(struct drm_device *drm, struct drm_file *file)
 		return -ENOMEM;
 	dfile->usage = d3dq_usage_create(file);
 	if (!dfile->usage) {
+		kfree(dfile);
+		return -ENOMEM;
+	}
+	dfile->user = d3dq_user_get_current(ddev);
+	if (!dfile->user) {
+		d3dq_usage_put(dfile->usage);
 		kfree(dfile);
 		return -ENOMEM;
 	}
@@ -377,7 +550,11 @@ static const struct drm_driver d3dq_driver = {
  */
 static void d3dq_device_engine_fini(struct drm_device *drm, void *dispatch)
 {
+	struct d3dq_device *ddev = to_d3dq_dev(drm);
+
 	d3dq_dispatch_fini(dispatch);
+	WARN_ON(!xa_empty(&ddev->users));
+	xa_destroy(&ddev->users);
 }
 
 static int d3dq_probe(struct platform_device *pdev)
@@ -397,6 +574,10 @@ static int d3dq_probe(struct platform_device *pdev)
 	ret = drmm_mutex_init(&ddev->drm, &ddev->files_lock);
 	if (ret)
 		return ret;
+	ret = drmm_mutex_init(&ddev->drm, &ddev->users_lock);
+	if (ret)
+		return ret;
+	xa_init(&ddev->users);
 	INIT_LIST_HEAD(&ddev->files);
 	d3dq_dispatch_init(&ddev->dispatch, d3dq_wq.engine);
 	ret = drmm_add_action_or_reset(&ddev->drm, d3dq_device_engine_fini,

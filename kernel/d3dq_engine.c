@@ -42,13 +42,24 @@
  * in parts across steps, every command costs %D3DQ_ENGINE_CMD_COST more.
  * A step also ends at a DELAY that has not elapsed, and at the end of the
  * job. Which queue is next: the highest priority with a queue ready,
- * except that after %D3DQ_PRIORITY_SHARE steps in a row given to it while
- * a lower priority had work ready, one step goes to the next lower one;
- * within a priority, round the clients (open files) with a queue ready,
- * one step each, and round each client's ready queues.
+ * except that a priority which had a queue ready and no step for
+ * %D3DQ_PRIORITY_SHARE steps in a row gets the next step (the highest
+ * such priority, if several waited that long). So every ready priority
+ * gets at least one step in every %D3DQ_PRIORITY_SHARE plus the number of
+ * priorities minus one (10), and alone against a higher one, one in
+ * %D3DQ_PRIORITY_SHARE + 1 (9). Within a priority, round the clients
+ * (open files) with a queue ready, one step each, and round each
+ * client's ready queues.
  */
 #define D3DQ_ENGINE_STEP_BYTES	SZ_256K
 #define D3DQ_ENGINE_CMD_COST	64
+
+/*
+ * The work of a job run inside SUBMIT: a sixteenth of a step. The
+ * submitting thread holds the engine while it publishes and runs such a
+ * job, with preemption disabled (see d3dq_engine_claim_direct()).
+ */
+#define D3DQ_DIRECT_BYTES	(D3DQ_ENGINE_STEP_BYTES / 16)
 #define D3DQ_PRIORITY_SHARE	8
 
 atomic_t d3dq_live_hw_fences = ATOMIC_INIT(0);
@@ -63,7 +74,8 @@ static const char *d3dq_hw_fence_get_timeline_name(struct dma_fence *fence)
 	/*
 	 * The queue's scheduler's name, as its finished fences give: the
 	 * fence holds the scheduler until an RCU grace period after its
-	 * release. Only a job run inside SUBMIT publishes its hardware fence.
+	 * release. Only a job run inside SUBMIT publishes its hardware fence
+	 * (just before it runs).
 	 */
 	return container_of(fence, struct d3dq_hw_fence, base)->sched->name;
 }
@@ -300,30 +312,27 @@ static struct d3dq_engine *d3dq_dispatch_pick_locked(struct d3dq_dispatch *d)
 {
 	struct d3dq_engine_client *client;
 	struct d3dq_engine *engine;
-	int prio, top = -1, below = -1;
+	int p, prio, top = -1, starved = -1;
 
-	for (prio = D3DQ_NUM_PRIORITIES - 1; prio >= 0; prio--) {
-		if (list_empty(&d->clients[prio]))
+	/* The highest that waited too long, else the highest ready. */
+	for (p = D3DQ_NUM_PRIORITIES - 1; p >= 0; p--) {
+		if (list_empty(&d->clients[p])) {
+			d->passed[p] = 0;
 			continue;
-		if (top < 0) {
-			top = prio;
-		} else {
-			below = prio;
-			break;
 		}
+		if (top < 0)
+			top = p;
+		if (starved < 0 && d->passed[p] >= D3DQ_PRIORITY_SHARE)
+			starved = p;
 	}
 	if (top < 0)
 		return NULL;
+	prio = starved >= 0 ? starved : top;
 
-	prio = top;
-	if (below < 0) {
-		d->streak = 0;
-	} else if (d->streak < D3DQ_PRIORITY_SHARE) {
-		d->streak++;
-	} else {
-		d->streak = 0;
-		prio = below;
-	}
+	for (p = 0; p < D3DQ_NUM_PRIORITIES; p++)
+		if (p != prio && !list_empty(&d->clients[p]))
+			d->passed[p]++;
+	d->passed[prio] = 0;
 
 	client = list_first_entry(&d->clients[prio], struct d3dq_engine_client,
 				  link[prio]);
@@ -348,11 +357,39 @@ static void d3dq_engine_end(struct d3dq_queue *queue, struct d3dq_job *job,
 	queue->engine.job = NULL;
 	d3dq_dispatch_remove(&queue->engine);
 	job->state = D3DQ_JOB_DONE;
-	atomic64_add(ktime_to_ns(ktime_sub(ktime_get(), job->start)),
+	atomic64_add(d3dq_job_ran_ns(job, ktime_get()),
 		     &queue->usage->busy_ns[queue->type]);
 	spin_unlock(&queue->lock);
 
 	d3dq_job_signal(job, err);
+}
+
+/*
+ * A step of @job begins (its queue's lock held): its own time counts from
+ * now, and a DELAY it was in counts until now (or until the DELAY's end,
+ * if that was earlier: the rest was a wait for its turn).
+ */
+static void d3dq_job_step_begin(struct d3dq_job *job)
+{
+	ktime_t now = ktime_get();
+
+	job->ran_ns = d3dq_job_ran_ns(job, now);
+	job->since = now;
+	job->stepping = true;
+}
+
+/*
+ * The step of @job stops with the job unfinished (its queue's lock held):
+ * a DELAY the job is in goes on counting; a wait for the next turn does
+ * not count.
+ */
+static void d3dq_job_step_end(struct d3dq_job *job)
+{
+	ktime_t now = ktime_get();
+
+	job->ran_ns = d3dq_job_ran_ns(job, now);
+	job->since = now;
+	job->stepping = false;
 }
 
 /*
@@ -382,6 +419,7 @@ static void d3dq_engine_step(struct d3dq_queue *queue, s64 budget)
 	}
 	if (!entered && !job->cancel)
 		WRITE_ONCE(job->cancel, -ENODEV);
+	d3dq_job_step_begin(job);
 
 	for (;;) {
 		err = job->cancel;
@@ -393,6 +431,7 @@ static void d3dq_engine_step(struct d3dq_queue *queue, s64 budget)
 				/* Not while cancelled: see d3dq_engine_kick(). */
 				hrtimer_start(&engine->timer, job->delay_end,
 					      HRTIMER_MODE_ABS);
+				d3dq_job_step_end(job);
 				spin_unlock(&queue->lock);
 				goto out;
 			}
@@ -406,6 +445,7 @@ static void d3dq_engine_step(struct d3dq_queue *queue, s64 budget)
 
 		if (budget <= 0) {
 			d3dq_dispatch_add(engine);
+			d3dq_job_step_end(job);
 			spin_unlock(&queue->lock);
 			goto out;
 		}
@@ -464,10 +504,11 @@ static enum hrtimer_restart d3dq_engine_timer(struct hrtimer *timer)
 }
 
 /*
- * Can @job run whole in one step, directly in run_job? No DELAY (which
- * would make run_job wait) and no more than one step's budget of work.
+ * Can @job run whole in one go, directly in run_job or SUBMIT? No DELAY
+ * (which would make it wait) and no more than @budget of work: one
+ * step's in run_job, %D3DQ_DIRECT_BYTES in SUBMIT.
  */
-static bool d3dq_job_is_short(const struct d3dq_job *job)
+static bool d3dq_job_is_short(const struct d3dq_job *job, s64 budget)
 {
 	s64 cost = 0;
 	u32 i;
@@ -479,7 +520,7 @@ static bool d3dq_job_is_short(const struct d3dq_job *job)
 		if (job->cmds[i].op == DRM_D3DQ_CMD_COPY ||
 		    job->cmds[i].op == DRM_D3DQ_CMD_FILL)
 			cost += job->cmds[i].size;
-		if (cost > D3DQ_ENGINE_STEP_BYTES)
+		if (cost > budget)
 			return false;
 	}
 	return true;
@@ -522,13 +563,12 @@ struct dma_fence *d3dq_engine_run(struct d3dq_queue *queue,
 	} else {
 		engine->job = job;
 		job->state = D3DQ_JOB_RUNNING;
-		job->start = ktime_get();
 		if (job->orphan)
 			mod_delayed_work(d3dq_wq.timeout, &engine->watchdog,
 					 msecs_to_jiffies(d3dq_job_timeout_ms));
 		trace_d3dq_run(queue->usage->client_id, queue->id,
 			       d3dq_job_seqno(job), 0);
-		now = d3dq_job_is_short(job) &&
+		now = d3dq_job_is_short(job, D3DQ_ENGINE_STEP_BYTES) &&
 		      d3dq_dispatch_claim_idle(engine->dispatch);
 		if (!now)
 			d3dq_dispatch_add(engine);
@@ -546,27 +586,36 @@ struct dma_fence *d3dq_engine_run(struct d3dq_queue *queue,
 }
 
 /**
- * d3dq_engine_run_direct - Run a job now, inside SUBMIT, if the engine is idle.
+ * d3dq_engine_claim_direct - Take the idle engine for a job run inside SUBMIT.
  * @queue: the job's queue, its submit_lock held and every earlier job of it
  *	   finished
  * @job: a job every dependency of which has signalled without error
  *
  * What d3dq_engine_run() does for a short job that finds the engine idle,
- * for a job the scheduler never sees (d3dq_job_run_direct()): it becomes
- * the queue's running job, so that REMOVE, QUEUE_DESTROY and an unplug
- * stop it as any other, runs whole in one step and signals its hardware
- * fence, which nobody else holds yet. The work is bounded by the step,
- * and overtakes nothing: the engine had nothing ready.
+ * for a job the scheduler never sees (d3dq_job_claim_direct()): the job
+ * takes the engine, becomes the queue's running job (so that REMOVE,
+ * QUEUE_DESTROY and an unplug, which wait for the submit_lock, then stop
+ * it as any other), and its hardware fence is initialised. It does not
+ * run yet: the caller first publishes that fence in the job's signal
+ * points and buffers and drops their reservation locks, then calls
+ * d3dq_engine_run_claimed(), so that nobody sees a buffer idle while the
+ * job writes it. Publishing allocates nothing and sleeps on nothing.
  *
- * Return: whether the job ran. If not (a long job, a busy engine, or the
- * queue lost or destroyed meanwhile), nothing was done.
+ * The job's work is at most %D3DQ_DIRECT_BYTES, and the caller publishes
+ * to few signal points and buffers (d3dq_job_claim_direct()): from the
+ * claim to the end of the run, preemption is disabled, so that a
+ * submitting thread the CPU scheduler or a cgroup holds back (SCHED_IDLE,
+ * cpu.max) never holds the engine, and every other client, meanwhile.
+ *
+ * Return: whether the engine was claimed, preemption then disabled
+ * until d3dq_engine_run_claimed(). If not (a long job, a busy engine, or
+ * the queue lost or destroyed meanwhile), nothing was done.
  */
-bool d3dq_engine_run_direct(struct d3dq_queue *queue, struct d3dq_job *job)
+bool d3dq_engine_claim_direct(struct d3dq_queue *queue, struct d3dq_job *job)
 {
 	struct d3dq_engine *engine = &queue->engine;
-	bool cookie;
 
-	if (!d3dq_job_is_short(job))
+	if (!d3dq_job_is_short(job, D3DQ_DIRECT_BYTES))
 		return false;
 	spin_lock(&queue->lock);
 	if (queue->state != DRM_D3DQ_QUEUE_STATE_OK || queue->dead ||
@@ -578,23 +627,43 @@ bool d3dq_engine_run_direct(struct d3dq_queue *queue, struct d3dq_job *job)
 	d3dq_hw_fence_init_locked(queue, job->hw);
 	engine->job = job;
 	job->state = D3DQ_JOB_RUNNING;
-	job->start = ktime_get();
 	trace_d3dq_run(queue->usage->client_id, queue->id, d3dq_job_seqno(job),
 		       0);
+	/* Until the engine is released: d3dq_engine_run_claimed(). */
+	preempt_disable();
 	spin_unlock(&queue->lock);
+	return true;
+}
+
+/**
+ * d3dq_engine_run_claimed - Run a job that d3dq_engine_claim_direct() took.
+ * @queue: the job's queue, its submit_lock held
+ * @job: the job, its hardware fence published
+ *
+ * Runs the job whole in one step, as the engine would, releases the
+ * engine and enables preemption again. The work is bounded by
+ * %D3DQ_DIRECT_BYTES. On return the job's hardware fence has signalled
+ * (with an error if the job was cancelled).
+ */
+void d3dq_engine_run_claimed(struct d3dq_queue *queue, struct d3dq_job *job)
+{
+	struct d3dq_engine *engine = &queue->engine;
+	bool cookie;
+
+	lockdep_assert_held(&queue->submit_lock);
 
 	/* The same step as the engine's, under the same rules. */
 	cookie = dma_fence_begin_signalling();
 	d3dq_engine_step(queue, D3DQ_ENGINE_STEP_BYTES);
 	d3dq_dispatch_release(engine->dispatch);
 	dma_fence_end_signalling(cookie);
+	preempt_enable();
 	/*
 	 * A short job ends in one step, cancelled or not. The caller frees
 	 * it next: never while the engine could still hold it.
 	 */
 	if (WARN_ON_ONCE(!dma_fence_is_signaled(&job->hw->base)))
 		dma_fence_wait(&job->hw->base, false);
-	return true;
 }
 
 /**
@@ -706,7 +775,7 @@ void d3dq_dispatch_init(struct d3dq_dispatch *dispatch,
 	spin_lock_init(&dispatch->lock);
 	for (i = 0; i < D3DQ_NUM_PRIORITIES; i++)
 		INIT_LIST_HEAD(&dispatch->clients[i]);
-	dispatch->streak = 0;
+	memset(dispatch->passed, 0, sizeof(dispatch->passed));
 	dispatch->busy = false;
 	INIT_WORK(&dispatch->work, d3dq_dispatch_work);
 	dispatch->wq = wq;

@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
- * d3dq software engine: one per queue, runs the current job's commands
- * and signals its hardware fence.
+ * d3dq software engine: one per device, shared by its queues; runs the
+ * queues' current jobs in bounded steps and signals a job's hardware fence
+ * when it ends. Each queue has its place on it (struct d3dq_engine).
  *
  * Copyright (C) 2026 The d3dq authors
  */
@@ -62,15 +63,15 @@ struct d3dq_engine_client {
 struct d3dq_dispatch {
 	spinlock_t lock;		/* irq-safe: the DELAY timer takes it */
 	struct list_head clients[D3DQ_NUM_PRIORITIES];
-	/* Steps in a row given to a priority while a lower one waited. */
-	unsigned int streak;
+	/* Steps in a row each priority had work ready and no step. */
+	unsigned int passed[D3DQ_NUM_PRIORITIES];
 	bool busy;			/* a step is running */
 	struct work_struct work;
 	struct workqueue_struct *wq;
 };
 
 /**
- * struct d3dq_engine - The engine state of one queue.
+ * struct d3dq_engine - A queue's place on its device's engine.
  *
  * @job is protected by &d3dq_queue.lock, @ready by &d3dq_dispatch.lock.
  * The queue is on a ready list only while it has a running job (which
@@ -98,7 +99,8 @@ void d3dq_engine_init(struct d3dq_queue *queue, u32 priority,
 void d3dq_engine_fini(struct d3dq_queue *queue);
 struct dma_fence *d3dq_engine_run(struct d3dq_queue *queue,
 				  struct d3dq_job *job);
-bool d3dq_engine_run_direct(struct d3dq_queue *queue, struct d3dq_job *job);
+bool d3dq_engine_claim_direct(struct d3dq_queue *queue, struct d3dq_job *job);
+void d3dq_engine_run_claimed(struct d3dq_queue *queue, struct d3dq_job *job);
 bool d3dq_engine_cancel(struct d3dq_queue *queue, struct d3dq_job *job,
 			int err);
 void d3dq_engine_kick(struct d3dq_queue *queue);

@@ -9,9 +9,11 @@
  *   drm-total-memory, drm-resident-memory, ...   its buffers
  *   d3dq-queues, d3dq-jobs-in-flight, d3dq-timeouts
  *
- * Every queue has its own engine, so the busy time of a queue type is the
- * sum over the client's queues of that type and can grow faster than the
- * wall clock.
+ * The queues of a device share one engine. The busy time of a queue type
+ * is the sum over the client's queues of that type of each job's own
+ * engine time (d3dq_job_ran_ns()): its steps and its DELAYs, not its
+ * waits for a turn. The steps of a device's clients never overlap, so
+ * only DELAYs, which do, make the sum grow faster than the wall clock.
  *
  * Copyright (C) 2026 The d3dq authors
  */
@@ -68,8 +70,8 @@ void d3dq_usage_put(struct d3dq_usage *usage)
 }
 
 /*
- * The busy time of each queue type: finished jobs plus the part of the
- * running ones so far. A job that ends between the two reads is missed
+ * The busy time of each queue type: finished jobs plus the engine time of
+ * the running ones so far. A job that ends between the two reads is missed
  * once; the shown value is kept from going down.
  */
 static void d3dq_fdinfo_engines(struct drm_printer *p, struct d3dq_file *dfile,
@@ -80,7 +82,7 @@ static void d3dq_fdinfo_engines(struct drm_printer *p, struct d3dq_file *dfile,
 	struct d3dq_queue *queue;
 	struct d3dq_job *job;
 	unsigned long id;
-	u64 now;
+	ktime_t now;
 	int i;
 
 	for (i = 0; i < D3DQ_NUM_QUEUE_TYPES; i++)
@@ -89,13 +91,13 @@ static void d3dq_fdinfo_engines(struct drm_printer *p, struct d3dq_file *dfile,
 	*in_flight = 0;
 	mutex_lock(&dfile->lock);
 	*nqueues = dfile->nqueues;
-	now = ktime_get_ns();
+	now = ktime_get();
 	xa_for_each(&dfile->queues, id, queue) {
 		*in_flight += atomic_read(&queue->pending);
 		spin_lock(&queue->lock);
 		job = queue->engine.job;
-		if (job && now > ktime_to_ns(job->start))
-			busy[queue->type] += now - ktime_to_ns(job->start);
+		if (job)
+			busy[queue->type] += d3dq_job_ran_ns(job, now);
 		spin_unlock(&queue->lock);
 	}
 	mutex_unlock(&dfile->lock);

@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * d3dq job lifecycle: create (SUBMIT), arm and push, run (the scheduler's
- * run_job), finish (the hardware fence signals), time out, free (the
- * scheduler's free_job).
+ * run_job, or SUBMIT itself for a job nothing stands before), finish (the
+ * hardware fence signals), time out, free (the scheduler's free_job, or
+ * SUBMIT for a job it ran).
  *
  * Copyright (C) 2026 The d3dq authors
  */
@@ -81,6 +82,31 @@ err:
  */
 #define D3DQ_DEPENDENCY_BYTES	16
 
+/* One fence a join fence waits for. */
+struct d3dq_join_dep {
+	struct dma_fence_cb cb;
+	struct dma_fence *fence;	/* reference */
+	struct d3dq_join_fence *join;
+};
+
+/*
+ * struct d3dq_join_fence - A job's dependency on many fences at once.
+ *
+ * Signals once every fence in @deps has, with the first error among
+ * them. Only the scheduler sees it (it is never published), it waits for
+ * fences that signal in bounded time, and it is no container a reader
+ * unwraps: the dma-fence rules hold as for the fences it stands for.
+ */
+struct d3dq_join_fence {
+	struct dma_fence base;		/* freed after an RCU grace period */
+	spinlock_t lock;
+	/* Fences not signalled yet, plus one while callbacks are added. */
+	atomic_t pending;
+	atomic_t error;
+	u32 count;
+	struct d3dq_join_dep deps[];
+};
+
 /**
  * d3dq_job_set_bytes - Count the memory a parsed job holds until freed.
  * @job: the job, its commands and waits parsed
@@ -89,7 +115,8 @@ err:
  * This is what MAX_FILE_JOB_BYTES bounds (uapi.rst): the job, its two
  * fences, the parsed commands (one &struct d3dq_cmd per 16 bytes of
  * stream, the size of the smallest command) and the waits with their
- * scheduler dependencies and, for releasable ones, their release fences.
+ * scheduler dependencies and, for releasable ones, their release fences,
+ * or the join fence that stands for many waits.
  */
 void d3dq_job_set_bytes(struct d3dq_job *job, u32 cmd_bytes)
 {
@@ -100,6 +127,9 @@ void d3dq_job_set_bytes(struct d3dq_job *job, u32 cmd_bytes)
 		     (u64)(cmd_bytes / 16) * sizeof(struct d3dq_cmd) +
 		     (u64)job->nwaits * (sizeof(struct d3dq_wait) +
 					 D3DQ_DEPENDENCY_BYTES);
+	if (job->nwaits > D3DQ_JOIN_MIN)
+		job->bytes += struct_size_t(struct d3dq_join_fence, deps,
+					    job->nwaits);
 	for (i = 0; i < job->nwaits; i++)
 		if (job->waits[i].release)
 			job->bytes += sizeof(struct d3dq_release_fence);
@@ -120,8 +150,10 @@ struct dma_fence *d3dq_job_arm(struct d3dq_job *job)
 }
 
 /**
- * d3dq_job_run_direct - Run a job inside SUBMIT if nothing stands before it.
+ * d3dq_job_claim_direct - Take the engine for a job nothing stands before.
  * @job: the job, not armed, its queue's submit_lock held
+ * @nsignals: its signal points
+ * @nbos: the buffers it uses
  *
  * See "Direct submission" in the uapi header. Every dependency must have
  * signalled without error and the queue's last job finished without
@@ -130,13 +162,15 @@ struct dma_fence *d3dq_job_arm(struct d3dq_job *job)
  * engine idle would run there at once (d3dq_engine_run()). Here it runs
  * on the submitting thread instead, with one wake-up less on its way to
  * whoever waits for it. It is never armed, and its hardware fence is what
- * its signal points and buffers get.
+ * its signal points and buffers get: the caller publishes that fence,
+ * drops the reservation locks, then runs the job with
+ * d3dq_job_run_claimed(), all with preemption disabled: so the work,
+ * the signal points and the buffers are few (d3dq_engine_claim_direct()).
  *
- * Return: whether the job ran; its hardware fence has signalled then
- * (with an error if it was cancelled meanwhile), and the caller frees the
- * job once it has published that fence. Otherwise nothing happened.
+ * Return: whether the job has the engine (preemption disabled until
+ * d3dq_job_run_claimed()). Otherwise nothing happened.
  */
-bool d3dq_job_run_direct(struct d3dq_job *job)
+bool d3dq_job_claim_direct(struct d3dq_job *job, u32 nsignals, u32 nbos)
 {
 	struct d3dq_queue *queue = job->queue;
 	struct d3dq_wait *w;
@@ -144,7 +178,8 @@ bool d3dq_job_run_direct(struct d3dq_job *job)
 
 	lockdep_assert_held(&queue->submit_lock);
 
-	if (!READ_ONCE(d3dq_direct_submit))
+	if (!READ_ONCE(d3dq_direct_submit) ||
+	    nsignals > D3DQ_DIRECT_MAX_SIGNALS || nbos > D3DQ_DIRECT_MAX_BOS)
 		return false;
 	/* 1: signalled without error. Only submitters change @last. */
 	if (queue->last && dma_fence_get_status(queue->last) != 1)
@@ -157,7 +192,20 @@ bool d3dq_job_run_direct(struct d3dq_job *job)
 	}
 	if (d3dq_job_dependency_failed(job))
 		return false;
-	return d3dq_engine_run_direct(job->queue, job);
+	return d3dq_engine_claim_direct(job->queue, job);
+}
+
+/**
+ * d3dq_job_run_claimed - Run a job that d3dq_job_claim_direct() accepted.
+ * @job: the job, its hardware fence published, its queue's submit_lock
+ *	 held and no reservation lock
+ *
+ * On return the job's hardware fence has signalled (with an error if it
+ * was cancelled meanwhile), and the caller frees the job.
+ */
+void d3dq_job_run_claimed(struct d3dq_job *job)
+{
+	d3dq_engine_run_claimed(job->queue, job);
 }
 
 /**
@@ -274,6 +322,99 @@ void d3dq_job_free(struct d3dq_job *job)
 static const char *d3dq_release_get_driver_name(struct dma_fence *fence)
 {
 	return D3DQ_DRIVER_NAME;
+}
+
+static const char *d3dq_join_get_timeline_name(struct dma_fence *fence)
+{
+	return "d3dq-join";
+}
+
+/* As for release fences: the module reference goes last. */
+static void d3dq_join_fence_free_rcu(struct rcu_head *rcu)
+{
+	struct dma_fence *fence = container_of(rcu, struct dma_fence, rcu);
+
+	kvfree(container_of(fence, struct d3dq_join_fence, base));
+	module_put(THIS_MODULE);
+}
+
+static void d3dq_join_fence_free(struct dma_fence *fence)
+{
+	struct d3dq_join_fence *join =
+		container_of(fence, struct d3dq_join_fence, base);
+	u32 i;
+
+	for (i = 0; i < join->count; i++)
+		dma_fence_put(join->deps[i].fence);
+	call_rcu(&fence->rcu, d3dq_join_fence_free_rcu);
+}
+
+static const struct dma_fence_ops d3dq_join_fence_ops = {
+	.get_driver_name = d3dq_release_get_driver_name,
+	.get_timeline_name = d3dq_join_get_timeline_name,
+	.release = d3dq_join_fence_free,
+};
+
+/* One fence of @join has signalled (or is not waited for any more). */
+static void d3dq_join_fence_done(struct d3dq_join_fence *join, int error)
+{
+	if (error)
+		atomic_cmpxchg(&join->error, 0, error);
+	if (!atomic_dec_and_test(&join->pending))
+		return;
+	error = atomic_read(&join->error);
+	if (error)
+		dma_fence_set_error(&join->base, error);
+	dma_fence_signal(&join->base);
+	/* The callbacks' reference. */
+	dma_fence_put(&join->base);
+}
+
+static void d3dq_join_fence_cb(struct dma_fence *fence,
+			       struct dma_fence_cb *cb)
+{
+	struct d3dq_join_dep *dep = container_of(cb, struct d3dq_join_dep, cb);
+
+	d3dq_join_fence_done(dep->join, fence->error);
+}
+
+/**
+ * d3dq_join_fence_create - One dependency for many fences.
+ * @deps: the fences, which the caller holds
+ * @count: how many
+ *
+ * Costs time and memory linear in @count, unlike as many scheduler
+ * dependencies. The fence holds references to @deps, and keeps itself
+ * alive until the last of them has signalled.
+ *
+ * Return: the fence (one reference, the caller's), or NULL.
+ */
+struct dma_fence *d3dq_join_fence_create(struct dma_fence **deps, u32 count)
+{
+	struct d3dq_join_fence *join;
+	u32 i;
+
+	join = kvzalloc(struct_size(join, deps, count), D3DQ_GFP);
+	if (!join)
+		return NULL;
+	/* Called from SUBMIT: the open file holds the module. */
+	__module_get(THIS_MODULE);
+	spin_lock_init(&join->lock);
+	dma_fence_init(&join->base, &d3dq_join_fence_ops, &join->lock,
+		       dma_fence_context_alloc(1), 1);
+	join->count = count;
+	atomic_set(&join->pending, count + 1);
+	/* A reference for the callbacks, dropped when the last has run. */
+	dma_fence_get(&join->base);
+	for (i = 0; i < count; i++) {
+		join->deps[i].join = join;
+		join->deps[i].fence = dma_fence_get(deps[i]);
+		if (dma_fence_add_callback(deps[i], &join->deps[i].cb,
+					   d3dq_join_fence_cb))
+			d3dq_join_fence_done(join, deps[i]->error);
+	}
+	d3dq_join_fence_done(join, 0);
+	return &join->base;
 }
 
 static const char *d3dq_release_get_timeline_name(struct dma_fence *fence)
@@ -445,6 +586,35 @@ static struct dma_fence *d3dq_run_job(struct drm_sched_job *sched_job)
 }
 
 /**
+ * d3dq_job_ran_ns - The engine time a job has used.
+ * @job: the job, its queue's lock held
+ * @now: the time to count up to
+ *
+ * What the job timeout and fdinfo count: the job's steps (the running
+ * one until @now) and its DELAYs while no step of it runs, until @now or
+ * the DELAY's end. The job's waits for its turns on the shared engine do
+ * not count, so a job behind many busy clients is not timed out for
+ * their work, and the times of one device's clients add up to no more
+ * than the time that passed (plus DELAYs, which overlap).
+ *
+ * Return: the time in ns.
+ */
+u64 d3dq_job_ran_ns(const struct d3dq_job *job, ktime_t now)
+{
+	ktime_t end = now;
+
+	lockdep_assert_held(&job->queue->lock);
+
+	if (!job->stepping && !job->delaying)
+		return job->ran_ns;
+	if (!job->stepping && ktime_before(job->delay_end, end))
+		end = job->delay_end;
+	if (!ktime_after(end, job->since))
+		return job->ran_ns;
+	return job->ran_ns + ktime_to_ns(ktime_sub(end, job->since));
+}
+
+/**
  * d3dq_job_check_timeout_locked - Stop the engine's job if it ran too long.
  * @job: the engine's current job, its queue's lock held
  * @left: set to the jiffies left if it did not
@@ -463,10 +633,10 @@ bool d3dq_job_check_timeout_locked(struct d3dq_job *job, unsigned long *left)
 
 	lockdep_assert_held(&queue->lock);
 
-	ran = ktime_to_ns(ktime_sub(ktime_get(), job->start));
+	ran = d3dq_job_ran_ns(job, ktime_get());
 	/*
-	 * The scheduler's timer counts whole jiffies from just before
-	 * run_job: within two jiffies of the timeout is the timeout.
+	 * The watchdog counts whole jiffies: within two jiffies of the
+	 * timeout is the timeout.
 	 */
 	if (ran + (s64)jiffies_to_nsecs(2) < limit) {
 		*left = nsecs_to_jiffies(limit - ran) + 1;
@@ -509,9 +679,10 @@ void d3dq_job_warn_timeout(struct d3dq_job *job)
  * -ECANCELED. In every case d3dq frees the job once it has finished.
  *
  * Nothing here sleeps or waits: the engine is kicked, not flushed. A job
- * the timer caught before it had run its time (the timer raced with the
- * previous job's end, or with run_job) is timed by the engine's
- * watchdog instead, now that the scheduler no longer lists it.
+ * the timer caught before it had used its time (it waited for turns on
+ * a contended engine, or the timer raced with the previous job's end, or
+ * with run_job) is timed by the engine's watchdog instead, now that the
+ * scheduler no longer lists it.
  */
 static enum drm_gpu_sched_stat d3dq_timedout_job(struct drm_sched_job *sched_job)
 {

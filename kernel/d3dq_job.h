@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
- * d3dq jobs: waits, a command stream, signals; created and armed by
- * SUBMIT, run, finished and freed through the scheduler.
+ * d3dq jobs: waits, a command stream, signals; created by SUBMIT, then
+ * armed, run, finished and freed through the scheduler, or, when nothing
+ * stands before them, run and freed inside SUBMIT.
  *
  * Copyright (C) 2026 The d3dq authors
  */
@@ -84,7 +85,7 @@ struct d3dq_job {
 	struct d3dq_hw_fence *hw;	/* preallocated at submit */
 	u64 seqno;			/* its number in the queue, from 1 */
 	u64 file_seqno;			/* &drm_d3dq_submit.seqno */
-	/* Run inside SUBMIT, never armed (see d3dq_job_run_direct()). */
+	/* Run inside SUBMIT, never armed (see d3dq_job_claim_direct()). */
 	bool direct;
 
 	/* Memory counted against the file (d3dq_job_set_bytes()). */
@@ -102,8 +103,16 @@ struct d3dq_job {
 	u64 cmd_done;			/* bytes of a COPY or FILL done */
 	bool delaying;
 	ktime_t delay_end;
-	/* When the engine took the job (under queue->lock; fdinfo). */
-	ktime_t start;
+	/*
+	 * The job's own engine time (under queue->lock), what the job
+	 * timeout and fdinfo count: its steps, and its DELAYs while no step
+	 * of it runs, never its waits for a turn on the shared engine.
+	 * @ran_ns is what ended; @since is when the part being counted now
+	 * began: the running step (@stepping) or the DELAY (@delaying).
+	 */
+	u64 ran_ns;
+	ktime_t since;
+	bool stepping;
 	/*
 	 * A timeout fired before the job had run its time: the scheduler
 	 * dropped it from its list, and the engine's watchdog times it
@@ -142,15 +151,29 @@ struct d3dq_job *d3dq_job_create(struct d3dq_queue *queue,
 				 struct drm_file *file);
 void d3dq_job_set_bytes(struct d3dq_job *job, u32 cmd_bytes);
 struct dma_fence *d3dq_job_arm(struct d3dq_job *job);
-bool d3dq_job_run_direct(struct d3dq_job *job);
+/*
+ * What SUBMIT publishes, with preemption disabled, for a job it runs
+ * (d3dq_job_claim_direct()): at most so many signal points and buffers.
+ */
+#define D3DQ_DIRECT_MAX_SIGNALS	16
+#define D3DQ_DIRECT_MAX_BOS	16
+
+bool d3dq_job_claim_direct(struct d3dq_job *job, u32 nsignals, u32 nbos);
+void d3dq_job_run_claimed(struct d3dq_job *job);
 void d3dq_job_push(struct d3dq_job *job);
 bool d3dq_job_dependency_failed(struct d3dq_job *job);
+u64 d3dq_job_ran_ns(const struct d3dq_job *job, ktime_t now);
 bool d3dq_job_check_timeout_locked(struct d3dq_job *job,
 				   unsigned long *left);
 void d3dq_job_warn_timeout(struct d3dq_job *job);
 void d3dq_job_signal(struct d3dq_job *job, int err);
 void d3dq_job_finished(struct d3dq_job *job);
 void d3dq_job_free(struct d3dq_job *job);
+
+/* Waits beyond which a job depends on one join fence of them all. */
+#define D3DQ_JOIN_MIN	32
+
+struct dma_fence *d3dq_join_fence_create(struct dma_fence **deps, u32 count);
 
 struct d3dq_release_fence *d3dq_release_fence_create(struct dma_fence *waited);
 void d3dq_release_fence_release(struct d3dq_release_fence *rf);

@@ -72,6 +72,14 @@ static struct d3dq_sched *d3dq_sched_create(struct d3dq_device *ddev)
 			      sched->name, ddev->drm.dev);
 	if (ret) {
 		kfree(sched);
+		/*
+		 * Without a submit workqueue the scheduler starts a kernel
+		 * thread, whose creation fails with -EAGAIN or -EINTR when
+		 * the system has no room for one. libdrm's drmIoctl()
+		 * retries those for ever: say what it is.
+		 */
+		if (ret == -EAGAIN || ret == -EINTR)
+			ret = -ENOMEM;
 		return ERR_PTR(ret);
 	}
 	atomic_inc(&d3dq_live_scheds);
@@ -165,6 +173,7 @@ static void d3dq_queue_teardown(struct work_struct *work)
 	 * queues_alive first: see d3dq_file_slot_known().
 	 */
 	if (counted) {
+		d3dq_user_uncount_queue(dfile->user);
 		atomic_dec(&dfile->queues_alive);
 		/* Pairs with smp_rmb() in d3dq_file_slot_known(). */
 		smp_mb__after_atomic();
@@ -229,9 +238,10 @@ static void d3dq_queue_stop(struct d3dq_queue *queue, int reason, bool dead)
 	trace_d3dq_queue_stop(queue->usage->client_id, queue->id, reason);
 
 	d3dq_engine_cancel(queue, NULL, -ECANCELED);
-	/* Submits sleeping on this queue or on the file's job memory. */
+	/* Submits sleeping on this queue, the file's or the user's jobs. */
 	wake_up_all(&queue->pending_wq);
 	wake_up_all(&queue->dfile->wq);
+	wake_up_all(&queue->dfile->user->wq);
 }
 
 static struct d3dq_queue *d3dq_queue_create(struct d3dq_device *ddev,
@@ -356,8 +366,13 @@ int d3dq_ioctl_queue_create(struct drm_device *drm, void *data,
 		mutex_lock(&dfile->lock);
 	}
 
+	/* The user's and the device's bounds, before a scheduler exists. */
+	ret = d3dq_user_count_queue(dfile->user);
+	if (ret)
+		goto out_unlock;
 	queue = d3dq_queue_create(ddev, dfile, args->type, args->priority);
 	if (IS_ERR(queue)) {
+		d3dq_user_uncount_queue(dfile->user);
 		ret = PTR_ERR(queue);
 		goto out_unlock;
 	}
@@ -366,6 +381,8 @@ int d3dq_ioctl_queue_create(struct drm_device *drm, void *data,
 	ret = xa_alloc(&dfile->queues, &id, queue, XA_LIMIT(1, INT_MAX),
 		       D3DQ_GFP);
 	if (ret) {
+		/* Not counted: its teardown leaves the counts alone. */
+		d3dq_user_uncount_queue(dfile->user);
 		d3dq_queue_put(queue);
 		goto out_unlock;
 	}

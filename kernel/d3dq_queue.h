@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
- * d3dq queues: one scheduler, one entity and one engine each; the
- * reference-counted schedulers.
+ * d3dq queues: one scheduler and one entity each, and a place on the
+ * device's shared engine; the reference-counted schedulers.
  *
  * Copyright (C) 2026 The d3dq authors
  */
@@ -45,7 +45,7 @@ struct d3dq_sched {
 };
 
 /**
- * struct d3dq_queue - A queue: one scheduler, one entity, one engine.
+ * struct d3dq_queue - A queue: one scheduler, one entity, its engine state.
  *
  * References are held by the file (until the queue is destroyed), by
  * every job of the queue and, briefly, by ioctls. The last one queues

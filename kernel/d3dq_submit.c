@@ -12,6 +12,7 @@
 #include <linux/dma-resv.h>
 #include <linux/mm.h>
 #include <linux/overflow.h>
+#include <linux/sched.h>
 #include <linux/slab.h>
 #include <linux/sort.h>
 #include <linux/string.h>
@@ -302,9 +303,19 @@ static int d3dq_find_fence(struct drm_file *file,
 	return ret;
 }
 
+/*
+ * Turn the waits of a submit into the job's dependencies. The scheduler
+ * looks through a job's earlier dependencies for each one it is given
+ * (drm_sched_job_add_dependency() keeps the latest fence of a context),
+ * which is quadratic in the number of contexts; releasable waits have a
+ * context each. Beyond %D3DQ_JOIN_MIN waits the job depends on one join
+ * fence of them all instead (d3dq_join_fence_create()), so that a submit
+ * costs time linear in its waits.
+ */
 static int d3dq_add_waits(struct drm_file *file, struct d3dq_job *job,
 			  const struct drm_d3dq_obj_array *arr)
 {
+	struct dma_fence **deps = NULL;
 	struct drm_d3dq_sync *syncs;
 	struct dma_fence *fence;
 	u32 i;
@@ -320,9 +331,20 @@ static int d3dq_add_waits(struct drm_file *file, struct d3dq_job *job,
 		ret = -ENOMEM;
 		goto out;
 	}
+	if (arr->count > D3DQ_JOIN_MIN) {
+		/* No references: the waits hold them. */
+		deps = kvmalloc_array(arr->count, sizeof(*deps), D3DQ_GFP);
+		if (!deps) {
+			ret = -ENOMEM;
+			goto out;
+		}
+	}
 
 	for (i = 0; i < arr->count; i++) {
 		struct dma_fence *dep;
+
+		/* Up to max_syncs lookups and allocations. */
+		cond_resched();
 
 		ret = d3dq_check_sync(&syncs[i], DRM_D3DQ_SYNC_TIMELINE |
 					       DRM_D3DQ_SYNC_RELEASABLE);
@@ -353,13 +375,27 @@ static int d3dq_add_waits(struct drm_file *file, struct d3dq_job *job,
 			}
 			dep = &job->waits[i].release->base;
 		}
+		if (deps) {
+			deps[i] = dep;
+			continue;
+		}
 		ret = drm_sched_job_add_dependency(&job->base,
 						   dma_fence_get(dep));
 		if (ret)
 			goto out;
 	}
 
+	if (deps) {
+		fence = d3dq_join_fence_create(deps, arr->count);
+		if (!fence) {
+			ret = -ENOMEM;
+			goto out;
+		}
+		ret = drm_sched_job_add_dependency(&job->base, fence);
+	}
+
 out:
+	kvfree(deps);
 	kvfree(syncs);
 	return ret;
 }
@@ -466,9 +502,12 @@ static void d3dq_trace_submit(struct d3dq_queue *queue, struct d3dq_job *job,
  * a buffer the engine still uses as busy: each job's finished fence goes
  * to every buffer its commands name, with %DMA_RESV_USAGE_WRITE for the
  * buffers it writes (the destination of every command) and
- * %DMA_RESV_USAGE_READ for those it only reads (a COPY's source). Jobs
- * do not wait for the fences they find there: D3D12 synchronises
- * explicitly, and two queues may use one buffer at once.
+ * %DMA_RESV_USAGE_READ for those it only reads (a COPY's source). A job
+ * run inside SUBMIT publishes its hardware fence instead, before it runs:
+ * the engine never touches a buffer whose reservation object does not
+ * name the job yet. Jobs do not wait for the fences they find there:
+ * D3D12 synchronises explicitly, and two queues may use one buffer at
+ * once.
  */
 
 /* Buffers a set holds without allocating: most jobs name a few. */
@@ -608,14 +647,17 @@ static void d3dq_bo_set_publish(struct d3dq_bo_set *set,
 
 /*
  * Take the queue's submit lock once the queue holds fewer than
- * max_pending_jobs unfinished jobs and the file's jobs leave room for
- * this one (max_file_job_bytes), and count the job against the file.
- * Both sleeps end in bounded time: jobs finish and are freed whatever
+ * max_pending_jobs unfinished jobs, the file's jobs leave room for this
+ * one (max_file_job_bytes) and its user's number of jobs too
+ * (max_user_jobs), and count the job against the file and the user.
+ * The sleeps end in bounded time: jobs finish and are freed whatever
  * userspace does. Fails with -ECANCELED if the queue is lost.
  */
 static int d3dq_queue_reserve(struct d3dq_queue *queue, struct d3dq_job *job)
 {
 	struct d3dq_file *dfile = queue->dfile;
+	struct d3dq_user *user = dfile->user;
+	enum d3dq_charge charge = D3DQ_FILE_FULL;
 	bool full;
 	int ret;
 
@@ -629,9 +671,12 @@ static int d3dq_queue_reserve(struct d3dq_queue *queue, struct d3dq_job *job)
 		}
 		/* Only submitters, under the lock, increase @pending. */
 		full = atomic_read(&queue->pending) >= d3dq_max_pending_jobs;
-		if (!full && d3dq_file_charge_job(dfile, job->bytes)) {
-			job->charged = true;
-			return 0;
+		if (!full) {
+			charge = d3dq_file_charge_job(dfile, job->bytes);
+			if (charge == D3DQ_CHARGED) {
+				job->charged = true;
+				return 0;
+			}
 		}
 		mutex_unlock(&queue->submit_lock);
 
@@ -639,6 +684,10 @@ static int d3dq_queue_reserve(struct d3dq_queue *queue, struct d3dq_job *job)
 			ret = wait_event_interruptible(queue->pending_wq,
 						       atomic_read(&queue->pending) <
 						       d3dq_max_pending_jobs ||
+						       !d3dq_queue_is_usable(queue));
+		else if (charge == D3DQ_USER_FULL)
+			ret = wait_event_interruptible(user->wq,
+						       d3dq_user_job_fits(user) ||
 						       !d3dq_queue_is_usable(queue));
 		else
 			ret = wait_event_interruptible(dfile->wq,
@@ -715,17 +764,13 @@ int d3dq_ioctl_submit(struct drm_device *drm, void *data,
 	d3dq_trace_submit(queue, job, signals, args->signals.count);
 
 	/*
-	 * A job that nothing stands before has run when this returns: its
-	 * signal points get its hardware fence, signalled already.
+	 * A job that nothing stands before takes the engine now and runs
+	 * once its hardware fence, which its signal points and buffers get,
+	 * is published and the reservation locks are dropped; nothing from
+	 * here to the run may sleep (preemption is disabled).
 	 */
-	direct = d3dq_job_run_direct(job);
-	if (direct) {
-		fence = &job->hw->base;
-		if (dma_fence_get_status(fence) == 1)
-			args->out_flags |= DRM_D3DQ_SUBMIT_DONE;
-	} else {
-		fence = d3dq_job_arm(job);
-	}
+	direct = d3dq_job_claim_direct(job, args->signals.count, bos.count);
+	fence = direct ? &job->hw->base : d3dq_job_arm(job);
 
 	for (i = 0; i < args->signals.count; i++) {
 		struct d3dq_signal *s = &signals[i];
@@ -743,8 +788,14 @@ int d3dq_ioctl_submit(struct drm_device *drm, void *data,
 
 	dma_fence_put(queue->last);
 	queue->last = dma_fence_get(fence);
-	if (!direct)
+	if (direct) {
+		/* Whoever looks sees the job busy: now it writes. */
+		d3dq_job_run_claimed(job);
+		if (dma_fence_get_status(fence) == 1)
+			args->out_flags |= DRM_D3DQ_SUBMIT_DONE;
+	} else {
 		d3dq_job_push(job);
+	}
 	mutex_unlock(&queue->submit_lock);
 
 	d3dq_bo_set_free(&bos);

@@ -3,10 +3,13 @@
  * d3dq tracepoints (TRACE_SYSTEM d3dq), documented in driver.rst.
  *
  * Every event names the client (drm-client-id, as in fdinfo), the queue
- * (its id in that client) and, for job events, the job's seqno: the seqno
- * of its scheduler "finished" fence, which the gpu_scheduler events show
- * too. queue_create also names the queue's scheduler, whose name is the
- * "ring" of the gpu_scheduler events.
+ * (its id in that client) and, for job events, the job's number in its
+ * queue (d3dq_job_seqno(): the jobs submitted to the queue, counted from
+ * 1). That is not the seqno of the job's scheduler fence (the "id" of the
+ * gpu_scheduler events), which counts only the jobs the scheduler ran: a
+ * job run inside SUBMIT has d3dq events and no gpu_scheduler ones.
+ * queue_create also names the queue's scheduler, whose name is the "ring"
+ * of the gpu_scheduler events.
  *
  * Copyright (C) 2026 The d3dq authors
  */

@@ -73,13 +73,21 @@ TEST_F(dev, params)
 				     &v));
 }
 
+/*
+ * DRM_IOCTL_VERSION and DRM_D3DQ_PARAM_UAPI_VERSION give the same version,
+ * the one the uapi header was built with.
+ */
 TEST_F(dev, version)
 {
 	drmVersionPtr v = drmGetVersion(self->fd);
+	uint64_t uapi = t_param(self->fd, DRM_D3DQ_PARAM_UAPI_VERSION);
 
 	ASSERT_NE(NULL, v);
 	EXPECT_STREQ("d3dq", v->name);
-	EXPECT_EQ(1, v->version_major);
+	EXPECT_EQ(DRM_D3DQ_UAPI_MAJOR, v->version_major);
+	EXPECT_EQ(DRM_D3DQ_UAPI_MINOR, v->version_minor);
+	EXPECT_EQ(uapi >> 16, (uint64_t)v->version_major);
+	EXPECT_EQ(uapi & 0xffff, (uint64_t)v->version_minor);
 	drmFreeVersion(v);
 }
 

@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * d3dq: direct submission. A job that nothing stands before (its waits
- * signalled, its queue's earlier jobs finished, no DELAY, one engine
- * step, an idle engine) has run when SUBMIT returns and says so with
+ * signalled, its queue's earlier jobs finished, no DELAY, at most 16 KiB
+ * of work, 16 signal points and 16 buffers, an idle engine) has run when
+ * SUBMIT returns and says so with
  * DRM_D3DQ_SUBMIT_DONE; every other job goes through the scheduler, in
  * order, as before; errors, removal and the module parameter that turns
  * it off.
@@ -252,6 +253,64 @@ TEST_F(direct, long_jobs_are_queued)
 	EXPECT_EQ(0x3333333333333333ull, self->map[0]);
 	EXPECT_EQ(9, self->map[1]);
 	EXPECT_NE(0, self->map[2]);
+}
+
+/*
+ * SUBMIT holds the engine, with preemption disabled, while it publishes
+ * and runs a job: so only a small job runs there. 16 KiB of FILL less
+ * the commands' cost does, 64 KiB (a quarter of a step) does not; nor
+ * does a job with 17 signal points or 17 buffers.
+ */
+TEST_F(direct, only_small_jobs_run_in_submit)
+{
+	uint32_t q = t_queue(self->fd, 0, 0), s[17], bo[17], done;
+	uint32_t big = t_bo(self->fd, 64 << 10, NULL);
+	struct drm_d3dq_sync sig[17];
+	struct t_cs cs;
+	int i;
+
+	ASSERT_TRUE(q && big);
+	for (i = 0; i < 17; i++) {
+		s[i] = t_syncobj(self->fd);
+		bo[i] = t_bo(self->fd, 4096, NULL);
+		ASSERT_TRUE(s[i] && bo[i]);
+		sig[i] = t_bin(s[i]);
+	}
+
+	t_cs_init(&cs);
+	t_cs_fill(&cs, big, 0, 1, (16 << 10) - 64);
+	ASSERT_EQ(0, t_submit_out(self->fd, q, NULL, 0, sig, 1, &cs, &done,
+				  NULL));
+	EXPECT_EQ(DRM_D3DQ_SUBMIT_DONE, done);
+
+	t_cs_init(&cs);
+	t_cs_fill(&cs, big, 0, 2, 64 << 10);
+	ASSERT_EQ(0, t_submit_out(self->fd, q, NULL, 0, sig, 1, &cs, &done,
+				  NULL));
+	EXPECT_EQ(0, done);
+	ASSERT_EQ(0, t_wait(self->fd, s[0], 0, 10 * T_SEC));
+
+	write64(&cs, self->bo, 0, 1);
+	ASSERT_EQ(0, t_submit_out(self->fd, q, NULL, 0, sig, 16, &cs, &done,
+				  NULL));
+	EXPECT_EQ(DRM_D3DQ_SUBMIT_DONE, done);
+	ASSERT_EQ(0, t_submit_out(self->fd, q, NULL, 0, sig, 17, &cs, &done,
+				  NULL));
+	EXPECT_EQ(0, done);
+	ASSERT_EQ(0, t_wait(self->fd, s[16], 0, 10 * T_SEC));
+
+	t_cs_init(&cs);
+	for (i = 0; i < 16; i++)
+		t_cs_write64(&cs, bo[i], 0, i);
+	ASSERT_EQ(0, t_submit_out(self->fd, q, NULL, 0, sig, 1, &cs, &done,
+				  NULL));
+	EXPECT_EQ(DRM_D3DQ_SUBMIT_DONE, done);
+	t_cs_write64(&cs, bo[16], 0, 16);
+	ASSERT_EQ(0, t_submit_out(self->fd, q, NULL, 0, sig, 1, &cs, &done,
+				  NULL));
+	EXPECT_EQ(0, done);
+	ASSERT_EQ(0, t_wait(self->fd, s[0], 0, 10 * T_SEC));
+	EXPECT_EQ(1, t_fence_status(self->fd, s[0], 0));
 }
 
 /*

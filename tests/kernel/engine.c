@@ -206,6 +206,154 @@ TEST_F(engine, flood_does_not_hold_back_another_client)
 	close(fd2);
 }
 
+/*
+ * Three clients flood the engine, one per priority, each job one long
+ * run of steps, with a job timeout long enough for all of them (the
+ * module is reloaded). The NORMAL client's job still gets its share:
+ * every ready priority gets at least one step in every
+ * SHARE + priorities - 1 = 10. It is counted in engine steps: each step
+ * of the REALTIME job ends with a TIMESTAMP, so the REALTIME timestamps
+ * between two of the NORMAL job's tell how many steps REALTIME had
+ * meanwhile.
+ */
+#define PRIO_ARGS	"job_timeout_ms=600000"
+/* One REALTIME step: a FILL and a TIMESTAMP cost 256 KiB exactly. */
+#define RT_FILL		((256u << 10) - 128)
+#define RT_STEPS	1000
+/* The NORMAL job: a TIMESTAMP, 1 MiB of FILL (5 steps), a TIMESTAMP. */
+#define N_FILL		(1u << 20)
+#define N_STEPS		5
+/* Steps of other priorities a ready priority waits for at most, + 1. */
+#define PRIO_BOUND	10
+
+FIXTURE(prio) {
+	int fd[3];
+};
+
+FIXTURE_SETUP(prio)
+{
+	int i;
+
+	for (i = 0; i < 3; i++)
+		self->fd[i] = -1;
+	if (!t_can_reload())
+		SKIP(return, "D3DQ_MODULE not set or module not loaded");
+	ASSERT_EQ(0, t_reload(PRIO_ARGS));
+	for (i = 0; i < 3; i++) {
+		self->fd[i] = t_open(0);
+		ASSERT_LE(0, self->fd[i]);
+	}
+}
+
+FIXTURE_TEARDOWN(prio)
+{
+	int i;
+
+	if (self->fd[0] < 0)
+		return;
+	for (i = 0; i < 3; i++)
+		if (self->fd[i] >= 0)
+			close(self->fd[i]);
+	T_EXPECT_IDLE(20000);
+	EXPECT_EQ(0, t_reload(NULL));
+}
+
+/* Poll a mapped timestamp until the engine wrote it (up to 30 s). */
+static bool wait_written(volatile uint64_t *p)
+{
+	int i;
+
+	for (i = 0; i < 30000 && !*p; i++)
+		usleep(1000);
+	return *p != 0;
+}
+
+TEST_F_TIMEOUT(prio, normal_progresses_under_realtime_and_high, 120)
+{
+	int rt = self->fd[0], hi = self->fd[1], no = self->fd[2];
+	uint32_t rq, hq, nq, rbo, hbo, nbo, rts, hts, nts, rdone, ndone;
+	uint64_t *rmap, *hmap, *nmap, submitted;
+	struct drm_d3dq_queue_get_state st;
+	struct drm_d3dq_sync s;
+	unsigned int between = 0, since_submit = 0, i;
+	static struct t_cs cs;
+
+	rq = t_queue(rt, 0, DRM_D3DQ_QUEUE_PRIORITY_REALTIME);
+	hq = t_queue(hi, 0, DRM_D3DQ_QUEUE_PRIORITY_HIGH);
+	nq = t_queue(no, 0, DRM_D3DQ_QUEUE_PRIORITY_NORMAL);
+	ASSERT_NE(0, rq);
+	ASSERT_NE(0, hq);
+	ASSERT_NE(0, nq);
+	rbo = t_bo(rt, RT_FILL, NULL);
+	hbo = t_bo(hi, FILL_SIZE, NULL);
+	nbo = t_bo(no, N_FILL, NULL);
+	rts = t_bo(rt, 8 * RT_STEPS, (void **)&rmap);
+	hts = t_bo(hi, 4096, (void **)&hmap);
+	nts = t_bo(no, 4096, (void **)&nmap);
+	rdone = t_syncobj(rt);
+	ndone = t_syncobj(no);
+	ASSERT_NE(0, rbo);
+	ASSERT_NE(0, hbo);
+	ASSERT_NE(0, nbo);
+	ASSERT_NE(0, rts);
+	ASSERT_NE(0, hts);
+	ASSERT_NE(0, nts);
+
+	/* REALTIME: RT_STEPS steps, each ending with its timestamp. */
+	t_cs_init(&cs);
+	for (i = 0; i < RT_STEPS; i++) {
+		t_cs_fill(&cs, rbo, 0, i & 0xff, RT_FILL);
+		t_cs_timestamp(&cs, rts, 8 * i);
+	}
+	s = t_bin(rdone);
+	ASSERT_EQ(0, t_submit(rt, rq, NULL, 0, &s, 1, &cs));
+
+	/* HIGH: far more work than the test lasts (cancelled by close). */
+	t_cs_init(&cs);
+	t_cs_timestamp(&cs, hts, 0);
+	for (i = 0; i < 256; i++)
+		t_cs_fill(&cs, hbo, 0, i & 0xff, FILL_SIZE);
+	ASSERT_EQ(0, t_submit(hi, hq, NULL, 0, NULL, 0, &cs));
+
+	/* Both are on the engine before NORMAL comes. */
+	ASSERT_TRUE(wait_written(&rmap[0]));
+	ASSERT_TRUE(wait_written(&hmap[0]));
+
+	t_cs_init(&cs);
+	t_cs_timestamp(&cs, nts, 0);
+	t_cs_fill(&cs, nbo, 0, 1, N_FILL);
+	t_cs_timestamp(&cs, nts, 8);
+	s = t_bin(ndone);
+	submitted = t_now();
+	ASSERT_EQ(0, t_submit(no, nq, NULL, 0, &s, 1, &cs));
+
+	ASSERT_EQ(0, t_wait(no, ndone, 0, 120 * T_SEC));
+	ASSERT_EQ(1, t_fence_status(no, ndone, 0));
+	ASSERT_EQ(0, t_wait(rt, rdone, 0, 120 * T_SEC));
+	ASSERT_EQ(1, t_fence_status(rt, rdone, 0));
+	/* HIGH was busy all along: its job has not finished. */
+	ASSERT_EQ(0, t_queue_state(hi, hq, &st));
+	EXPECT_EQ(DRM_D3DQ_QUEUE_STATE_OK, st.state);
+	EXPECT_EQ(1, st.pending_jobs);
+
+	for (i = 0; i < RT_STEPS; i++) {
+		if (rmap[i] > nmap[0] && rmap[i] < nmap[1])
+			between++;
+		if (rmap[i] > submitted && rmap[i] < nmap[1])
+			since_submit++;
+	}
+	TH_LOG("REALTIME steps while NORMAL ran: %u; since NORMAL's submit: %u",
+	       between, since_submit);
+	/* NORMAL finished while REALTIME (and HIGH) still flooded. */
+	EXPECT_LT(nmap[1], rmap[RT_STEPS - 1]);
+	/* Its last N_STEPS - 1 steps each within PRIO_BOUND steps. */
+	EXPECT_LE(between, (N_STEPS - 1) * PRIO_BOUND);
+
+	munmap(rmap, 8 * RT_STEPS);
+	munmap(hmap, 4096);
+	munmap(nmap, 4096);
+}
+
 /* REALTIME needs CAP_SYS_NICE: without it, -EACCES; unknown: -EINVAL. */
 TEST_F(engine, realtime_needs_cap_sys_nice)
 {

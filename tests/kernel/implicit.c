@@ -12,6 +12,8 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
+#include <pthread.h>
+#include <stdatomic.h>
 #include <string.h>
 #include <sys/ioctl.h>
 #include <sys/mman.h>
@@ -212,6 +214,117 @@ TEST_F(implicit, many_buffers)
 		close(sf[i]);
 		close(buf[i]);
 	}
+}
+
+/*
+ * Jobs that run inside SUBMIT publish their fence before they write. A
+ * writer thread submits small jobs on an exported buffer, which run
+ * directly (DRM_D3DQ_SUBMIT_DONE): each writes the time it starts
+ * (TIMESTAMP, in a buffer of its own), its number at the buffer's head,
+ * a FILL, and its number at the buffer's tail. A reader takes the time,
+ * exports a sync_file for reading and, if it is signalled at once (the
+ * buffer looks idle), reads the tail, then the head. A head newer than
+ * the tail means the head's job was writing during the reads; if that
+ * job started before the export, it was writing then too, so the export
+ * must have named its fence, unsignalled: the buffer cannot have looked
+ * idle. Before, a direct job wrote first and published its fence
+ * afterwards, and a reader saw the buffer idle while it was half written.
+ *
+ * (Comparing the fences of an export before and after the reads cannot
+ * tell: an export leaves out the fences that have signalled, so both
+ * name nothing once the buffer is idle.)
+ */
+/* Small enough to run inside SUBMIT (16 KiB of work at most). */
+#define DIRECT_FILL	(12u << 10)
+#define DIRECT_JOBS	8000
+
+struct direct_writer {
+	int fd;
+	uint32_t q, bo, ts;
+	unsigned int done;		/* jobs run inside SUBMIT */
+	int err;
+	atomic_bool stop;
+};
+
+static void *direct_write_loop(void *arg)
+{
+	struct direct_writer *w = arg;
+	struct t_cs cs;
+	uint32_t out;
+	int i;
+
+	for (i = 1; i <= DIRECT_JOBS && !atomic_load(&w->stop); i++) {
+		t_cs_init(&cs);
+		t_cs_timestamp(&cs, w->ts, 8 * i);
+		t_cs_write64(&cs, w->bo, 0, i);
+		t_cs_fill(&cs, w->bo, 8, i & 0xff, DIRECT_FILL - 16);
+		t_cs_write64(&cs, w->bo, DIRECT_FILL - 8, i);
+		out = 0;
+		w->err = t_submit_out(w->fd, w->q, NULL, 0, NULL, 0, &cs, &out,
+				      NULL);
+		if (w->err)
+			break;
+		if (out & DRM_D3DQ_SUBMIT_DONE)
+			w->done++;
+	}
+	atomic_store(&w->stop, true);
+	return NULL;
+}
+
+TEST_F_TIMEOUT(implicit, direct_job_published_before_it_writes, 240)
+{
+	struct direct_writer w = { .fd = self->fd, .q = self->q };
+	unsigned int idle = 0, torn = 0, unpublished = 0;
+	uint64_t before, head, tail;
+	volatile uint64_t *m;
+	uint64_t *ts;
+	void *map;
+	int buf, sf;
+	pthread_t t;
+
+	w.bo = t_bo(self->fd, DIRECT_FILL, &map);
+	w.ts = t_bo(self->fd, 8 * (DIRECT_JOBS + 1), (void **)&ts);
+	ASSERT_NE(0, w.bo);
+	ASSERT_NE(0, w.ts);
+	m = map;
+	ASSERT_EQ(0, drmPrimeHandleToFD(self->fd, w.bo, DRM_CLOEXEC, &buf));
+	ASSERT_EQ(0, pthread_create(&t, NULL, direct_write_loop, &w));
+
+	while (!atomic_load(&w.stop)) {
+		before = t_now();
+		sf = export_sync_file(buf, DMA_BUF_SYNC_READ);
+		if (sf < 0) {
+			atomic_store(&w.stop, true);
+			break;
+		}
+		if (sync_file_signalled(sf, 0) != 1) {
+			/* Busy: a job is published. Wait, look again. */
+			sync_file_signalled(sf, 10000);
+			close(sf);
+			continue;
+		}
+		close(sf);
+		idle++;
+		tail = m[DIRECT_FILL / 8 - 1];
+		head = m[0];
+		if (head == tail)
+			continue;
+		torn++;
+		/* The head's job wrote during the reads: since when? */
+		if (head <= DIRECT_JOBS && ts[head] && ts[head] < before)
+			unpublished++;
+	}
+	ASSERT_EQ(0, pthread_join(t, NULL));
+	TH_LOG("%u idle exports, %u torn reads after them, %u of a job that had started before the export; %u jobs ran inside SUBMIT",
+	       idle, torn, unpublished, w.done);
+	EXPECT_EQ(0, w.err);
+	EXPECT_EQ(0, unpublished);
+	/* The test tested something: direct jobs, reads of an idle buffer. */
+	EXPECT_LT(DIRECT_JOBS / 2, w.done);
+	EXPECT_LT(0, idle);
+	munmap(map, DIRECT_FILL);
+	munmap(ts, 8 * (DIRECT_JOBS + 1));
+	close(buf);
 }
 
 TEST_HARNESS_MAIN

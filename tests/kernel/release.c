@@ -10,6 +10,7 @@
  */
 #define _GNU_SOURCE
 #include <errno.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
 #include <unistd.h>
@@ -261,6 +262,75 @@ TEST_F_TIMEOUT(rel, error_before_and_after_release, 60)
 	ASSERT_EQ(0, t_queue_state(self->fd, self->qb, &st));
 	EXPECT_EQ(DRM_D3DQ_QUEUE_STATE_LOST, st.state);
 	EXPECT_EQ(-ECANCELED, st.reason);
+}
+
+/*
+ * A submit with max_syncs = 65,536 releasable waits, each a dependency
+ * of its own fence context, on a fence that has not signalled: the job
+ * waits for all of them and completes, and the submit costs time linear
+ * in the waits (before, the scheduler compared every new context with
+ * all earlier ones, 2x10^9 times inside the ioctl, and the VM reported a
+ * soft lockup). A lockup would fail the run (scripts/vm-run).
+ */
+#define MANY_WAITS	65536
+
+FIXTURE(many) {
+	int fd;
+};
+
+FIXTURE_SETUP(many)
+{
+	self->fd = -1;
+	if (!t_can_reload())
+		SKIP(return, "D3DQ_MODULE not set or module not loaded");
+	ASSERT_EQ(0, t_reload("max_syncs=65536 job_timeout_ms=60000"));
+	self->fd = t_open(0);
+	ASSERT_LE(0, self->fd);
+}
+
+FIXTURE_TEARDOWN(many)
+{
+	if (self->fd < 0)
+		return;
+	close(self->fd);
+	T_EXPECT_IDLE(20000);
+	EXPECT_EQ(0, t_reload(NULL));
+}
+
+TEST_F_TIMEOUT(many, waits_on_65536_contexts, 240)
+{
+	uint32_t gq = t_queue(self->fd, 0, 0), q = t_queue(self->fd, 0, 0);
+	uint32_t gate = t_syncobj(self->fd), done = t_syncobj(self->fd);
+	struct drm_d3dq_sync s, *w;
+	struct t_cs cs;
+	uint64_t start;
+	int i;
+
+	ASSERT_NE(0, gq);
+	ASSERT_NE(0, q);
+	ASSERT_NE(0, gate);
+	ASSERT_NE(0, done);
+	ASSERT_EQ(MANY_WAITS, t_param(self->fd, DRM_D3DQ_PARAM_MAX_SYNCS));
+	w = calloc(MANY_WAITS, sizeof(*w));
+	ASSERT_NE(NULL, w);
+
+	/* The gate: a job that delays, so the waits find it unsignalled. */
+	t_cs_init(&cs);
+	t_cs_delay(&cs, 5 * T_SEC);
+	s = t_bin(gate);
+	ASSERT_EQ(0, t_submit(self->fd, gq, NULL, 0, &s, 1, &cs));
+	for (i = 0; i < MANY_WAITS; i++)
+		w[i] = (struct drm_d3dq_sync){ .handle = gate,
+					       .flags = DRM_D3DQ_SYNC_RELEASABLE };
+	s = t_bin(done);
+	start = t_now();
+	ASSERT_EQ(0, t_submit(self->fd, q, w, MANY_WAITS, &s, 1, NULL));
+	TH_LOG("the submit took %.1f ms",
+	       (double)(t_now() - start) / 1e6);
+	ASSERT_EQ(0, t_wait(self->fd, done, 0, 120 * T_SEC));
+	EXPECT_EQ(1, t_fence_status(self->fd, gate, 0));
+	EXPECT_EQ(1, t_fence_status(self->fd, done, 0));
+	free(w);
 }
 
 TEST_HARNESS_MAIN

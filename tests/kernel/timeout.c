@@ -249,4 +249,230 @@ TEST_F(to, two_at_once)
 	}
 }
 
+/*
+ * The timeout counts a job's own engine time, its steps and DELAYs,
+ * never its waits for a turn on the shared engine. A victim job of
+ * VICTIM_STEPS steps, each framed by two TIMESTAMPs, runs while
+ * FLOODERS other clients keep the engine busy with twice as much work
+ * each: it gets one step in FLOODERS + 1, so its wall time (first
+ * TIMESTAMP to last) is about FLOODERS + 1 times its own time (the sum
+ * of its steps, from its TIMESTAMPs, in engine steps as the engine runs
+ * them). A first flood, with a timeout nothing reaches, measures that
+ * own time; the module is then loaded with OWN_MARGIN times it as the
+ * job timeout, and the same flood again: the victim's wall time is
+ * at least (FLOODERS + 1) / OWN_MARGIN, about 5, timeouts (checked) and
+ * it still completes. fdinfo counts the same own time. Own work or a DELAY past
+ * the timeout is still stopped.
+ */
+#define FILL_MB		4
+#define VICTIM_STEPS	768	/* its commands: 60 KiB */
+/* TIMESTAMP, FILL, TIMESTAMP: exactly one step. */
+#define VICTIM_FILL	((256u << 10) - 3 * 64)
+#define OWN_MARGIN	6
+#define FLOODERS	31
+#define TS_BYTES	(16u << 10)
+
+FIXTURE(own) {
+	int fd;
+	uint32_t bo, ts;
+	uint64_t *tsmap;
+	int flood[FLOODERS];
+};
+
+FIXTURE_SETUP(own)
+{
+	int i;
+
+	self->fd = -1;
+	for (i = 0; i < FLOODERS; i++)
+		self->flood[i] = -1;
+	if (!t_can_reload())
+		SKIP(return, "D3DQ_MODULE not set or module not loaded");
+}
+
+static void own_close(FIXTURE_DATA(own) *self)
+{
+	int i;
+
+	if (self->tsmap)
+		munmap(self->tsmap, TS_BYTES);
+	self->tsmap = NULL;
+	if (self->fd >= 0)
+		close(self->fd);
+	self->fd = -1;
+	for (i = 0; i < FLOODERS; i++) {
+		if (self->flood[i] >= 0)
+			close(self->flood[i]);
+		self->flood[i] = -1;
+	}
+}
+
+FIXTURE_TEARDOWN(own)
+{
+	if (!t_can_reload())
+		return;
+	own_close(self);
+	T_EXPECT_IDLE(30000);
+	EXPECT_EQ(0, t_reload(NULL));
+}
+
+/* Open the device with a queue, a FILL buffer and a syncobj. */
+static int client(uint32_t *q, uint32_t *bo, uint32_t *done)
+{
+	int fd = t_open(0);
+
+	if (fd < 0)
+		return -1;
+	*q = t_queue(fd, 0, 0);
+	*bo = t_bo(fd, (uint64_t)FILL_MB << 20, NULL);
+	*done = t_syncobj(fd);
+	if (!*q || !*bo || !*done) {
+		close(fd);
+		return -1;
+	}
+	return fd;
+}
+
+static long long engine_direct_ns(int fd)
+{
+	char path[64], line[256];
+	long long v = -1;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/self/fdinfo/%d", fd);
+	f = fopen(path, "r");
+	if (!f)
+		return -1;
+	while (fgets(line, sizeof(line), f))
+		if (sscanf(line, "drm-engine-direct: %lld ns", &v) == 1)
+			break;
+	fclose(f);
+	return v;
+}
+
+struct flood_result {
+	int status;		/* of the victim's fence */
+	uint64_t own, wall;	/* from its TIMESTAMPs */
+	long long engine_ns;	/* its client's fdinfo */
+};
+
+/*
+ * Load the module with @args, flood the engine and run the victim in
+ * the flood; every file is closed again on return.
+ */
+static void flood(struct __test_metadata *_metadata,
+		  FIXTURE_DATA(own) *self, const char *args,
+		  struct flood_result *r)
+{
+	uint32_t q, bo, done, fq[FLOODERS], fbo[FLOODERS], fdone[FLOODERS];
+	struct drm_d3dq_sync s;
+	struct t_cs cs;
+	uint64_t *m;
+	int i, j;
+
+	memset(r, 0, sizeof(*r));
+	ASSERT_EQ(0, t_reload(args));
+	for (i = 0; i < FLOODERS; i++) {
+		self->flood[i] = client(&fq[i], &fbo[i], &fdone[i]);
+		ASSERT_LE(0, self->flood[i]);
+	}
+	self->fd = client(&q, &bo, &done);
+	ASSERT_LE(0, self->fd);
+	self->ts = t_bo(self->fd, TS_BYTES, (void **)&self->tsmap);
+	ASSERT_NE(0, self->ts);
+	m = self->tsmap;
+
+	/* Each flooder: twice the victim's steps. */
+	for (i = 0; i < FLOODERS; i++) {
+		t_cs_init(&cs);
+		for (j = 0; j < 2 * VICTIM_STEPS / (FILL_MB * 4); j++)
+			t_cs_fill(&cs, fbo[i], 0, j % 255 + 1,
+				  (uint64_t)FILL_MB << 20);
+		s = t_bin(fdone[i]);
+		ASSERT_EQ(0, t_submit(self->flood[i], fq[i], NULL, 0, &s, 1,
+				      &cs));
+	}
+	t_cs_init(&cs);
+	for (i = 0; i < VICTIM_STEPS; i++) {
+		t_cs_timestamp(&cs, self->ts, 16 * i);
+		t_cs_fill(&cs, bo, 0, i % 255 + 1, VICTIM_FILL);
+		t_cs_timestamp(&cs, self->ts, 16 * i + 8);
+	}
+	s = t_bin(done);
+	ASSERT_EQ(0, t_submit(self->fd, q, NULL, 0, &s, 1, &cs));
+
+	ASSERT_EQ(0, t_wait(self->fd, done, 0, 200 * T_SEC));
+	r->status = t_fence_status(self->fd, done, 0);
+	r->engine_ns = engine_direct_ns(self->fd);
+	for (i = 0; i < VICTIM_STEPS && m[2 * i + 1]; i++)
+		r->own += m[2 * i + 1] - m[2 * i];
+	if (m[2 * VICTIM_STEPS - 1])
+		r->wall = m[2 * VICTIM_STEPS - 1] - m[0];
+	for (i = 0; i < FLOODERS; i++)
+		ASSERT_EQ(0, t_wait(self->flood[i], fdone[i], 0, 200 * T_SEC));
+	own_close(self);
+}
+
+TEST_F_TIMEOUT(own, only_own_work_counts, 400)
+{
+	uint64_t timeout_ms, delay;
+	struct flood_result r;
+	struct drm_d3dq_sync s;
+	uint32_t q, bo, done;
+	struct t_cs cs;
+	char args[96];
+	int i;
+
+	/* The victim's own time in the flood, with a timeout out of reach. */
+	flood(_metadata, self, "job_timeout_ms=600000", &r);
+	ASSERT_EQ(1, r.status);
+	TH_LOG("first flood: the victim's own time %.1f ms, wall time %.1f ms",
+	       (double)r.own / 1e6, (double)r.wall / 1e6);
+
+	timeout_ms = (OWN_MARGIN * r.own + T_MS - 1) / T_MS;
+	snprintf(args, sizeof(args),
+		 "job_timeout_ms=%llu max_delay_ns=600000000000",
+		 (unsigned long long)timeout_ms);
+	flood(_metadata, self, args, &r);
+	TH_LOG("job timeout %llu ms; second flood: own time %.1f ms, wall time %.1f ms, fdinfo engine time %.1f ms",
+	       (unsigned long long)timeout_ms, (double)r.own / 1e6,
+	       (double)r.wall / 1e6, (double)r.engine_ns / 1e6);
+	/* The victim completed... */
+	ASSERT_EQ(1, r.status);
+	/* ...although the flood made its wall time exceed the timeout. */
+	ASSERT_LT(timeout_ms * T_MS, r.wall) TH_LOG("flood too weak");
+	/* fdinfo counts the same own time: far below the wall time. */
+	EXPECT_LT(0, r.engine_ns);
+	EXPECT_LT(r.engine_ns, (long long)(r.wall / 2));
+
+	/* Own work past the timeout is stopped: FILLs, then a DELAY. */
+	self->fd = client(&q, &bo, &done);
+	ASSERT_LE(0, self->fd);
+	self->ts = t_bo(self->fd, TS_BYTES, (void **)&self->tsmap);
+	ASSERT_NE(0, self->ts);
+	t_cs_init(&cs);
+	/*
+	 * 256 FILLs of 64 MiB, 85 times the victim's steps: an engine alone
+	 * runs them faster than a flooded one, but not 20 times faster.
+	 */
+	bo = t_bo(self->fd, 64ull << 20, NULL);
+	ASSERT_NE(0, bo);
+	for (i = 0; i < 256; i++)
+		t_cs_fill(&cs, bo, 0, i % 255 + 1, 64ull << 20);
+	t_cs_timestamp(&cs, self->ts, 0);
+	s = t_bin(done);
+	ASSERT_EQ(0, t_submit(self->fd, q, NULL, 0, &s, 1, &cs));
+	ASSERT_EQ(0, t_wait(self->fd, done, 0, 120 * T_SEC));
+	EXPECT_EQ(-ETIMEDOUT, t_fence_status(self->fd, done, 0));
+	EXPECT_EQ(0, self->tsmap[0]);	/* stopped before its TIMESTAMP */
+	delay = 3 * timeout_ms * T_MS;
+	q = t_queue(self->fd, 0, 0);
+	ASSERT_NE(0, q);
+	t_cs_init(&cs);
+	t_cs_delay(&cs, delay);
+	ASSERT_EQ(0, t_submit(self->fd, q, NULL, 0, &s, 1, &cs));
+	ASSERT_EQ(0, t_wait(self->fd, done, 0, 60 * T_SEC + 2 * delay));
+	EXPECT_EQ(-ETIMEDOUT, t_fence_status(self->fd, done, 0));
+}
+
 TEST_HARNESS_MAIN

@@ -248,9 +248,13 @@ TEST_F(trace, events_in_order)
 	sd = t_syncobj(self->fd);
 	ASSERT_TRUE(qa && qb && qc && qd && qe && tl && done && sd);
 
-	/* A signals tl@5 after a little work; B waits for it. */
+	/*
+	 * A signals tl@5 after a little work; B waits for it. Long enough
+	 * that B is submitted before A ends: else B, with nothing before
+	 * it, would run inside SUBMIT and the scheduler would never see it.
+	 */
 	t_cs_init(&cs);
-	t_cs_delay(&cs, 1 * T_MS);
+	t_cs_delay(&cs, 300 * T_MS);
 	s = t_tl(tl, 5);
 	ASSERT_EQ(0, t_submit(self->fd, qa, NULL, 0, &s, 1, &cs));
 	w = t_tl(tl, 5);

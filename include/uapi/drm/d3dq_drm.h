@@ -145,8 +145,10 @@ enum drm_d3dq_param {
 	DRM_D3DQ_PARAM_MAX_PENDING_JOBS,
 
 	/**
-	 * @DRM_D3DQ_PARAM_JOB_TIMEOUT_NS: How long a job may run once it
-	 * started (time waiting for dependencies does not count).
+	 * @DRM_D3DQ_PARAM_JOB_TIMEOUT_NS: How much engine time a job may
+	 * use: its own steps on the shared engine and its
+	 * %DRM_D3DQ_CMD_DELAY commands. Time waiting for dependencies or
+	 * for a turn on the engine does not count.
 	 */
 	DRM_D3DQ_PARAM_JOB_TIMEOUT_NS,
 
@@ -272,9 +274,9 @@ struct drm_d3dq_bo_mmap_offset {
  *
  * A queue runs its jobs one at a time, in submission order, on its own
  * scheduler. Queue ids are small positive integers private to the open
- * file. The type and priority are recorded (and shown in debugfs); every
- * type accepts every command, and high-priority queues differ only in the
- * priority of their scheduler entity.
+ * file. The type is recorded (shown in debugfs and fdinfo); every type
+ * accepts every command. The priority decides the queue's share of the
+ * device's engine (see "Queue priorities").
  *
  * A queue becomes *lost* when one of its jobs runs past the job timeout
  * (reason -ETIMEDOUT), when one of its jobs depends on a fence that
@@ -304,8 +306,11 @@ enum drm_d3dq_queue_type {
  *
  * The queues of a device share one engine, which runs jobs in bounded
  * steps. When queues of several priorities have work ready, the highest
- * priority gets the engine, except that every ninth step goes to the
- * next lower priority with work ready, so that no priority starves.
+ * priority gets the engine, except that a priority which had work ready
+ * and no step for 8 steps in a row gets the next one (the highest such
+ * priority first), so that no priority starves: every priority with work
+ * ready gets at least one step in every 10 (one in 9 when only one
+ * higher priority has work ready).
  * Within a priority, the engine goes round the clients (open files) with
  * ready work, and round each client's queues, one step each. Since 1.1
  * (%DRM_D3DQ_FEATURE_PRIORITY); before, priorities were accepted and did
@@ -340,7 +345,11 @@ enum drm_d3dq_queue_priority {
  * with -EMFILE if every queue counted is alive or still has unfinished
  * jobs (held by dependencies). Other errors: -EINVAL for an unknown
  * type, priority or flag, -ENODEV after %DRM_D3DQ_REMOVE, -ENOMEM when
- * out of memory.
+ * out of memory, -EDQUOT when the user (the effective uid that opened
+ * the file) holds as many queues on the device as the module allows,
+ * whatever the number of its files, and -ENOSPC when all users together
+ * do. Those two are final until queues are freed: never -EAGAIN or
+ * -EINTR, which callers retry.
  *
  * Fails with -EACCES for %DRM_D3DQ_QUEUE_PRIORITY_REALTIME without
  * CAP_SYS_NICE.
@@ -439,8 +448,10 @@ struct drm_d3dq_queue_get_state {
  * syncobj whose fence is binary; -ENODATA a wait point has no fence yet;
  * -ECANCELED the queue is lost; -EFAULT bad pointer; -ENOMEM; -EINTR when
  * a signal interrupts a submit sleeping because the queue holds
- * %DRM_D3DQ_PARAM_MAX_PENDING_JOBS jobs or the file's jobs hold
- * %DRM_D3DQ_PARAM_MAX_FILE_JOB_BYTES (restarted instead with SA_RESTART).
+ * %DRM_D3DQ_PARAM_MAX_PENDING_JOBS jobs, the file's jobs hold
+ * %DRM_D3DQ_PARAM_MAX_FILE_JOB_BYTES or the user's jobs on the device
+ * number as many as the module allows (restarted instead with
+ * SA_RESTART).
  */
 
 /**
@@ -449,12 +460,13 @@ struct drm_d3dq_queue_get_state {
  * A job that nothing stands before runs to completion inside
  * %DRM_IOCTL_D3DQ_SUBMIT instead of going through the queue's scheduler:
  * when every wait point has already signalled without error, every
- * earlier job of the queue has finished without error, the command
- * stream is short (no %DRM_D3DQ_CMD_DELAY, and no more work than the
- * engine runs in one step, see "Queue priorities") and the engine has
- * nothing else to run.
- * Its signal points then hold a fence that has already signalled, and
- * the ioctl sets %DRM_D3DQ_SUBMIT_DONE in &drm_d3dq_submit.out_flags, so
+ * earlier job of the queue has finished without error, the job is small
+ * (no %DRM_D3DQ_CMD_DELAY, at most 16 KiB of COPY and FILL, a sixteenth
+ * of an engine step, see "Queue priorities"; at most 16 signal points
+ * and 16 buffers) and the engine has nothing else to run.
+ * Its fence is published in its signal points and buffers before it
+ * runs, as any job's, and has signalled when the ioctl returns; the
+ * ioctl then sets %DRM_D3DQ_SUBMIT_DONE in &drm_d3dq_submit.out_flags, so
  * that userspace need not ask or wait for what it already knows. Any
  * other job is queued as described above. Both kinds obey the same rules:
  * what differs is only who runs the job and when.
