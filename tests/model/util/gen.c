@@ -681,10 +681,13 @@ void gen_program(struct m_prog *p, uint64_t seed, const struct m_genopts *opt)
 	if (p->nuser_fences > opt->max_fences)
 		p->nuser_fences = opt->max_fences;
 	/*
-	 * Issue 23's shape in 30 programs of 100: several queues of one
-	 * thread wait for and signal one fence, waits queued first.
+	 * Issue 23's shape in 30 programs of 100 that remove nothing (the
+	 * removal scenario keeps its share): several queues of one thread
+	 * wait for and signal one fence, waits queued first.
 	 */
 	shape = opt->scenarios ? (int)rnd(&g, 100) : 100;
+	if (opt->removal && opt->scenario == SCEN_RANDOM)
+		shape = 100;
 	switch (opt->scenario) {
 	case SCEN_RANDOM: break;
 	case SCEN_PIPELINE: shape = 0; break;

@@ -485,7 +485,7 @@ static bool exec_memory_ok(struct ctx *c, const struct mst *s, int i,
  * what the model produces in state @s (with @explain, says why).
  */
 static bool do_step(struct ctx *c, struct mst *s, const struct step *st,
-		    bool explain)
+		    int alt, bool explain)
 {
 	const struct m_prog *p = c->p;
 	int i = st->op, j;
@@ -522,6 +522,8 @@ static bool do_step(struct ctx *c, struct mst *s, const struct step *st,
 				return true;
 			/* on the timeline at once (library.rst) */
 			s->st[i] = S_APPLIED;
+			if (alt)	/* diagnosis: it changes nothing */
+				return true;
 			if (o->v > s->val[o->f]) {
 				s->val[o->f] = o->v;
 				on_value(c, s, o->f, o->v, proc);
@@ -855,6 +857,18 @@ static bool late(const struct ctx *c, const struct mst *s, uint64_t lo)
 	return late_op(c, s, lo) >= 0;
 }
 
+/*
+ * Diagnosis without the shared timeline rules: an accepted CPU signal of
+ * a shared fence may also change nothing (issue 10, defect 3).
+ */
+static int alternatives(const struct ctx *c, const struct step *st)
+{
+	const struct m_op *o = &c->p->ops[st->op];
+
+	return (c->relax & M_RELAX_SHARED) && o->kind == K_CSIG &&
+	       c->p->fshared[o->f] && c->l->o[st->op].ret == 0 ? 2 : 1;
+}
+
 static bool try(struct ctx *c, const struct mst *s, int ndone)
 {
 	if (c->overflow)
@@ -1013,12 +1027,14 @@ static bool search(struct ctx *c, const struct mst *s, int ndone)
 			continue;
 		if (late(c, s, st->lo))
 			break;	/* so are the steps after it */
-		n = *s;
-		if (!do_step(c, &n, st, false))
-			continue;
-		n.done[i / 64] |= 1ull << (i % 64);
-		if (try(c, &n, ndone + 1))
-			return true;
+		for (j = 0; j < alternatives(c, st); j++) {
+			n = *s;
+			if (!do_step(c, &n, st, j, false))
+				continue;
+			n.done[i / 64] |= 1ull << (i % 64);
+			if (try(c, &n, ndone + 1))
+				return true;
+		}
 	}
 	return false;
 }
@@ -1185,7 +1201,7 @@ static void explain_best(struct ctx *c)
 			shown++;
 			continue;
 		}
-		if (!do_step(c, &n, st, true))
+		if (!do_step(c, &n, st, 0, true))
 			shown++;
 	}
 	if (c->best_done == c->nsteps)
