@@ -24,8 +24,9 @@
  * budget per program), --guard-ms MS, --shrink-seconds S, --no-shrink,
  * --verbose, --without LIST (D3DQ_MODEL_WITHOUT: generator features left
  * out, comma-separated: removal, destroy, evclose, scenarios, shared,
- * child), --scenario
- * causal|discard|shared|removal|none (every program starts with that).
+ * child, lazy), --scenario
+ * causal|discard|shared|removal|pipeline|chain|pingpong|lazy|none (every
+ * program starts with that).
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -102,6 +103,7 @@ static void genopts(uint64_t seed, struct m_genopts *o)
 	o->scenarios = !without("scenarios");
 	o->shared = !without("shared");
 	o->child = !without("child") && o->shared;
+	o->lazy = !without("lazy");
 	o->scenario = cfg.scenario;
 	if (cfg.scenario == SCEN_REMOVAL)
 		o->removal = true;
@@ -413,11 +415,12 @@ static void parse(int argc, char **argv)
 		else if (!strcmp(a, "--scenario")) {
 			static const char *const names[] = {
 				"random", "none", "causal", "discard", "shared",
-				"removal",
+				"removal", "pipeline", "chain", "pingpong",
+				"lazy",
 			};
 			int k;
 
-			for (k = 0; k < 6; k++)
+			for (k = 0; k < 10; k++)
 				if (!strcmp(v, names[k]))
 					cfg.scenario = k;
 			i++;
@@ -440,7 +443,7 @@ int main(int argc, char **argv)
 	static struct m_prog p;
 	static struct outcome oc;
 	uint64_t k, fails = 0, mfails = 0, hangs = 0, und = 0, nops = 0, setup = 0;
-	uint64_t voided = 0;
+	uint64_t voided = 0, shaped = 0, lazies = 0;
 	uint64_t states = 0, max_states = 0, reported = 0;
 	double t0, trun = 0, tcheck = 0, t;
 	static struct m_prog failing[MAX_INVESTIGATE];
@@ -536,6 +539,12 @@ int main(int argc, char **argv)
 		genopts(seed, &go);
 		gen_program(&p, seed, &go);
 		nops += p.nops;
+		shaped += prog_consumers_first(&p);
+		for (i = 0; i < p.nops; i++)
+			if (p.ops[i].kind == K_SLEEP) {
+				lazies++;
+				break;
+			}
 		t = now_s();
 		memset(&oc.res, 0, sizeof(oc.res));
 		oc.setup = run_on_path(r, &p, &oc.log);
@@ -598,9 +607,9 @@ int main(int argc, char **argv)
 	set_kernel_path(NULL);
 	run_close(r);
 
-	printf("# %" PRIu64 " programs (%" PRIu64 " operations) in %.1f s: %.1f programs/s; running %.1f s, checking %.1f s; states %.0f per program, at most %" PRIu64 "\n",
+	printf("# %" PRIu64 " programs (%" PRIu64 " operations) in %.1f s: %.1f programs/s; running %.1f s, checking %.1f s; states %.0f per program, at most %" PRIu64 "; %" PRIu64 " consumers-first (several queues wait for and signal one fence, waits first), %" PRIu64 " first reads after a sleep\n",
 	       k, nops, t, k / t, trun, tcheck, k ? (double)states / k : 0.0,
-	       max_states);
+	       max_states, shaped, lazies);
 	for (i = 0; i < 16 && tallies[i].n; i++)
 		printf("# failures: %" PRIu64 " x %s\n", tallies[i].n, tallies[i].rules);
 	printf("%sok 1 %" PRIu64 " programs are consistent with the model (%" PRIu64 " failed, %" PRIu64 " could not be set up, %" PRIu64 " void)\n",

@@ -9,8 +9,10 @@
  * is signalled by one thread (so the R4 order is that thread's program
  * order, and certainty of waits can be decided statically, see sure.c);
  * every queue is fed by one thread. Some programs start from a scenario
- * (a causality chain with a rewind, an R4 discard race, duplicate event
- * registrations, ...) and continue at random.
+ * (a causality chain with a rewind, signals of one fence completing out
+ * of call order, a pipeline queued consumers first, a signal-order chain,
+ * a ping-pong, a first read long after a signal completed, ...) and
+ * continue at random.
  */
 #include <string.h>
 
@@ -439,13 +441,14 @@ static void scen_causal(struct gen *g, int t, int qa, int qb, int f, int gf)
 }
 
 /*
- * Scenario: R4 discards and R18. A slow signal of a high value on A, a
- * quick later-submitted signal of a lower value on B (A's is discarded),
- * then a wait for the high value on C, work and a signal of G behind it,
- * and the CPU waiting a while for G: C may pass its wait only once the
- * fence really took a value that high. A signal of G on A after the high
- * value, waited for, makes A's high value take effect or be discarded
- * before that (R17), so an early pass cannot hide behind phase 2.
+ * Scenario: R4 and R18. A slow signal of a high value on A, a quick
+ * later-submitted signal of a lower value on B (each takes effect when
+ * its work completes: A's last, if it is slower), then a wait for the
+ * high value on C, work and a signal of G behind it, and the CPU waiting
+ * a while for G: C may pass its wait only once the fence really took a
+ * value that high. A signal of G on A after the high value, waited for,
+ * makes A's high value take effect before that (R17), so an early pass
+ * cannot hide behind phase 2.
  */
 static void scen_discard(struct gen *g, int t, int qa, int qb, int qc, int f,
 			 int gf)
@@ -538,10 +541,125 @@ static void scen_shared(struct gen *g, int t, int q, int f, int gf)
 	note_value(g, f, v + 2);
 }
 
+/* Work on q between a wait and a signal: it pins the signal (R17). */
+static void maybe_exec(struct gen *g, int t, int q, int percent)
+{
+	struct m_op *o;
+
+	if (chance(g, percent) && (o = add(g, t, K_EXEC))) {
+		o->q = q;
+		o->delay_ns = chance(g, 50) ? 0 : 100000 + rnd(g, 900000);
+	}
+}
+
+static void qop(struct gen *g, int t, int kind, int q, int f, uint64_t v)
+{
+	struct m_op *o = add(g, t, kind);
+
+	if (!o)
+		return;
+	o->q = q, o->f = f, o->v = v;
+	if (kind == K_QSIG)
+		note_value(g, f, v);
+}
+
+/* After a consumers-first shape: the CPU looks at the end value. */
+static void shape_end(struct gen *g, int t, int f, uint64_t top)
+{
+	struct m_op *o;
+	int r = rnd(g, 100);
+
+	g->cur[f] = top;
+	note_value(g, f, top);
+	if (r < 50 && (o = add(g, t, K_WAIT))) {
+		o->f = f, o->v = top;
+		o->timeout_ns = chance(g, 50) ? M_MAX : 200000000;
+	} else if (r < 75 && (o = add(g, t, K_READ))) {
+		o->f = f;
+	}
+}
+
+/*
+ * Scenario: a pipeline queued consumers first (issue 23): the last stage
+ * waits for the one before it and signals, ..., the first stage works and
+ * signals; each stage's signal takes effect only after its wait was
+ * satisfied, so the fence climbs to the last stage's value.
+ */
+static void scen_pipeline(struct gen *g, int t, int nq, int f)
+{
+	uint64_t b = g->cur[f];
+	int s;
+
+	g->budget += 3 * nq + 3;
+	for (s = nq - 1; s >= 1; s--) {
+		qop(g, t, K_QWAIT, s, f, b + s);
+		maybe_exec(g, t, s, 70);
+		qop(g, t, K_QSIG, s, f, b + s + 1);
+	}
+	maybe_exec(g, t, 0, 80);
+	qop(g, t, K_QSIG, 0, f, b + 1);
+	shape_end(g, t, f, b + nq);
+}
+
+/*
+ * Scenario: a signal-order chain (issue 23): queue A waits for the odd
+ * values and signals the even ones, every call of A's made before B's;
+ * queue B signals the odd values and waits for the even ones. With
+ * @interleaved, a ping-pong: one round of A, then one of B.
+ */
+static void scen_chain(struct gen *g, int t, int qa, int qb, int f,
+		       bool interleaved)
+{
+	uint64_t b = g->cur[f];
+	int n = 2 + rnd(g, 3), k;
+
+	g->budget += 6 * n + 2;
+	for (k = 0; k < n; k++) {
+		qop(g, t, K_QWAIT, qa, f, b + 2 * k + 1);
+		maybe_exec(g, t, qa, 40);
+		qop(g, t, K_QSIG, qa, f, b + 2 * k + 2);
+		if (!interleaved)
+			continue;
+		maybe_exec(g, t, qb, 40);
+		qop(g, t, K_QSIG, qb, f, b + 2 * k + 1);
+		qop(g, t, K_QWAIT, qb, f, b + 2 * k + 2);
+	}
+	for (k = 0; k < n && !interleaved; k++) {
+		maybe_exec(g, t, qb, 40);
+		qop(g, t, K_QSIG, qb, f, b + 2 * k + 1);
+		qop(g, t, K_QWAIT, qb, f, b + 2 * k + 2);
+	}
+	shape_end(g, t, f, b + 2 * n);
+}
+
+/*
+ * Scenario: a first read long after a signal completed (R17: no
+ * observation has to come first). A fence nothing else in the program
+ * uses: work, a signal, a sleep longer than M_LATE_NS, then the first
+ * read; the model wants the signalled value.
+ */
+static void scen_lazy(struct gen *g, int t, int q, int f)
+{
+	struct m_op *o;
+
+	g->budget += 4;
+	if ((o = add(g, t, K_EXEC))) {
+		o->q = q;
+		o->delay_ns = rnd(g, 500000);
+	}
+	qop(g, t, K_QSIG, q, f, g->cur[f] + 1 + rnd(g, 3));
+	if ((o = add(g, t, K_SLEEP)))
+		o->timeout_ns = M_LAZY_SLEEP_NS;
+	if ((o = add(g, t, K_READ)))
+		o->f = f;
+	/* nothing else may observe it: the generator leaves it alone */
+	g->fdead[f] = true;
+}
+
 void gen_program(struct m_prog *p, uint64_t seed, const struct m_genopts *opt)
 {
 	struct gen g;
-	int i, t, nops, r;
+	int i, t, nops, r, shape, lazy = -1;
 
 	memset(p, 0, sizeof(*p));
 	memset(&g, 0, sizeof(g));
@@ -562,6 +680,29 @@ void gen_program(struct m_prog *p, uint64_t seed, const struct m_genopts *opt)
 	p->nuser_fences = r < 20 ? 1 : r < 65 ? 2 : 3;
 	if (p->nuser_fences > opt->max_fences)
 		p->nuser_fences = opt->max_fences;
+	/*
+	 * Issue 23's shape in 30 programs of 100 that remove nothing (the
+	 * removal scenario keeps its share): several queues of one thread
+	 * wait for and signal one fence, waits queued first.
+	 */
+	shape = opt->scenarios ? (int)rnd(&g, 100) : 100;
+	if (opt->removal && opt->scenario == SCEN_RANDOM)
+		shape = 100;
+	switch (opt->scenario) {
+	case SCEN_RANDOM: break;
+	case SCEN_PIPELINE: shape = 0; break;
+	case SCEN_CHAIN: shape = 10; break;
+	case SCEN_PINGPONG: shape = 20; break;
+	default: shape = 100; break;
+	}
+	if (shape < 30 && p->nqueues < 2)
+		p->nqueues = 2;
+	if (shape < 10 && chance(&g, 50))
+		p->nqueues = 3;
+	/* A first read long after the signal, in about one program in 200. */
+	if ((opt->lazy && !opt->removal && rnd(&g, 1000) < 6) ||
+	    opt->scenario == SCEN_LAZY)
+		lazy = p->nuser_fences++;
 
 	for (i = 0; i < p->nuser_fences; i++) {
 		r = rnd(&g, 100);
@@ -606,8 +747,31 @@ void gen_program(struct m_prog *p, uint64_t seed, const struct m_genopts *opt)
 	case SCEN_DISCARD: r = 20; break;
 	case SCEN_SHARED: r = 40; break;
 	case SCEN_REMOVAL: r = 50; break;
+	case SCEN_RANDOM: break;
+	default: r = 100; break;
 	}
-	if (opt->scenario > SCEN_NONE) {
+	if (shape < 30 || lazy >= 0)
+		r = 100;	/* their queues may be another thread's */
+	if (lazy >= 0) {
+		/* thread 0, on queue 0, before anything else there */
+		p->fshared[lazy] = false;
+		g.writer[lazy] = 0;
+		g.qowner[0] = 0;
+		scen_lazy(&g, 0, 0, lazy);
+	}
+	if (shape < 30) {
+		int nq = p->nprocs == 2 ? p->nqueues - 1 : p->nqueues;
+
+		/* thread 0 (never the child) feeds them and signals F0 */
+		g.writer[0] = 0;
+		for (i = 0; i < nq; i++)
+			g.qowner[i] = 0;
+		if (shape < 10)
+			scen_pipeline(&g, 0, nq, 0);
+		else
+			scen_chain(&g, 0, 0, 1, 0, shape >= 20);
+	}
+	if (opt->scenario > SCEN_NONE && opt->scenario < SCEN_PIPELINE) {
 		/* what the scenario needs */
 		p->nthreads = p->nthreads < 2 ? 2 : p->nthreads;
 		p->nqueues = 3;

@@ -14,14 +14,18 @@
  *   - one step per execution that the engine ran, at some instant between
  *     the engine timestamps written at its start and its end;
  *   - internal steps that no clock pins: the engine passing a queue
- *     signal or a satisfied queue wait, the library applying (or, R4,
- *     discarding) a completed queue signal, an event's write.
+ *     signal or a satisfied queue wait, the library applying a completed
+ *     queue signal (R4: in the order they complete, none discarded), an
+ *     event's write.
  *
  * model_check() searches for an order of all steps that respects the
  * clocks (a step whose window ends before another's begins comes first),
  * the order of each thread and each queue, and that makes every step's
  * observation (return value, value read, counter read, engine copy) the
- * one the model produces. Such an order is an execution the rules allow
+ * one the model produces, and that applies every queue signal whose
+ * completion the clocks pin before any history step that starts more than
+ * M_LATE_NS after that (R17: no observation has to come first; see
+ * build_due()). Such an order is an execution the rules allow
  * that explains the log; if there is none, the library broke a rule. The
  * search is a depth-first search with memoisation of visited states, as
  * linearizability checkers do (Wing & Gong; Lowe; Porcupine).
@@ -38,10 +42,12 @@
 #define MAXSTEPS (2 * M_MAXOPS)
 
 /*
- * Queue signal; S_CPU is a CPU signal of a shared fence that waits behind
- * signals of the fence made before it (the timeline keeps their order).
+ * Queue signal: called, passed by the engine (its work completed), taken
+ * effect (R4: a local fence takes its value; a shared fence's timeline
+ * only grows, so a lower one changes nothing there; on a destroyed fence
+ * it changes nothing either).
  */
-enum { S_NONE, S_CALLED, S_GPU, S_APPLIED, S_DISCARDED, S_CPU };
+enum { S_NONE, S_CALLED, S_GPU, S_APPLIED };
 /* Queue wait */
 enum { W_NONE, W_UNSAT, W_SAT, W_PROMISED };
 /* Event registration (EVENT, MULTI, MULTI_BLOCK) */
@@ -53,8 +59,6 @@ struct mst {
 	uint64_t val[M_MAXF];
 	uint64_t hi[M_MAXF];		/* shared: highest value accepted */
 	uint64_t done[(MAXSTEPS + 63) / 64];
-	uint8_t aorder[M_MAXF];		/* order of the last applied signal */
-	uint8_t norder[M_MAXF];		/* queue signals called so far */
 	uint8_t fdead[M_MAXF];		/* destroyed */
 	uint8_t qlen[M_MAXQ], gpos[M_MAXQ];
 	uint8_t qops[M_MAXQ][M_QCAP];
@@ -108,6 +112,10 @@ struct ctx {
 	size_t whylen;
 	bool overflow;
 	unsigned relax;		/* M_RELAX_*: rules left out, to diagnose */
+	/* queue signals whose completion the clocks pin (build_due()) */
+	int ndue;
+	uint8_t due_op[M_MAXOPS];
+	uint64_t due[M_MAXOPS];	/* completed by then (CLOCK_MONOTONIC ns) */
 };
 
 static void say(struct ctx *c, const char *fmt, ...)
@@ -438,63 +446,6 @@ static bool shared_accept(struct ctx *c, struct mst *s, int i, bool explain)
 	return true;
 }
 
-/* Is queue signal i behind a wait of its queue that nothing satisfied? */
-static bool held(const struct ctx *c, const struct mst *s, int i)
-{
-	int q = c->p->ops[i].q, j;
-
-	for (j = 0; j < s->qlen[q] && s->qops[q][j] != i; j++)
-		if (c->p->ops[s->qops[q][j]].kind == K_QWAIT &&
-		    s->st[s->qops[q][j]] == W_UNSAT)
-			return true;
-	return false;
-}
-
-/*
- * May a CPU signal of shared fence f (order @ord) queue behind the
- * signals made before it? Only if some are pending, and none of them is
- * held back behind an unsatisfied wait: the timeline orders what reached
- * the kernel, and a signal held in the library has not.
- */
-static bool shared_may_queue(const struct ctx *c, const struct mst *s,
-			     int f, int ord)
-{
-	bool any = false;
-	int i;
-
-	for (i = 0; i < c->p->nops; i++) {
-		const struct m_op *o = &c->p->ops[i];
-
-		if ((o->kind != K_QSIG && o->kind != K_CSIG) || o->f != f ||
-		    s->aux[i] >= ord)
-			continue;
-		if (o->kind == K_QSIG && s->st[i] == S_CALLED && held(c, s, i) &&
-		    !(c->relax & M_RELAX_SHARED))
-			return false;
-		if (s->st[i] == S_CALLED || s->st[i] == S_GPU || s->st[i] == S_CPU)
-			any = true;
-	}
-	return any;
-}
-
-/* Any signal of shared fence f accepted before order @ord still pending? */
-static bool shared_pending_before(const struct ctx *c, const struct mst *s,
-				  int f, int ord)
-{
-	int i;
-
-	for (i = 0; i < c->p->nops; i++) {
-		const struct m_op *o = &c->p->ops[i];
-
-		if ((o->kind != K_QSIG && o->kind != K_CSIG) || o->f != f ||
-		    s->aux[i] >= ord)
-			continue;
-		if (s->st[i] == S_CALLED || s->st[i] == S_GPU || s->st[i] == S_CPU)
-			return true;
-	}
-	return false;
-}
-
 static void queue_append(struct ctx *c, struct mst *s, int q, int op)
 {
 	if (s->qlen[q] == M_QCAP) {
@@ -569,13 +520,10 @@ static bool do_step(struct ctx *c, struct mst *s, const struct step *st,
 				return false;
 			if (ob->ret)
 				return true;
-			s->aux[i] = ++s->norder[o->f];
-			if (alt) {
-				/* behind signals made before it */
-				s->st[i] = S_CPU;
-				return shared_may_queue(c, s, o->f, s->aux[i]);
-			}
+			/* on the timeline at once (library.rst) */
 			s->st[i] = S_APPLIED;
+			if (alt)	/* diagnosis: it changes nothing */
+				return true;
 			if (o->v > s->val[o->f]) {
 				s->val[o->f] = o->v;
 				on_value(c, s, o->f, o->v, proc);
@@ -662,21 +610,18 @@ static bool do_step(struct ctx *c, struct mst *s, const struct step *st,
 		s->cnt[o->e2] = 0;
 		return true;
 	case K_QSIG:
+		/*
+		 * Never refused while the device lives, also on a shared
+		 * fence below a value signalled before (R4: it takes effect
+		 * when its work completes, if it raises the timeline then).
+		 */
 		want_ret = s->removed[proc] ? -ENODEV : 0;
-		if (p->fshared[o->f] && !s->removed[proc]) {
-			if (!shared_accept(c, s, i, explain))
-				return false;
-			if (ob->ret)
-				return true;
-			want_ret = 0;
-		}
 		if (ob->ret != want_ret)
 			goto bad_ret;
 		if (s->removed[proc])
 			return true;
 		queue_append(c, s, o->q, i);
 		s->st[i] = S_CALLED;
-		s->aux[i] = ++s->norder[o->f];
 		return true;
 	case K_QWAIT:
 		want_ret = s->removed[proc] ? -ENODEV : 0;
@@ -728,6 +673,8 @@ static bool do_step(struct ctx *c, struct mst *s, const struct step *st,
 		return true;
 	case K_CPUWRITE:
 		s->st[i] = 1;
+		return true;
+	case K_SLEEP:
 		return true;
 	case K_DESTROY:
 		s->fdead[o->f] = 1;
@@ -806,13 +753,16 @@ static int qindex(const struct mst *s, int q, int i)
 }
 
 /*
- * The library applies (or discards, R4) a completed queue signal. R17:
+ * The library applies a completed queue signal (R4: whenever its work
+ * completed, whatever the order of the calls; nothing is discarded). R17:
  * only after everything it depended on took effect: the signals before
- * it on its queue are applied or discarded, the waits before it are
- * satisfied by a value the fence really took (R18). A promise made on
- * this signal (the engine passed a wait relying on it) must be kept.
+ * it on its queue are applied, the waits before it are satisfied by a
+ * value the fence really took (R18). A promise made on this signal (the
+ * engine passed a wait relying on it) must be kept. @drop (diagnosis
+ * without R4 only): the signal changes nothing.
  */
-static bool resolve(struct ctx *c, struct mst *s, int i, bool backwards)
+static bool resolve(struct ctx *c, struct mst *s, int i, bool backwards,
+		    bool drop)
 {
 	const struct m_op *o = &c->p->ops[i];
 	int q = o->q, k = qindex(s, q, i), j;
@@ -821,29 +771,23 @@ static bool resolve(struct ctx *c, struct mst *s, int i, bool backwards)
 		int x = s->qops[q][j];
 		const struct m_op *xo = &c->p->ops[x];
 
-		if (xo->kind == K_QSIG && s->st[x] != S_APPLIED &&
-		    s->st[x] != S_DISCARDED)
+		if (xo->kind == K_QSIG && s->st[x] != S_APPLIED)
 			return false;
 		if (xo->kind == K_QWAIT && s->st[x] != W_SAT)
 			return false;
 	}
-	if (s->fdead[o->f]) {
-		s->st[i] = S_DISCARDED;
+	s->st[i] = S_APPLIED;
+	if (s->fdead[o->f] || drop) {
+		/* nothing to change */
 	} else if (c->p->fshared[o->f]) {
-		/* a timeline: a value below the current one is dropped */
-		s->st[i] = S_DISCARDED;
+		/* a timeline only grows: a lower value changes nothing */
 		if (o->v > s->val[o->f] || backwards) {
 			s->val[o->f] = o->v;
-			s->st[i] = S_APPLIED;
 			on_value(c, s, o->f, o->v, c->p->qproc[q]);
 		}
-	} else if (s->aux[i] > s->aorder[o->f] || (c->relax & M_RELAX_R4)) {
-		s->val[o->f] = o->v;
-		s->aorder[o->f] = s->aux[i];
-		s->st[i] = S_APPLIED;
-		on_value(c, s, o->f, o->v, -1);
 	} else {
-		s->st[i] = S_DISCARDED;
+		s->val[o->f] = o->v;
+		on_value(c, s, o->f, o->v, -1);
 	}
 	for (j = 0; j < c->p->nops && !(c->relax & M_RELAX_R18); j++)
 		if (c->p->ops[j].kind == K_QWAIT && s->st[j] == W_PROMISED &&
@@ -875,11 +819,6 @@ static bool quiescent(struct ctx *c, const struct mst *s, bool explain)
 		}
 	}
 	for (i = 0; i < c->p->nops; i++) {
-		if (s->st[i] == S_CPU) {
-			if (explain)
-				say(c, "CPU signal op %d of a shared fence never took effect; ", i);
-			return false;
-		}
 		if (c->p->ops[i].kind == K_QSIG && s->st[i] == S_GPU &&
 		    !s->removed[c->p->qproc[c->p->ops[i].q]]) {
 			if (explain)
@@ -892,13 +831,42 @@ static bool quiescent(struct ctx *c, const struct mst *s, bool explain)
 
 static bool search(struct ctx *c, const struct mst *s, int ndone);
 
-/* A CPU signal of a shared fence may take effect at once or queue. */
+/*
+ * R17, no observation has to come first: a queue signal whose work is
+ * known to have completed by c->due[] takes effect within one wake-up of
+ * whatever applies it. Internal steps have no clock, so the model bounds
+ * that wake-up by M_LATE_NS: no history step that starts later than that
+ * after the completion comes before the signal took effect. The queue
+ * signal op it holds up, or -1.
+ */
+static int late_op(const struct ctx *c, const struct mst *s, uint64_t lo)
+{
+	int k, i;
+
+	for (k = 0; k < c->ndue; k++) {
+		i = c->due_op[k];
+		if (s->st[i] != S_APPLIED && c->due[k] < lo &&
+		    lo - c->due[k] > M_LATE_NS)
+			return i;
+	}
+	return -1;
+}
+
+static bool late(const struct ctx *c, const struct mst *s, uint64_t lo)
+{
+	return late_op(c, s, lo) >= 0;
+}
+
+/*
+ * Diagnosis without the shared timeline rules: an accepted CPU signal of
+ * a shared fence may also change nothing (issue 10, defect 3).
+ */
 static int alternatives(const struct ctx *c, const struct step *st)
 {
 	const struct m_op *o = &c->p->ops[st->op];
 
-	return o->kind == K_CSIG && c->p->fshared[o->f] &&
-	       c->l->o[st->op].ret == 0 ? 2 : 1;
+	return (c->relax & M_RELAX_SHARED) && o->kind == K_CSIG &&
+	       c->p->fshared[o->f] && c->l->o[st->op].ret == 0 ? 2 : 1;
 }
 
 static bool try(struct ctx *c, const struct mst *s, int ndone)
@@ -967,22 +935,6 @@ static bool search(struct ctx *c, const struct mst *s, int ndone)
 				return true;
 		}
 	}
-	/* Internal steps: a shared fence's CPU signal behind others. */
-	for (i = 0; i < p->nops; i++) {
-		const struct m_op *o = &p->ops[i];
-
-		if (o->kind != K_CSIG || s->st[i] != S_CPU ||
-		    shared_pending_before(c, s, o->f, s->aux[i]))
-			continue;
-		n = *s;
-		n.st[i] = S_APPLIED;
-		if (o->v > n.val[o->f] && !n.fdead[o->f]) {
-			n.val[o->f] = o->v;
-			on_value(c, &n, o->f, o->v, op_proc(p, o));
-		}
-		if (try(c, &n, ndone))
-			return true;
-	}
 	{
 		/* Internal steps: the library applies a completed signal. */
 		for (i = 0; i < p->nops; i++) {
@@ -990,12 +942,20 @@ static bool search(struct ctx *c, const struct mst *s, int ndone)
 			    s->removed[p->qproc[p->ops[i].q]])
 				continue;
 			n = *s;
-			if (resolve(c, &n, i, false) && try(c, &n, ndone))
+			if (resolve(c, &n, i, false, false) && try(c, &n, ndone))
 				return true;
 			/* diagnosis: may a shared timeline go back? */
 			if ((c->relax & M_RELAX_SHARED) && p->fshared[p->ops[i].f]) {
 				n = *s;
-				if (resolve(c, &n, i, true) && try(c, &n, ndone))
+				if (resolve(c, &n, i, true, false) &&
+				    try(c, &n, ndone))
+					return true;
+			}
+			/* diagnosis: may a queue signal be discarded? */
+			if (c->relax & M_RELAX_R4) {
+				n = *s;
+				if (resolve(c, &n, i, false, true) &&
+				    try(c, &n, ndone))
 					return true;
 			}
 		}
@@ -1065,6 +1025,8 @@ static bool search(struct ctx *c, const struct mst *s, int ndone)
 			break;	/* sorted by lo */
 		if (st->pred >= 0 && !is_done(s, st->pred))
 			continue;
+		if (late(c, s, st->lo))
+			break;	/* so are the steps after it */
 		for (j = 0; j < alternatives(c, st); j++) {
 			n = *s;
 			if (!do_step(c, &n, st, j, false))
@@ -1141,6 +1103,72 @@ static void build_steps(struct ctx *c)
 	}
 }
 
+/*
+ * Which queue signals' completion the clocks pin (R17, see late_op()): a
+ * queue signal i of queue q (fed by one thread in phase 1) whose work is
+ * done by an instant the log shows, unless something held it back: the
+ * last execution before it on q ran (engine timestamps) with no queue
+ * wait between that execution and i, or nothing but queue signals is
+ * before it on q. It completed by the end of that execution, and not
+ * before its call returned. None in a program that removes a device (a
+ * removal stops the applier: R15 decides then).
+ */
+static void build_due(struct ctx *c)
+{
+	const struct m_prog *p = c->p;
+	const struct m_log *l = c->l;
+	int i, j, feeder[M_MAXQ];
+
+	c->ndue = 0;
+	if (c->relax & M_RELAX_R17)
+		return;
+	for (i = 0; i < M_MAXQ; i++)
+		feeder[i] = -1;
+	for (i = 0; i < p->nops; i++) {
+		const struct m_op *o = &p->ops[i];
+
+		if (o->kind == K_REMOVE)
+			return;
+		if ((o->kind != K_QSIG && o->kind != K_QWAIT &&
+		     o->kind != K_EXEC) || o->phase2)
+			continue;
+		if (feeder[o->q] == -1 || feeder[o->q] == o->thread)
+			feeder[o->q] = o->thread;
+		else
+			feeder[o->q] = -2;
+	}
+	for (i = 0; i < p->nops; i++) {
+		const struct m_op *o = &p->ops[i];
+		const struct m_obs *ob = &l->o[i];
+		uint64_t by = ob->t1;
+		bool pinned = true;
+
+		if (o->kind != K_QSIG || ob->ret || !ob->t1 ||
+		    feeder[o->q] == -2)
+			continue;
+		for (j = i - 1; j >= 0; j--) {
+			const struct m_op *x = &p->ops[j];
+			const struct m_obs *xb = &l->o[j];
+
+			if (x->q != o->q ||
+			    (x->kind != K_QWAIT && x->kind != K_EXEC))
+				continue;
+			if (x->kind == K_QWAIT || xb->ret || xb->tag != x->tag ||
+			    !xb->ts1 || xb->ts1 < xb->ts0) {
+				pinned = false;
+				break;
+			}
+			if (xb->ts1 > by)
+				by = xb->ts1;
+			break;
+		}
+		if (!pinned)
+			continue;
+		c->due_op[c->ndue] = i;
+		c->due[c->ndue++] = by;
+	}
+}
+
 static void explain_best(struct ctx *c)
 {
 	const struct mst *s = &c->best;
@@ -1164,6 +1192,15 @@ static void explain_best(struct ctx *c)
 			continue;
 		if (st->pred >= 0 && !is_done(s, st->pred))
 			continue;
+		if (late(c, s, st->lo)) {
+			int k = late_op(c, s, st->lo);
+
+			say(c, "op %d (%s) starts more than %llu ms after queue signal op %d completed, which has not taken effect (R17: no observation has to come first); ",
+			    st->op, kind_name(c->p->ops[st->op].kind),
+			    (unsigned long long)(M_LATE_NS / 1000000), k);
+			shown++;
+			continue;
+		}
 		if (!do_step(c, &n, st, 0, true))
 			shown++;
 	}
@@ -1187,6 +1224,7 @@ void model_check_relaxed(const struct m_prog *p, const struct m_log *l,
 	c->relax = relax;
 	c->best_done = -1;
 	build_steps(c);
+	build_due(c);
 
 	memset(&s0, 0, sizeof(s0));
 	for (i = 0; i < p->nfences; i++)
@@ -1214,7 +1252,7 @@ void model_check_relaxed(const struct m_prog *p, const struct m_log *l,
 }
 
 static const char *const relax_names[] = {
-	"R4 (discards)", "R17 (causal order)", "R18 (waits need a value the fence takes)",
+	"R4 (queue signals take effect as they complete)", "R17 (causal order)", "R18 (waits need a value the fence takes)",
 	"R10/R13 (event counts)", "R8 (engine memory)", "R15 (removal)",
 	"shared timelines (signals at once, never backwards)",
 };

@@ -18,7 +18,7 @@ static const char *const names[K_NKINDS] = {
 	[K_MULTI_BLOCK] = "multiblock", [K_EVREAD] = "evread",
 	[K_EVWAIT] = "evwait", [K_EVCLOSE] = "evclose", [K_QSIG] = "qsig",
 	[K_QWAIT] = "qwait", [K_EXEC] = "exec", [K_CPUWRITE] = "cpuwrite",
-	[K_DESTROY] = "destroy", [K_REMOVE] = "remove",
+	[K_DESTROY] = "destroy", [K_REMOVE] = "remove", [K_SLEEP] = "sleep",
 };
 
 const char *kind_name(int kind)
@@ -298,6 +298,9 @@ void prog_print(FILE *out, const struct m_prog *p, const struct m_log *l,
 		case K_EVWAIT:
 			fprintf(out, " E%d timeout=%" PRIu64, o->e, o->timeout_ns);
 			break;
+		case K_SLEEP:
+			fprintf(out, " timeout=%" PRIu64, o->timeout_ns);
+			break;
 		case K_EVCLOSE:
 			fprintf(out, " E%d E%d", o->e, o->e2);
 			break;
@@ -338,6 +341,41 @@ void prog_print(FILE *out, const struct m_prog *p, const struct m_log *l,
 		}
 		fputc('\n', out);
 	}
+}
+
+/*
+ * Issue 23's shape: on one fence, at least two queues signal, and a queue
+ * wait is queued before a signal of another queue that can release it.
+ */
+bool prog_consumers_first(const struct m_prog *p)
+{
+	int f, i, j, q;
+
+	for (f = 0; f < p->nuser_fences; f++) {
+		unsigned qs = 0;
+		bool first = false;
+
+		for (i = 0; i < p->nops; i++) {
+			const struct m_op *w = &p->ops[i];
+
+			if (w->phase2 || w->f != f)
+				continue;
+			if (w->kind == K_QSIG)
+				qs |= 1u << w->q;
+			if (w->kind != K_QWAIT)
+				continue;
+			for (j = i + 1; j < p->nops && !first; j++) {
+				const struct m_op *s = &p->ops[j];
+
+				first = !s->phase2 && s->kind == K_QSIG &&
+					s->f == f && s->q != w->q && s->v >= w->v;
+			}
+		}
+		for (q = 0; first && q < M_MAXQ; q++)
+			if (qs >> q & 1 && qs & ~(1u << q))
+				return true;
+	}
+	return false;
 }
 
 /* --- parsing the text form back (for --load) -------------------------- */

@@ -30,6 +30,16 @@
 
 #define M_MAX UINT64_MAX
 
+/*
+ * R17: a completed queue signal takes effect within one wake-up of the
+ * library's applier, read or not. The model allows it this long after
+ * the clocks show its work done (a generous bound for a loaded host
+ * running the VM under TCG), and the generator sometimes sleeps longer
+ * than that before a first read.
+ */
+#define M_LATE_NS 500000000ull
+#define M_LAZY_SLEEP_NS 650000000ull
+
 enum m_kind {
 	K_CSIG,		/* d3dq_fence_signal(f, v) */
 	K_READ,		/* d3dq_fence_get_completed_value(f) */
@@ -47,6 +57,7 @@ enum m_kind {
 	K_CPUWRITE,	/* CPU stores a tag into the buffer */
 	K_DESTROY,	/* d3dq_fence_destroy(f) */
 	K_REMOVE,	/* d3dq_device_remove() */
+	K_SLEEP,	/* the thread sleeps timeout_ns */
 	K_NKINDS
 };
 
@@ -146,10 +157,16 @@ struct m_genopts {
 	bool shared;		/* may make shared fences */
 	bool child;		/* may run a thread in a second process */
 	int scenario;		/* 0 at random, else this one (SCEN_*) */
+	bool lazy;		/* may sleep past M_LATE_NS before a first read */
 	int max_threads, max_queues, max_fences, max_ops;
 };
 enum { SCEN_RANDOM, SCEN_NONE, SCEN_CAUSAL, SCEN_DISCARD, SCEN_SHARED,
-       SCEN_REMOVAL };
+       SCEN_REMOVAL, SCEN_PIPELINE, SCEN_CHAIN, SCEN_PINGPONG, SCEN_LAZY };
+/*
+ * Several queues wait for and signal one fence, with a wait queued before
+ * a signal of another queue that releases it (issue 23's shape).
+ */
+bool prog_consumers_first(const struct m_prog *p);
 void gen_program(struct m_prog *p, uint64_t seed, const struct m_genopts *o);
 uint64_t rng_next(uint64_t *s);
 

@@ -182,6 +182,16 @@ static void run_op(struct side *r, int i)
 	case K_REMOVE:
 		ret = d3dq_device_remove(r->dev);
 		break;
+	case K_SLEEP: {
+		struct timespec ts = {
+			.tv_sec = (time_t)(o->timeout_ns / 1000000000ull),
+			.tv_nsec = (long)(o->timeout_ns % 1000000000ull),
+		};
+
+		while (nanosleep(&ts, &ts) && errno == EINTR)
+			;
+		break;
+	}
 	}
 	ob->t1 = now();
 	ob->ret = ret;

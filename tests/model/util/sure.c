@@ -11,8 +11,11 @@
  * M_MAX) gets the runner's guard timeout when certain, and its timing
  * out is then reported as a hang (a liveness failure), or a short
  * timeout otherwise. Nothing relies on the lenient corners of the model
- * (R9 with a rewind in between, a discarded signal): a wait is certain
- * when the fence's signals from then on can only leave it >= v.
+ * (R9 with a rewind in between): a wait is certain when the fence's
+ * signals from then on can only leave it >= v, or (a queue wait, R6) when
+ * a signal of v or more surely takes effect after the wait was queued.
+ * R4: queue signals of one fence on different queues take effect in the
+ * order their work completes, whatever the order of their calls.
  */
 #include <string.h>
 
@@ -93,7 +96,8 @@ static bool shared_sure(const struct m_prog *p, const struct facts *fa,
 
 		if (o->phase2 || !is_signal(o) || o->f != f)
 			continue;
-		accepted = o->v > hi;
+		/* a queue signal is never refused (R4) */
+		accepted = o->kind == K_QSIG || o->v > hi;
 		if (o->v > hi)
 			hi = o->v;
 		eff = o->kind == K_QSIG ? fa->passed[i] : fa->called[i] && !stuck;
@@ -105,6 +109,48 @@ static bool shared_sure(const struct m_prog *p, const struct facts *fa,
 			return true;
 	}
 	return false;
+}
+
+/* Does signal @l surely take effect? */
+static bool takes_effect(const struct m_prog *p, const struct facts *fa, int l)
+{
+	return p->ops[l].kind == K_QSIG ? fa->passed[l] : fa->called[l];
+}
+
+/*
+ * May signal @y (of the same fence, made by the same thread before @l)
+ * take effect after signal @l? A CPU signal takes effect at its call; a
+ * queue signal on @l's queue before it, before it (queue order); any
+ * other queue signal whenever its work completes (R4).
+ */
+static bool may_follow(const struct m_prog *p, int y, int l)
+{
+	const struct m_op *Y = &p->ops[y], *L = &p->ops[l];
+
+	if (Y->kind == K_CSIG)
+		return false;
+	return !(L->kind == K_QSIG && L->q == Y->q);
+}
+
+/*
+ * Once signal @l of @f and the signals of @f before it have taken effect,
+ * is f >= v, whichever of them completes last?
+ */
+static bool stays(const struct m_prog *p, int f, int l, uint64_t v)
+{
+	int i;
+
+	if (p->ops[l].v < v)
+		return false;
+	for (i = 0; i < l; i++) {
+		const struct m_op *o = &p->ops[i];
+
+		if (o->phase2 || !is_signal(o) || o->f != f)
+			continue;
+		if (may_follow(p, i, l) && o->v < v)
+			return false;
+	}
+	return true;
 }
 
 /*
@@ -155,42 +201,37 @@ static bool value_sure(const struct m_prog *p, const struct facts *fa,
 			later = true;
 	}
 	/*
-	 * C1: the last signal of all. A queue signal that nothing follows
-	 * is never discarded and stays; after a CPU signal, only queue
-	 * signals made before it can change the value.
+	 * C1: the last signal of all, once every signal has taken effect:
+	 * what may take effect after it (R4: a queue signal of another
+	 * queue, whenever its work completes) must leave f >= v too.
 	 */
-	if (final >= 0) {
-		const struct m_op *L = &p->ops[final];
-		bool ok = L->v >= v;
+	if (final >= 0 && takes_effect(p, fa, final) &&
+	    stays(p, f, final, v))
+		return true;
+	/*
+	 * C3 (a queue wait, satisfied for good once f >= v at any moment
+	 * after it was queued, R6): a signal of v or more that the writer
+	 * makes after queueing the wait, and that surely takes effect.
+	 */
+	if (!blocking && fa->writer[f] == t) {
+		for (i = w + 1; i < p->nops; i++) {
+			const struct m_op *o = &p->ops[i];
 
-		if (L->kind == K_QSIG)
-			ok = ok && fa->passed[final];
-		else
-			ok = ok && fa->called[final];
-		for (i = 0; ok && L->kind == K_CSIG && i < final; i++)
-			if (p->ops[i].kind == K_QSIG && p->ops[i].f == f &&
-			    !p->ops[i].phase2 && p->ops[i].v < v)
-				ok = false;
-		if (ok)
-			return true;
+			if (!o->phase2 && is_signal(o) && o->f == f &&
+			    o->v >= v && takes_effect(p, fa, i))
+				return true;
+		}
 	}
 	/*
 	 * C2: the waiter is the writer and signals nothing else meanwhile:
-	 * the last signal before the wait decides.
+	 * the last signal before the wait decides, with what may take
+	 * effect after it.
 	 */
 	if (fa->writer[f] != t || (!blocking && later))
 		return false;
 	if (last < 0)
 		return p->finit[f] >= v && !later;
-	if (p->ops[last].v < v)
-		return false;
-	if (p->ops[last].kind == K_QSIG)
-		return fa->passed[last];
-	for (i = 0; i < last; i++)
-		if (p->ops[i].kind == K_QSIG && p->ops[i].f == f &&
-		    !p->ops[i].phase2 && p->ops[i].v < v)
-			return false;
-	return fa->called[last];
+	return takes_effect(p, fa, last) && stays(p, f, last, v);
 }
 
 static bool wait_sure(const struct m_prog *p, const struct facts *fa, int i)
