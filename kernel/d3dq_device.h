@@ -122,11 +122,16 @@ struct d3dq_device {
 	/*
 	 * The users (&struct d3dq_user) with a file or a queue of this
 	 * device, by kuid (users_lock), and the queues of all of them,
-	 * counted against max_device_queues until freed.
+	 * counted against max_device_queues until freed; of those, the
+	 * ones destroyed with every job finished, which go without outside
+	 * help. QUEUE_CREATE at max_user_queues or max_device_queues waits
+	 * on @queue_freed_wq while such queues are being freed.
 	 */
 	struct mutex users_lock;
 	struct xarray users;
 	atomic_t queues_alive;
+	atomic_t queues_finishing;
+	wait_queue_head_t queue_freed_wq;
 
 	struct d3dq_counters count;
 };
@@ -150,8 +155,12 @@ struct d3dq_user {
 	struct kref ref;
 	struct d3dq_device *ddev;
 	kuid_t uid;
-	/* Queues created and not freed yet (destroyed ones included). */
+	/*
+	 * Queues created and not freed yet (destroyed ones included), and
+	 * those of them destroyed with every job finished.
+	 */
 	atomic_t queues;
+	atomic_t queues_finishing;
 	/* Jobs not freed yet, of all the user's files. */
 	atomic_t jobs;
 	/* Woken when a job of the user is freed. */
@@ -223,7 +232,10 @@ bool d3dq_file_job_fits(struct d3dq_file *dfile, u64 bytes);
 bool d3dq_user_job_fits(struct d3dq_user *user);
 void d3dq_user_put(struct d3dq_user *user);
 int d3dq_user_count_queue(struct d3dq_user *user);
+bool d3dq_user_queue_known(struct d3dq_user *user);
 void d3dq_user_uncount_queue(struct d3dq_user *user);
+void d3dq_user_queue_finishing(struct d3dq_user *user);
+void d3dq_user_queue_freed(struct d3dq_user *user);
 int d3dq_ioctl_get_param(struct drm_device *drm, void *data,
 			 struct drm_file *file);
 int d3dq_ioctl_remove(struct drm_device *drm, void *data,

@@ -210,7 +210,11 @@ int d3dq_ioctl_remove(struct drm_device *drm, void *data,
  * the jobs of all the files that uid opened, until they are freed, so
  * that opening more files or forking does not raise the bounds. Queues
  * are bounded (max_user_queues, and max_device_queues for all users) and
- * a refusal is final: -EDQUOT or -ENOSPC, which nothing retries. Jobs
+ * a refusal is final: -EDQUOT or -ENOSPC, which nothing retries. As at
+ * the per-file bound, QUEUE_CREATE does not refuse while destroyed
+ * queues whose jobs all finished are being freed: it waits for them, so
+ * that a program that destroys its queues (or closes its file) and
+ * creates as many again is not refused for the teardown's lag. Jobs
  * are bounded (max_user_jobs) as a file's job memory is: SUBMIT sleeps
  * until jobs are freed, which they are in bounded time.
  */
@@ -294,15 +298,24 @@ void d3dq_user_put(struct d3dq_user *user)
  * d3dq_user_count_queue - Count a queue about to be created.
  * @user: the creating file's user
  *
- * Return: 0, or -EDQUOT when the user holds max_user_queues queues, or
- * -ENOSPC when the device holds max_device_queues: final answers, not
- * to be retried until queues are freed.
+ * Return: 0; -EDQUOT when the user holds max_user_queues queues, or
+ * -ENOSPC when the device holds max_device_queues, and none of them is
+ * being freed: final answers, not to be retried until queues are freed;
+ * or -EAGAIN (never returned to userspace) when queues at the full
+ * bound are being freed: wait until d3dq_user_queue_known(), then try
+ * again.
  */
 int d3dq_user_count_queue(struct d3dq_user *user)
 {
 	struct d3dq_device *ddev = user->ddev;
+	int user_finishing = atomic_read(&user->queues_finishing);
+	int dev_finishing = atomic_read(&ddev->queues_finishing);
 
+	/* Pairs with smp_mb__after_atomic() in d3dq_user_queue_freed(). */
+	smp_rmb();
 	if (!d3dq_atomic_inc_below(&user->queues, d3dq_max_user_queues)) {
+		if (user_finishing)
+			return -EAGAIN;
 		d3dq_warn_limit(user, "QUEUE_CREATE", "max_user_queues",
 				d3dq_max_user_queues);
 		return -EDQUOT;
@@ -310,6 +323,8 @@ int d3dq_user_count_queue(struct d3dq_user *user)
 	if (!d3dq_atomic_inc_below(&ddev->queues_alive,
 				   d3dq_max_device_queues)) {
 		atomic_dec(&user->queues);
+		if (dev_finishing)
+			return -EAGAIN;
 		d3dq_warn_limit(user, "QUEUE_CREATE", "max_device_queues",
 				d3dq_max_device_queues);
 		return -ENOSPC;
@@ -317,11 +332,53 @@ int d3dq_user_count_queue(struct d3dq_user *user)
 	return 0;
 }
 
+/*
+ * Whether d3dq_user_count_queue() knows its answer: below each bound, or
+ * at it with no queue being freed. Reads the finishing counts first, as
+ * d3dq_file_slot_known() does.
+ */
+bool d3dq_user_queue_known(struct d3dq_user *user)
+{
+	struct d3dq_device *ddev = user->ddev;
+	int user_finishing = atomic_read(&user->queues_finishing);
+	int dev_finishing = atomic_read(&ddev->queues_finishing);
+
+	/* Pairs with smp_mb__after_atomic() in d3dq_user_queue_freed(). */
+	smp_rmb();
+	return (atomic_read(&user->queues) < (int)d3dq_max_user_queues ||
+		!user_finishing) &&
+	       (atomic_read(&ddev->queues_alive) < (int)d3dq_max_device_queues ||
+		!dev_finishing);
+}
+
 /* A queue d3dq_user_count_queue() counted is freed (or was not made). */
 void d3dq_user_uncount_queue(struct d3dq_user *user)
 {
 	atomic_dec(&user->ddev->queues_alive);
 	atomic_dec(&user->queues);
+}
+
+/* A counted queue was destroyed and its jobs all finished. */
+void d3dq_user_queue_finishing(struct d3dq_user *user)
+{
+	atomic_inc(&user->queues_finishing);
+	atomic_inc(&user->ddev->queues_finishing);
+}
+
+/*
+ * A queue d3dq_user_queue_finishing() counted is freed: after
+ * d3dq_user_uncount_queue(), so that "none finishing" is never read
+ * with a stale count of queues.
+ */
+void d3dq_user_queue_freed(struct d3dq_user *user)
+{
+	struct d3dq_device *ddev = user->ddev;
+
+	/* Pairs with smp_rmb() in d3dq_user_count_queue() and _known(). */
+	smp_mb__after_atomic();
+	atomic_dec(&user->queues_finishing);
+	atomic_dec(&ddev->queues_finishing);
+	wake_up_all(&ddev->queue_freed_wq);
 }
 
 bool d3dq_user_job_fits(struct d3dq_user *user)
@@ -578,6 +635,7 @@ static int d3dq_probe(struct platform_device *pdev)
 	if (ret)
 		return ret;
 	xa_init(&ddev->users);
+	init_waitqueue_head(&ddev->queue_freed_wq);
 	INIT_LIST_HEAD(&ddev->files);
 	d3dq_dispatch_init(&ddev->dispatch, d3dq_wq.engine);
 	ret = drmm_add_action_or_reset(&ddev->drm, d3dq_device_engine_fini,

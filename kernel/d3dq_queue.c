@@ -139,6 +139,7 @@ static void d3dq_queue_mark_finishing_locked(struct d3dq_queue *queue)
 		return;
 	queue->finishing = true;
 	atomic_inc(&queue->dfile->queues_finishing);
+	d3dq_user_queue_finishing(queue->dfile->user);
 }
 
 /* The queue's last unfinished job finished. */
@@ -178,6 +179,7 @@ static void d3dq_queue_teardown(struct work_struct *work)
 		/* Pairs with smp_rmb() in d3dq_file_slot_known(). */
 		smp_mb__after_atomic();
 		atomic_dec(&dfile->queues_finishing);
+		d3dq_user_queue_freed(dfile->user);
 		wake_up_all(&dfile->wq);
 	}
 	d3dq_file_put(dfile);
@@ -351,23 +353,34 @@ int d3dq_ioctl_queue_create(struct drm_device *drm, void *data,
 		 * queues whose jobs all finished are being freed: wait for
 		 * them. The others wait for dependencies: -EMFILE.
 		 */
-		if (d3dq_file_slot_known(dfile, &free)) {
-			if (free)
-				break;
+		if (!d3dq_file_slot_known(dfile, &free)) {
+			mutex_unlock(&dfile->lock);
+			/* REMOVE and unplug stop the queues, which wakes us. */
+			if (wait_event_interruptible(dfile->wq,
+						     d3dq_file_slot_known(dfile, &free) ||
+						     READ_ONCE(dfile->removed)))
+				return -ERESTARTSYS;
+			mutex_lock(&dfile->lock);
+			continue;
+		}
+		if (!free) {
 			ret = -EMFILE;
 			goto out_unlock;
 		}
+		/*
+		 * The user's and the device's bounds, before a scheduler
+		 * exists; the same wait for queues being freed.
+		 */
+		ret = d3dq_user_count_queue(dfile->user);
+		if (ret != -EAGAIN)
+			break;
 		mutex_unlock(&dfile->lock);
-		/* REMOVE and unplug stop the queues, which wakes us. */
-		if (wait_event_interruptible(dfile->wq,
-					     d3dq_file_slot_known(dfile, &free) ||
-					     READ_ONCE(dfile->removed)))
+		/* Finishing queues are freed whatever happens to the file. */
+		if (wait_event_interruptible(ddev->queue_freed_wq,
+					     d3dq_user_queue_known(dfile->user)))
 			return -ERESTARTSYS;
 		mutex_lock(&dfile->lock);
 	}
-
-	/* The user's and the device's bounds, before a scheduler exists. */
-	ret = d3dq_user_count_queue(dfile->user);
 	if (ret)
 		goto out_unlock;
 	queue = d3dq_queue_create(ddev, dfile, args->type, args->priority);

@@ -217,6 +217,46 @@ TEST_F_TIMEOUT(users, queues_bounded_per_user_and_device, 240)
 	close(fd);
 }
 
+/*
+ * Queues destroyed with their jobs all finished are freed without
+ * outside help: QUEUE_CREATE at the user's bound waits for them rather
+ * than refusing, as at the per-file bound, so that a program that
+ * destroys its queues or closes its device and makes as many again is
+ * not refused for the teardown's lag. Rounds alternate: destroy every
+ * queue (the file stays open for a round), or close the file.
+ */
+TEST_F_TIMEOUT(users, freed_queues_make_room, 240)
+{
+	uint32_t q[USER_QUEUES];
+	int round, i, fd, old = -1;
+
+	for (round = 0; round < 32; round++) {
+		fd = t_open(0);
+		ASSERT_LE(0, fd);
+		for (i = 0; i < USER_QUEUES; i++) {
+			q[i] = t_queue(fd, 0, 0);
+			ASSERT_NE(0, q[i])
+				TH_LOG("round %d, queue %d: %s", round, i,
+				       strerror(errno));
+		}
+		/* One more is over the bound, and nothing is being freed. */
+		EXPECT_EQ(0, t_queue(fd, 0, 0));
+		EXPECT_EQ(EDQUOT, errno);
+		if (old >= 0)
+			close(old);
+		old = -1;
+		if (round % 2) {
+			close(fd);
+			continue;
+		}
+		for (i = 0; i < USER_QUEUES; i++)
+			ASSERT_EQ(0, t_queue_destroy(fd, q[i]));
+		old = fd;
+	}
+	if (old >= 0)
+		close(old);
+}
+
 static void on_alarm(int sig)
 {
 	(void)sig;

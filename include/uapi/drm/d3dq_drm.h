@@ -348,8 +348,9 @@ enum drm_d3dq_queue_priority {
  * out of memory, -EDQUOT when the user (the effective uid that opened
  * the file) holds as many queues on the device as the module allows,
  * whatever the number of its files, and -ENOSPC when all users together
- * do. Those two are final until queues are freed: never -EAGAIN or
- * -EINTR, which callers retry.
+ * do (at those bounds too, the ioctl first waits for destroyed queues
+ * whose jobs have all finished). Those two are final until queues are
+ * freed: never -EAGAIN or -EINTR, which callers retry.
  *
  * Fails with -EACCES for %DRM_D3DQ_QUEUE_PRIORITY_REALTIME without
  * CAP_SYS_NICE.
