@@ -20,50 +20,12 @@
 
 static const char *const engines[] = { "direct", "compute", "copy" };
 
-/*
- * The value of @key in the fdinfo of @fd: a number with an optional unit
- * ("ns", "KiB", "MiB"), in ns or bytes. -1 when the key is missing.
- */
-static long long fdinfo_value(int fd, const char *key, char *text,
-			      size_t size)
-{
-	char path[64], line[256], *v, *end;
-	long long value = -1;
-	size_t klen = strlen(key);
-	FILE *f;
-
-	snprintf(path, sizeof(path), "/proc/self/fdinfo/%d", fd);
-	f = fopen(path, "r");
-	if (!f)
-		return -1;
-	while (fgets(line, sizeof(line), f)) {
-		if (strncmp(line, key, klen) || line[klen] != ':')
-			continue;
-		v = line + klen + 1;
-		v += strspn(v, " \t");
-		v[strcspn(v, "\n")] = 0;
-		if (text)
-			snprintf(text, size, "%s", v);
-		value = strtoll(v, &end, 10);
-		end += strspn(end, " ");
-		if (strcmp(end, "KiB") == 0)
-			value <<= 10;
-		else if (strcmp(end, "MiB") == 0)
-			value <<= 20;
-		else if (*end && strcmp(end, "ns") != 0)
-			value = -2;	/* a unit drm-usage-stats does not have */
-		break;
-	}
-	fclose(f);
-	return value;
-}
-
 static long long busy(int fd, unsigned int type)
 {
 	char key[32];
 
 	snprintf(key, sizeof(key), "drm-engine-%s", engines[type]);
-	return fdinfo_value(fd, key, NULL, 0);
+	return t_fdinfo(fd, key, NULL, 0);
 }
 
 FIXTURE(fdinfo) {
@@ -89,9 +51,9 @@ TEST_F(fdinfo, driver_and_client_ids)
 	long long id, id2, id_dup;
 	int fd2, fd_dup;
 
-	fdinfo_value(self->fd, "drm-driver", driver, sizeof(driver));
+	t_fdinfo(self->fd, "drm-driver", driver, sizeof(driver));
 	ASSERT_STREQ("d3dq", driver);
-	id = fdinfo_value(self->fd, "drm-client-id", NULL, 0);
+	id = t_fdinfo(self->fd, "drm-client-id", NULL, 0);
 	ASSERT_LE(0, id);
 
 	/* Another open is another client; a dup is the same one. */
@@ -99,8 +61,8 @@ TEST_F(fdinfo, driver_and_client_ids)
 	ASSERT_LE(0, fd2);
 	fd_dup = dup(self->fd);
 	ASSERT_LE(0, fd_dup);
-	id2 = fdinfo_value(fd2, "drm-client-id", NULL, 0);
-	id_dup = fdinfo_value(fd_dup, "drm-client-id", NULL, 0);
+	id2 = t_fdinfo(fd2, "drm-client-id", NULL, 0);
+	id_dup = t_fdinfo(fd_dup, "drm-client-id", NULL, 0);
 	EXPECT_LE(0, id2);
 	EXPECT_NE(id, id2);
 	EXPECT_EQ(id, id_dup);
@@ -189,24 +151,24 @@ TEST_F(fdinfo, memory_matches_buffers)
 	uint32_t bo[3];
 	unsigned int i;
 
-	EXPECT_EQ(0, fdinfo_value(self->fd, "drm-total-memory", NULL, 0));
+	EXPECT_EQ(0, t_fdinfo(self->fd, "drm-total-memory", NULL, 0));
 	for (i = 0; i < 3; i++) {
 		bo[i] = t_bo(self->fd, sizes[i], NULL);
 		ASSERT_NE(0, bo[i]);
 		total += aligned[i];
 		EXPECT_EQ((long long)total,
-			  fdinfo_value(self->fd, "drm-total-memory", NULL, 0));
+			  t_fdinfo(self->fd, "drm-total-memory", NULL, 0));
 		/* Buffers keep their pages: all of it is resident. */
 		EXPECT_EQ((long long)total,
-			  fdinfo_value(self->fd, "drm-resident-memory", NULL, 0));
+			  t_fdinfo(self->fd, "drm-resident-memory", NULL, 0));
 	}
 
 	ASSERT_EQ(0, gem_close(self->fd, bo[1]));
 	total -= aligned[1];
 	EXPECT_EQ((long long)total,
-		  fdinfo_value(self->fd, "drm-total-memory", NULL, 0));
+		  t_fdinfo(self->fd, "drm-total-memory", NULL, 0));
 	EXPECT_EQ((long long)total,
-		  fdinfo_value(self->fd, "drm-resident-memory", NULL, 0));
+		  t_fdinfo(self->fd, "drm-resident-memory", NULL, 0));
 }
 
 /*
@@ -222,14 +184,14 @@ TEST_F(fdinfo, queues_and_jobs_in_flight)
 	struct t_cs cs;
 	int i;
 
-	EXPECT_EQ(0, fdinfo_value(self->fd, "d3dq-queues", NULL, 0));
-	EXPECT_EQ(0, fdinfo_value(self->fd, "d3dq-jobs-in-flight", NULL, 0));
-	EXPECT_EQ(0, fdinfo_value(self->fd, "d3dq-timeouts", NULL, 0));
+	EXPECT_EQ(0, t_fdinfo(self->fd, "d3dq-queues", NULL, 0));
+	EXPECT_EQ(0, t_fdinfo(self->fd, "d3dq-jobs-in-flight", NULL, 0));
+	EXPECT_EQ(0, t_fdinfo(self->fd, "d3dq-timeouts", NULL, 0));
 	q1 = t_queue(self->fd, 0, 0);
 	q2 = t_queue(self->fd, 2, 1);
 	ASSERT_NE(0, q1);
 	ASSERT_NE(0, q2);
-	EXPECT_EQ(2, fdinfo_value(self->fd, "d3dq-queues", NULL, 0));
+	EXPECT_EQ(2, t_fdinfo(self->fd, "d3dq-queues", NULL, 0));
 
 	t_cs_init(&cs);
 	t_cs_delay(&cs, longest);
@@ -238,19 +200,19 @@ TEST_F(fdinfo, queues_and_jobs_in_flight)
 	w = t_tl(s, 1);
 	sig = t_bin(done);
 	ASSERT_EQ(0, t_submit(self->fd, q1, &w, 1, &sig, 1, NULL));
-	EXPECT_EQ(2, fdinfo_value(self->fd, "d3dq-jobs-in-flight", NULL, 0));
+	EXPECT_EQ(2, t_fdinfo(self->fd, "d3dq-jobs-in-flight", NULL, 0));
 
 	ASSERT_EQ(0, t_queue_destroy(self->fd, q2));
-	EXPECT_EQ(1, fdinfo_value(self->fd, "d3dq-queues", NULL, 0));
+	EXPECT_EQ(1, t_fdinfo(self->fd, "d3dq-queues", NULL, 0));
 	ASSERT_EQ(0, t_wait(self->fd, done, 0, 10 * T_SEC));
 	/* The fence signals just before the count drops: look again. */
 	for (i = 0; i < 1000; i++) {
-		if (fdinfo_value(self->fd, "d3dq-jobs-in-flight", NULL, 0) == 0)
+		if (t_fdinfo(self->fd, "d3dq-jobs-in-flight", NULL, 0) == 0)
 			break;
 		usleep(1000);
 	}
-	EXPECT_EQ(0, fdinfo_value(self->fd, "d3dq-jobs-in-flight", NULL, 0));
-	EXPECT_EQ(0, fdinfo_value(self->fd, "d3dq-timeouts", NULL, 0));
+	EXPECT_EQ(0, t_fdinfo(self->fd, "d3dq-jobs-in-flight", NULL, 0));
+	EXPECT_EQ(0, t_fdinfo(self->fd, "d3dq-timeouts", NULL, 0));
 }
 
 TEST_F(fdinfo, timeouts)
@@ -269,7 +231,7 @@ TEST_F(fdinfo, timeouts)
 	ASSERT_EQ(0, t_submit(self->fd, q, NULL, 0, &sig, 1, &cs));
 	ASSERT_EQ(0, t_wait(self->fd, s, 0, 30 * T_SEC));
 	EXPECT_EQ(-ETIMEDOUT, t_fence_status(self->fd, s, 0));
-	EXPECT_EQ(1, fdinfo_value(self->fd, "d3dq-timeouts", NULL, 0));
+	EXPECT_EQ(1, t_fdinfo(self->fd, "d3dq-timeouts", NULL, 0));
 	/* The job was on the engine until it was stopped. */
 	EXPECT_LT(0, busy(self->fd, 1));
 }

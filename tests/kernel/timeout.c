@@ -333,23 +333,6 @@ static int client(uint32_t *q, uint32_t *bo, uint32_t *done)
 	return fd;
 }
 
-static long long engine_direct_ns(int fd)
-{
-	char path[64], line[256];
-	long long v = -1;
-	FILE *f;
-
-	snprintf(path, sizeof(path), "/proc/self/fdinfo/%d", fd);
-	f = fopen(path, "r");
-	if (!f)
-		return -1;
-	while (fgets(line, sizeof(line), f))
-		if (sscanf(line, "drm-engine-direct: %lld ns", &v) == 1)
-			break;
-	fclose(f);
-	return v;
-}
-
 struct flood_result {
 	int status;		/* of the victim's fence */
 	uint64_t own, wall;	/* from its TIMESTAMPs */
@@ -403,7 +386,7 @@ static void flood(struct __test_metadata *_metadata,
 
 	ASSERT_EQ(0, t_wait(self->fd, done, 0, 200 * T_SEC));
 	r->status = t_fence_status(self->fd, done, 0);
-	r->engine_ns = engine_direct_ns(self->fd);
+	r->engine_ns = t_fdinfo(self->fd, "drm-engine-direct", NULL, 0);
 	for (i = 0; i < VICTIM_STEPS && m[2 * i + 1]; i++)
 		r->own += m[2 * i + 1] - m[2 * i];
 	if (m[2 * VICTIM_STEPS - 1])

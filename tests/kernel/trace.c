@@ -64,23 +64,6 @@ static const char *tracefs(void)
 	return NULL;
 }
 
-static long long client_id(int fd)
-{
-	char path[64], line[128];
-	long long id = -1;
-	FILE *f;
-
-	snprintf(path, sizeof(path), "/proc/self/fdinfo/%d", fd);
-	f = fopen(path, "r");
-	if (!f)
-		return -1;
-	while (fgets(line, sizeof(line), f))
-		if (sscanf(line, "drm-client-id: %lld", &id) == 1)
-			break;
-	fclose(f);
-	return id;
-}
-
 static void field_ull(const char *line, const char *key, unsigned long long *v)
 {
 	const char *p = strstr(line, key);
@@ -231,7 +214,7 @@ TEST_F(trace, events_in_order)
 	struct event *ev;
 	char rings[8][32];
 	int n, nrings, i, a_sub, b_sub, c_sub, d_sub, e_sub, x;
-	long long client = client_id(self->fd);
+	long long client = t_fdinfo(self->fd, "drm-client-id", NULL, 0);
 	unsigned long long ja, jb, jc, jd;
 	struct t_cs cs;
 

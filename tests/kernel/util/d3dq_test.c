@@ -172,6 +172,39 @@ const char *t_queues_text(void)
 	return buf;
 }
 
+long long t_fdinfo(int fd, const char *key, char *text, size_t size)
+{
+	char path[64], line[256], *v, *end;
+	long long value = -1;
+	size_t klen = strlen(key);
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/self/fdinfo/%d", fd);
+	f = fopen(path, "r");
+	if (!f)
+		return -1;
+	while (fgets(line, sizeof(line), f)) {
+		if (strncmp(line, key, klen) || line[klen] != ':')
+			continue;
+		v = line + klen + 1;
+		v += strspn(v, " \t");
+		v[strcspn(v, "\n")] = 0;
+		if (text)
+			snprintf(text, size, "%s", v);
+		value = strtoll(v, &end, 10);
+		end += strspn(end, " ");
+		if (strcmp(end, "KiB") == 0)
+			value <<= 10;
+		else if (strcmp(end, "MiB") == 0)
+			value <<= 20;
+		else if (*end && strcmp(end, "ns") != 0)
+			value = -2;	/* a unit drm-usage-stats does not have */
+		break;
+	}
+	fclose(f);
+	return value;
+}
+
 uint64_t t_param(int fd, uint32_t param)
 {
 	struct drm_d3dq_get_param p = { .param = param };

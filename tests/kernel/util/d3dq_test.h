@@ -66,6 +66,12 @@ bool t_wait_idle(int files, int ms, struct t_objects *o);
 const char *t_queues_text(void);
 
 uint64_t t_param(int fd, uint32_t param);
+/*
+ * The value of @key in /proc/self/fdinfo/@fd: a number with an optional
+ * unit ("ns", "KiB", "MiB") in ns or bytes; -1 when the key is missing,
+ * -2 for another unit. The text after "key:" goes to @text if not NULL.
+ */
+long long t_fdinfo(int fd, const char *key, char *text, size_t size);
 
 /* Create a buffer of @size bytes; map it when @map is not NULL. */
 uint32_t t_bo(int fd, uint64_t size, void **map);
