@@ -101,6 +101,13 @@ struct fz {
 	uint8_t *ro;		/* read-only page */
 	uint8_t *gone;		/* address of an unmapped page */
 	long pagesz;
+	/*
+	 * A sync array of max_syncs elements of the largest stride
+	 * gen_syncs() makes, every 8 bytes { NO_HANDLE, 0 }: whatever the
+	 * kernel reads of it names no syncobj.
+	 */
+	uint8_t *huge;
+	size_t huge_len;
 	/* Statistics. */
 	unsigned long ok, fail, per_errno[256];
 	unsigned long jobs;
@@ -698,10 +705,18 @@ static void gen_syncs(struct fz *f, struct drm_d3dq_obj_array *arr,
 		}
 	}
 	if (count && (uint64_t)count * stride > buflen) {
-		/* Too big to build: the kernel sees a huge array. */
+		/*
+		 * Too big for @buf. The kernel refuses a count above
+		 * max_syncs or a bad stride before it reads; any other
+		 * array is read in full, so give it one built in full
+		 * (ENOENT for the handle, or EINVAL for a 24-byte element's
+		 * nonzero tail), never the memory after @buf.
+		 */
 		arr->stride = stride;
 		arr->count = count;
 		arr->array = (uint64_t)(uintptr_t)buf;
+		if ((uint64_t)count * stride <= f->huge_len)
+			arr->array = (uint64_t)(uintptr_t)f->huge;
 		*bad = true;
 		return;
 	}
@@ -904,6 +919,13 @@ static void fz_submit(struct __test_metadata *_metadata, struct fz *f)
 		   E(ECANCELED) | (nodata ? E(ENODATA) : 0));
 	if (err == ENODATA && !bad && !nodata && !f->shared)
 		explain_waits(_metadata, f, &a);
+	if (!err && (a.waits.array == (uintptr_t)f->huge ||
+		     a.signals.array == (uintptr_t)f->huge)) {
+		/* Not one element of it names a syncobj. */
+		f->failures++;
+		TH_LOG("SUBMIT with %u waits, %u signals of no syncobj succeeded",
+		       a.waits.count, a.signals.count);
+	}
 	if (!err) {
 		struct drm_d3dq_sync w0;
 
@@ -1510,6 +1532,12 @@ static void run_fuzz(struct __test_metadata *_metadata, uint64_t salt,
 		f->fd = fd;
 		f->fd2 = fd2;
 		fz_limits(_metadata, f);
+		f->huge_len = f->max_syncs * 24;
+		f->huge = malloc(f->huge_len);
+		ASSERT_NE(NULL, f->huge);
+		for (i = 0; (size_t)i < f->huge_len / 8; i++)
+			memcpy(f->huge + 8 * (size_t)i,
+			       &(struct drm_d3dq_sync){ .handle = NO_HANDLE }, 8);
 		fz_reset_foreign(_metadata, f);
 	}
 	if (nthreads == 1) {
@@ -1535,6 +1563,7 @@ static void run_fuzz(struct __test_metadata *_metadata, uint64_t salt,
 		if (nthreads == 1)
 			fd = f->fd;
 		munmap(f->page, 6 * f->pagesz);
+		free(f->huge);
 	}
 	secs = (t_now() - start) / T_SEC;
 	TH_LOG("%lu calls in %llu s: %lu ok, %lu errors, %lu jobs; EINVAL %lu ENOENT %lu ENODATA %lu ECANCELED %lu EFAULT %lu ETIME %lu EMFILE %lu",
