@@ -2,8 +2,8 @@
 /*
  * Every difference between the kernels d3dq builds against lives here.
  * The D3DQ_HAVE_* macros come from d3dq_config.h, which probe.sh
- * generates from the headers of the kernel being built against: each
- * looks for the interface itself, never at LINUX_VERSION_CODE, because
+ * generates by compiling a use of each interface against the headers of
+ * the kernel being built against, never from LINUX_VERSION_CODE, because
  * distributions backport DRM changes (Debian's 6.1 and 6.12 have
  * struct drm_sched_init_args, which upstream added in 6.15). Each shim
  * names the upstream change that decides it. make check builds every
