@@ -547,6 +547,29 @@ static void hogs_stop(struct hogs *h)
 		pthread_join(h->t[i], NULL);
 }
 
+/*
+ * The kernel's preemption model, the word in parentheses of debugfs's
+ * sched/preempt ("none voluntary (full)"), or "" if it cannot be read.
+ */
+static void preempt_model(char *buf, size_t len)
+{
+	char line[128] = "", *a, *b;
+	ssize_t n;
+	int fd;
+
+	buf[0] = '\0';
+	fd = open("/sys/kernel/debug/sched/preempt", O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return;
+	n = read(fd, line, sizeof(line) - 1);
+	close(fd);
+	line[n > 0 ? n : 0] = '\0';
+	a = strchr(line, '(');
+	b = a ? strchr(a, ')') : NULL;
+	if (b)
+		snprintf(buf, len, "%.*s", (int)(b - a - 1), a + 1);
+}
+
 static const char *const sub_keys[SUB_MODES] = {
 	"engine_small_hogs", "engine_small_direct_normal",
 	"engine_small_direct_throttled",
@@ -559,7 +582,7 @@ static void fig10_throttled(struct small *c, uint64_t *point)
 	};
 	int n = sz.lat / 2, per = smoke ? 5 : 20, rows[SUB_MODES], r, k, m;
 	double *v[SUB_MODES];
-	char why[128] = "", label[80], key[48], thr[48];
+	char why[128] = "", label[80], key[48], thr[48], model[32];
 	struct submitter s;
 	struct hogs h;
 	int64_t bytes;
@@ -654,9 +677,11 @@ static void fig10_throttled(struct small *c, uint64_t *point)
 	if (bytes < 0)
 		add_note(10, "no job ran inside SUBMIT (direct_submit=0?): the "
 			 "submitter's jobs all went through the scheduler");
+	preempt_model(model, sizeof(model));
 	add_note(10, "throttled submitter: %s%s; a CPU hog of normal "
-		 "priority on each of the %d CPUs in all three variants", thr,
-		 s.cgroup ? " \"" CPU_MAX "\"" : "", h.n);
+		 "priority on each of the %d CPUs in all three variants; "
+		 "preemption: %s", thr, s.cgroup ? " \"" CPU_MAX "\"" : "",
+		 h.n, model[0] ? model : "unknown");
 	if (!s.cgroup)
 		add_note(10, "cpu.max not used: %s", why);
 	add_note(10, "bound: a job run inside SUBMIT is small (16 KiB of "
