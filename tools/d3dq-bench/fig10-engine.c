@@ -48,9 +48,10 @@ struct flood {
 	pthread_t thread;
 };
 
-static int flood_ioctl(struct flood *f, unsigned long req, void *arg)
+/* An ioctl on another client's file (the raw baselines use raw_fd). */
+static int client_ioctl(int fd, unsigned long req, void *arg)
 {
-	return drmIoctl(f->fd, req, arg) ? -errno : 0;
+	return drmIoctl(fd, req, arg) ? -errno : 0;
 }
 
 static void flood_round(struct flood *f, uint64_t k, bool submit)
@@ -78,9 +79,10 @@ static void flood_round(struct flood *f, uint64_t k, bool submit)
 
 		a.waits.stride = 0;
 		if (submit)
-			CHECK(flood_ioctl(f, DRM_IOCTL_D3DQ_SUBMIT, &a));
+			CHECK(client_ioctl(f->fd, DRM_IOCTL_D3DQ_SUBMIT, &a));
 		else
-			CHECK(flood_ioctl(f, DRM_IOCTL_SYNCOBJ_TIMELINE_WAIT, &w));
+			CHECK(client_ioctl(f->fd,
+				DRM_IOCTL_SYNCOBJ_TIMELINE_WAIT, &w));
 	}
 }
 
@@ -112,12 +114,12 @@ static void flood_start(struct flood *f)
 	f->fd = open_raw();
 	if (f->fd < 0)
 		die("open", ENODEV, __LINE__);
-	CHECK(flood_ioctl(f, DRM_IOCTL_D3DQ_BO_CREATE, &b));
+	CHECK(client_ioctl(f->fd, DRM_IOCTL_D3DQ_BO_CREATE, &b));
 	f->bo = b.handle;
 	for (i = 0; i < FLOOD_QUEUES; i++) {
-		CHECK(flood_ioctl(f, DRM_IOCTL_D3DQ_QUEUE_CREATE, &qc));
+		CHECK(client_ioctl(f->fd, DRM_IOCTL_D3DQ_QUEUE_CREATE, &qc));
 		f->q[i] = qc.id;
-		CHECK(flood_ioctl(f, DRM_IOCTL_SYNCOBJ_CREATE, &sc));
+		CHECK(client_ioctl(f->fd, DRM_IOCTL_SYNCOBJ_CREATE, &sc));
 		f->tl[i] = sc.handle;
 	}
 	CHECK(pthread_create(&f->thread, NULL, flood_main, f));
@@ -202,11 +204,6 @@ struct submitter {
 	bool cgroup, mounted;
 };
 
-static int sub_ioctl(struct submitter *s, unsigned long req, void *arg)
-{
-	return drmIoctl(s->fd, req, arg) ? -errno : 0;
-}
-
 /* One job with a COPY of @bytes; waits for it unless it ran directly. */
 static bool sub_submit(struct submitter *s, uint64_t bytes)
 {
@@ -232,10 +229,10 @@ static bool sub_submit(struct submitter *s, uint64_t bytes)
 								   sig);
 	a.cmds = (uintptr_t)&s->cmds;
 	a.cmd_bytes = sizeof(s->cmds);
-	CHECK(sub_ioctl(s, DRM_IOCTL_D3DQ_SUBMIT, &a));
+	CHECK(client_ioctl(s->fd, DRM_IOCTL_D3DQ_SUBMIT, &a));
 	if (a.out_flags & DRM_D3DQ_SUBMIT_DONE)
 		return true;
-	CHECK(sub_ioctl(s, DRM_IOCTL_SYNCOBJ_TIMELINE_WAIT, &w));
+	CHECK(client_ioctl(s->fd, DRM_IOCTL_SYNCOBJ_TIMELINE_WAIT, &w));
 	return false;
 }
 
@@ -402,14 +399,14 @@ static void sub_start(struct submitter *s, char *why, size_t len)
 		die("open", ENODEV, __LINE__);
 	for (i = 0; i < SUB_BOS; i++) {
 		b.size = i < 2 ? SUB_BO_BYTES : 4096;
-		CHECK(sub_ioctl(s, DRM_IOCTL_D3DQ_BO_CREATE, &b));
+		CHECK(client_ioctl(s->fd, DRM_IOCTL_D3DQ_BO_CREATE, &b));
 		s->bo[i] = b.handle;
 	}
 	for (i = 0; i < SUB_SIGNALS; i++) {
-		CHECK(sub_ioctl(s, DRM_IOCTL_SYNCOBJ_CREATE, &sc));
+		CHECK(client_ioctl(s->fd, DRM_IOCTL_SYNCOBJ_CREATE, &sc));
 		s->sync[i] = sc.handle;
 	}
-	CHECK(sub_ioctl(s, DRM_IOCTL_D3DQ_QUEUE_CREATE, &qc));
+	CHECK(client_ioctl(s->fd, DRM_IOCTL_D3DQ_QUEUE_CREATE, &qc));
 	s->q = qc.id;
 	s->cmds.copy = (struct drm_d3dq_cmd_copy){
 		{ DRM_D3DQ_CMD_COPY, sizeof(s->cmds.copy) }, s->bo[1], s->bo[0],
@@ -463,7 +460,8 @@ static void sub_park(struct submitter *s, uint64_t jobs0, uint64_t direct0,
 static void sub_block(struct submitter *s, struct small *c, int m,
 		      double *v, int per, uint64_t *point)
 {
-	uint64_t jobs0 = atomic_load(&s->jobs), direct0 = atomic_load(&s->direct);
+	uint64_t jobs0 = atomic_load(&s->jobs);
+	uint64_t direct0 = atomic_load(&s->direct);
 	long nivcsw0 = atomic_load(&s->nivcsw);
 	int64_t t0, deadline;
 	int i;
@@ -592,8 +590,9 @@ static void fig10_throttled(struct small *c, uint64_t *point)
 	/* Both policies must be allowed (they are to root, as in the VM). */
 	if (sub_policy(&s, SCHED_IDLE) || sub_policy(&s, SCHED_OTHER)) {
 		sub_stop(&s);
-		add_note(10, "throttled submitter skipped: this process may not "
-			 "set a thread's scheduling policy back from SCHED_IDLE");
+		add_note(10, "throttled submitter skipped: this process may "
+			 "not set a thread's scheduling policy back from "
+			 "SCHED_IDLE");
 		return;
 	}
 	bytes = sub_probe(&s);
@@ -633,11 +632,13 @@ static void fig10_throttled(struct small *c, uint64_t *point)
 		  "submitter's job: COPY bytes (16 bufs, 16 signals)", "B",
 		  (double)s.copy_bytes, bytes <= 0);
 	for (m = SUB_NORMAL; m < SUB_MODES; m++) {
-		double sec = (double)s.m_ns[m] / 1e9, jobs = (double)s.m_jobs[m];
+		double sec = (double)s.m_ns[m] / 1e9;
+		double jobs = (double)s.m_jobs[m];
 
 		snprintf(key, sizeof(key), "engine_direct_submit_%s",
 			 mode_name[m]);
-		snprintf(label, sizeof(label), "submitter %s: its direct SUBMIT",
+		snprintf(label, sizeof(label),
+			 "submitter %s: its direct SUBMIT",
 			 m == SUB_NORMAL ? "normal" : thr);
 		if (s.ntimes[m])
 			add_row(10, key, label, "ns", s.times[m], s.ntimes[m]);
@@ -649,7 +650,8 @@ static void fig10_throttled(struct small *c, uint64_t *point)
 			  true);
 		snprintf(key, sizeof(key), "engine_direct_share_%s",
 			 mode_name[m]);
-		snprintf(label, sizeof(label), "submitter %s: run inside SUBMIT",
+		snprintf(label, sizeof(label),
+			 "submitter %s: run inside SUBMIT",
 			 m == SUB_NORMAL ? "normal" : thr);
 		add_value(10, key, label, "%",
 			  jobs > 0 ? 100.0 * (double)s.m_direct[m] / jobs : 0,
