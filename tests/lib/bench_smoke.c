@@ -4,7 +4,8 @@
  * iterations, exits 0 and reports finite numbers, positive except for
  * differences (memory, counts), so "make bench" cannot rot unnoticed. The
  * figures are those the program lists in its JSON ("figures"), at least
- * the nine of issue 15.
+ * the nine of issue 15, and figure 10 has its panel with a throttled
+ * submitter of direct jobs.
  *
  * Copyright (C) 2026 The d3dq authors
  */
@@ -70,6 +71,17 @@ static double field(const char *line, const char *name)
 	return strtod(p + strlen(key), NULL);
 }
 
+/*
+ * Rows that must be there: figure 10's panel of a submitter of direct
+ * jobs, throttled or not (issue 24, item 5).
+ */
+static const char *const required_keys[] = {
+	"engine_small_hogs", "engine_small_direct_normal",
+	"engine_small_direct_throttled",
+};
+
+#define NREQUIRED (sizeof(required_keys) / sizeof(required_keys[0]))
+
 FIXTURE(bench) {
 	char json[64];
 	char log[64];
@@ -92,8 +104,8 @@ FIXTURE_TEARDOWN(bench)
 TEST_F_TIMEOUT(bench, smoke_every_figure, 240)
 {
 	int rows[64] = { 0 }, figs[64], nfigs = 0, ratios = 0, status, fd;
-	int fig, i;
-	char path[PATH_MAX], line[1024];
+	int fig, i, found[NREQUIRED] = { 0 };
+	char path[PATH_MAX], line[1024], key[96];
 	FILE *f;
 	pid_t pid;
 
@@ -162,6 +174,11 @@ TEST_F_TIMEOUT(bench, smoke_every_figure, 240)
 		}
 		EXPECT_LT(0, field(line, "n")) TH_LOG("%s", line);
 		rows[fig]++;
+		for (i = 0; i < (int)NREQUIRED; i++) {
+			snprintf(key, sizeof(key), "\"key\": \"%s\"",
+				 required_keys[i]);
+			found[i] += !!strstr(line, key);
+		}
 	}
 	fclose(f);
 	EXPECT_LE(10, nfigs) TH_LOG("the JSON lists %d figures", nfigs);
@@ -169,6 +186,11 @@ TEST_F_TIMEOUT(bench, smoke_every_figure, 240)
 		EXPECT_LT(0, rows[figs[i]])
 			TH_LOG("figure %d reported nothing", figs[i]);
 	EXPECT_LT(0, ratios);
+	for (i = 0; i < (int)NREQUIRED; i++) {
+		const char *k = required_keys[i];
+
+		EXPECT_EQ(1, found[i]) TH_LOG("no row %s in the JSON", k);
+	}
 	if (_metadata->exit_code)
 		dump(self->log);
 }

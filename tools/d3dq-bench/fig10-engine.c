@@ -6,12 +6,31 @@
  * driver goes round the clients, so it waits for at most the step running
  * when it arrives (256 KiB of work) per other ready client.
  *
+ * Second panel: a submitter the CPU scheduler holds back. Another thread,
+ * with a file of its own, submits a stream of the largest jobs the driver
+ * still runs inside SUBMIT (found by probing: DRM_D3DQ_SUBMIT_DONE), while
+ * a CPU hog of normal priority runs on every CPU. Such a job holds the
+ * engine while it runs on the submitting thread; a submitter running
+ * SCHED_IDLE (and, where the guest has the cgroup v2 cpu controller, in a
+ * cgroup with a small cpu.max) is descheduled often, and if that could
+ * happen while it held the engine, every other client would wait for it.
+ * This client's small job is timed with no submitter, with the submitter
+ * at normal priority and with it throttled, in blocks that rotate.
+ *
  * Copyright (C) 2026 The d3dq authors
  */
+#define _GNU_SOURCE
 #include <errno.h>
+#include <fcntl.h>
 #include <pthread.h>
+#include <sched.h>
 #include <stdatomic.h>
+#include <stdlib.h>
 #include <string.h>
+#include <sys/mount.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 #include "bench.h"
@@ -29,9 +48,10 @@ struct flood {
 	pthread_t thread;
 };
 
-static int flood_ioctl(struct flood *f, unsigned long req, void *arg)
+/* An ioctl on another client's file (the raw baselines use raw_fd). */
+static int client_ioctl(int fd, unsigned long req, void *arg)
 {
-	return drmIoctl(f->fd, req, arg) ? -errno : 0;
+	return drmIoctl(fd, req, arg) ? -errno : 0;
 }
 
 static void flood_round(struct flood *f, uint64_t k, bool submit)
@@ -59,9 +79,10 @@ static void flood_round(struct flood *f, uint64_t k, bool submit)
 
 		a.waits.stride = 0;
 		if (submit)
-			CHECK(flood_ioctl(f, DRM_IOCTL_D3DQ_SUBMIT, &a));
+			CHECK(client_ioctl(f->fd, DRM_IOCTL_D3DQ_SUBMIT, &a));
 		else
-			CHECK(flood_ioctl(f, DRM_IOCTL_SYNCOBJ_TIMELINE_WAIT, &w));
+			CHECK(client_ioctl(f->fd,
+				DRM_IOCTL_SYNCOBJ_TIMELINE_WAIT, &w));
 	}
 }
 
@@ -93,12 +114,12 @@ static void flood_start(struct flood *f)
 	f->fd = open_raw();
 	if (f->fd < 0)
 		die("open", ENODEV, __LINE__);
-	CHECK(flood_ioctl(f, DRM_IOCTL_D3DQ_BO_CREATE, &b));
+	CHECK(client_ioctl(f->fd, DRM_IOCTL_D3DQ_BO_CREATE, &b));
 	f->bo = b.handle;
 	for (i = 0; i < FLOOD_QUEUES; i++) {
-		CHECK(flood_ioctl(f, DRM_IOCTL_D3DQ_QUEUE_CREATE, &qc));
+		CHECK(client_ioctl(f->fd, DRM_IOCTL_D3DQ_QUEUE_CREATE, &qc));
 		f->q[i] = qc.id;
-		CHECK(flood_ioctl(f, DRM_IOCTL_SYNCOBJ_CREATE, &sc));
+		CHECK(client_ioctl(f->fd, DRM_IOCTL_SYNCOBJ_CREATE, &sc));
 		f->tl[i] = sc.handle;
 	}
 	CHECK(pthread_create(&f->thread, NULL, flood_main, f));
@@ -133,11 +154,548 @@ static double small_job_one(struct small *c, int i)
 	return (double)(now_ns() - t0);
 }
 
+/* --- a throttled submitter of direct jobs ---------------------------- */
+
+/*
+ * The submitter's job: the most a job run inside SUBMIT may use (uapi.rst,
+ * "Direct submission"): 16 buffers (a COPY between two, one WRITE64 to
+ * each of the others), 16 signal points, and the COPY as long as the
+ * driver still runs the job directly (probed).
+ */
+#define SUB_BOS		16
+#define SUB_SIGNALS	16
+#define SUB_WRITES	(SUB_BOS - 2)
+#define SUB_CMD_COST	64	/* engine cost of a command besides its bytes */
+#define SUB_BO_BYTES	(2 * ENGINE_STEP)
+#define SUB_TIMES	4096	/* SUBMIT times kept per variant */
+#define SUB_START_NS	(2000 * MS)
+#define CPU_MAX		"1000 100000"	/* 1 % of a CPU */
+#define CGROUP_ROOT	"/sys/fs/cgroup"
+#define CGROUP_SUB	CGROUP_ROOT "/d3dq-bench-fig10"
+
+enum sub_mode { SUB_OFF, SUB_NORMAL, SUB_THROTTLED, SUB_MODES };
+
+struct sub_cmds {
+	struct drm_d3dq_cmd_copy copy;
+	struct drm_d3dq_cmd_write64 w[SUB_WRITES];
+};
+
+struct submitter {
+	int fd;
+	uint32_t q, bo[SUB_BOS], sync[SUB_SIGNALS];
+	struct sub_cmds cmds;
+	uint64_t point, copy_bytes;
+	pthread_t thread;
+	_Atomic pid_t tid;
+	pthread_mutex_t lock;
+	pthread_cond_t cond;
+	bool parked, stop;		/* under lock */
+	_Atomic bool on;
+	_Atomic int mode;
+	_Atomic uint64_t jobs, direct;
+	_Atomic long nivcsw;		/* the thread's involuntary switches */
+	/* SUBMIT times of the jobs run directly, per mode (the thread's) */
+	double *times[SUB_MODES];
+	long ntimes[SUB_MODES];
+	/* per mode, while on: jobs, direct ones, switches, time */
+	uint64_t m_jobs[SUB_MODES], m_direct[SUB_MODES];
+	long m_nivcsw[SUB_MODES];
+	int64_t m_ns[SUB_MODES];
+	bool cgroup, mounted;
+};
+
+/* One job with a COPY of @bytes; waits for it unless it ran directly. */
+static bool sub_submit(struct submitter *s, uint64_t bytes)
+{
+	struct drm_d3dq_sync sig[SUB_SIGNALS];
+	struct drm_d3dq_submit a = { 0 };
+	uint64_t point = ++s->point;
+	struct drm_syncobj_timeline_wait w = {
+		.handles = (uintptr_t)&s->sync[0],
+		.points = (uintptr_t)&point,
+		.timeout_nsec = INT64_MAX,
+		.count_handles = 1,
+	};
+	int i;
+
+	s->cmds.copy.size = bytes;
+	for (i = 0; i < SUB_SIGNALS; i++) {
+		sig[i].handle = s->sync[i];
+		sig[i].flags = DRM_D3DQ_SYNC_TIMELINE;
+		sig[i].point = point;
+	}
+	a.queue_id = s->q;
+	a.signals = (struct drm_d3dq_obj_array)DRM_D3DQ_OBJ_ARRAY(SUB_SIGNALS,
+								   sig);
+	a.cmds = (uintptr_t)&s->cmds;
+	a.cmd_bytes = sizeof(s->cmds);
+	CHECK(client_ioctl(s->fd, DRM_IOCTL_D3DQ_SUBMIT, &a));
+	if (a.out_flags & DRM_D3DQ_SUBMIT_DONE)
+		return true;
+	CHECK(client_ioctl(s->fd, DRM_IOCTL_SYNCOBJ_TIMELINE_WAIT, &w));
+	return false;
+}
+
+/*
+ * The longest COPY that still runs inside SUBMIT, in steps of a command's
+ * cost, on the idle engine; -1 if no job does (direct_submit=0).
+ */
+static int64_t sub_probe(struct submitter *s)
+{
+	int64_t lo = 0, hi = ENGINE_STEP / SUB_CMD_COST + 1, mid;
+
+	if (!sub_submit(s, 0))
+		return -1;
+	while (hi - lo > 1) {
+		mid = (lo + hi) / 2;
+		if (sub_submit(s, (uint64_t)mid * SUB_CMD_COST))
+			lo = mid;
+		else
+			hi = mid;
+	}
+	return lo * SUB_CMD_COST;
+}
+
+static void *sub_main(void *arg)
+{
+	struct submitter *s = arg;
+	struct rusage ru;
+	int64_t t0, t;
+	bool direct;
+	int m;
+
+	atomic_store(&s->tid, (pid_t)syscall(SYS_gettid));
+	for (;;) {
+		if (!atomic_load(&s->on)) {
+			bool stop;
+
+			pthread_mutex_lock(&s->lock);
+			s->parked = true;
+			pthread_cond_broadcast(&s->cond);
+			while (!atomic_load(&s->on) && !s->stop)
+				pthread_cond_wait(&s->cond, &s->lock);
+			s->parked = false;
+			stop = s->stop;
+			pthread_mutex_unlock(&s->lock);
+			if (stop)
+				break;
+		}
+		m = atomic_load(&s->mode);
+		t0 = now_ns();
+		direct = sub_submit(s, s->copy_bytes);
+		t = now_ns() - t0;
+		if (direct && s->ntimes[m] < SUB_TIMES)
+			s->times[m][s->ntimes[m]++] = (double)t;
+		atomic_fetch_add(&s->direct, direct);
+		if (!getrusage(RUSAGE_THREAD, &ru))
+			atomic_store(&s->nivcsw, ru.ru_nivcsw);
+		atomic_fetch_add(&s->jobs, 1);
+	}
+	return NULL;
+}
+
+static int write_str(const char *path, const char *str)
+{
+	int fd = open(path, O_WRONLY | O_CLOEXEC), ret = 0;
+	size_t len = strlen(str);
+
+	if (fd < 0)
+		return -errno;
+	if (write(fd, str, len) != (ssize_t)len)
+		ret = -errno;
+	close(fd);
+	return ret;
+}
+
+/*
+ * A threaded cgroup with cpu.max for the submitter's thread: only where
+ * this process is in the root of a cgroup v2 hierarchy that has (or can
+ * be given) the cpu controller, as in the test VM (mounted here if it is
+ * not). Otherwise the reason goes to @why.
+ */
+static bool sub_cgroup_open(struct submitter *s, char *why, size_t len)
+{
+	char buf[256] = "";
+	const char *step;
+	ssize_t n;
+	int fd, err = 0;
+
+	fd = open("/proc/self/cgroup", O_RDONLY | O_CLOEXEC);
+	if (fd >= 0) {
+		n = read(fd, buf, sizeof(buf) - 1);
+		buf[n > 0 ? n : 0] = '\0';
+		close(fd);
+	}
+	/* Empty until a cgroup v2 hierarchy was first mounted. */
+	if (buf[0] && strcmp(buf, "0::/\n")) {
+		snprintf(why, len, "not in the root of a cgroup v2 hierarchy");
+		return false;
+	}
+	if (access(CGROUP_ROOT "/cgroup.controllers", R_OK)) {
+		step = "mount cgroup2";
+		if (mount("cgroup2", CGROUP_ROOT, "cgroup2", 0, NULL)) {
+			err = errno;
+			goto fail;
+		}
+		s->mounted = true;
+	}
+	step = "enable the cpu controller";
+	err = -write_str(CGROUP_ROOT "/cgroup.subtree_control", "+cpu");
+	if (err)
+		goto fail;
+	step = "mkdir";
+	if (mkdir(CGROUP_SUB, 0755) && errno != EEXIST) {
+		err = errno;
+		goto fail;
+	}
+	step = "make it threaded";
+	err = -write_str(CGROUP_SUB "/cgroup.type", "threaded");
+	if (!err) {
+		step = "set cpu.max";
+		err = -write_str(CGROUP_SUB "/cpu.max", CPU_MAX);
+	}
+	if (!err)
+		return true;
+	rmdir(CGROUP_SUB);
+fail:
+	if (s->mounted)
+		umount(CGROUP_ROOT);
+	s->mounted = false;
+	snprintf(why, len, "%s: %s", step, strerror(err));
+	return false;
+}
+
+/* Moves the submitter's thread into the cgroup (@in) or back to the root. */
+static void sub_cgroup_move(struct submitter *s, bool in)
+{
+	char tid[24];
+
+	if (!s->cgroup)
+		return;
+	snprintf(tid, sizeof(tid), "%d", (int)atomic_load(&s->tid));
+	CHECK(write_str(in ? CGROUP_SUB "/cgroup.threads" :
+			CGROUP_ROOT "/cgroup.threads", tid));
+}
+
+static void sub_cgroup_close(struct submitter *s)
+{
+	if (!s->cgroup)
+		return;
+	rmdir(CGROUP_SUB);
+	if (s->mounted)
+		umount(CGROUP_ROOT);
+}
+
+static void sub_start(struct submitter *s, char *why, size_t len)
+{
+	struct drm_d3dq_bo_create b = { 0 };
+	struct drm_syncobj_create sc = { .flags = 0 };
+	struct drm_d3dq_queue_create qc = { 0 };
+	int i;
+
+	memset(s, 0, sizeof(*s));
+	s->fd = open_raw();
+	if (s->fd < 0)
+		die("open", ENODEV, __LINE__);
+	for (i = 0; i < SUB_BOS; i++) {
+		b.size = i < 2 ? SUB_BO_BYTES : 4096;
+		CHECK(client_ioctl(s->fd, DRM_IOCTL_D3DQ_BO_CREATE, &b));
+		s->bo[i] = b.handle;
+	}
+	for (i = 0; i < SUB_SIGNALS; i++) {
+		CHECK(client_ioctl(s->fd, DRM_IOCTL_SYNCOBJ_CREATE, &sc));
+		s->sync[i] = sc.handle;
+	}
+	CHECK(client_ioctl(s->fd, DRM_IOCTL_D3DQ_QUEUE_CREATE, &qc));
+	s->q = qc.id;
+	s->cmds.copy = (struct drm_d3dq_cmd_copy){
+		{ DRM_D3DQ_CMD_COPY, sizeof(s->cmds.copy) }, s->bo[1], s->bo[0],
+		0, 0, 0,
+	};
+	for (i = 0; i < SUB_WRITES; i++)
+		s->cmds.w[i] = (struct drm_d3dq_cmd_write64){
+			{ DRM_D3DQ_CMD_WRITE64, sizeof(s->cmds.w[i]) },
+			s->bo[2 + i], 0, 0, (uint64_t)i,
+		};
+	for (i = 0; i < SUB_MODES; i++)
+		s->times[i] = samples(SUB_TIMES);
+	pthread_mutex_init(&s->lock, NULL);
+	pthread_cond_init(&s->cond, NULL);
+	s->cgroup = sub_cgroup_open(s, why, len);
+	CHECK(pthread_create(&s->thread, NULL, sub_main, s));
+	pthread_mutex_lock(&s->lock);
+	while (!s->parked)
+		pthread_cond_wait(&s->cond, &s->lock);
+	pthread_mutex_unlock(&s->lock);
+}
+
+static int sub_policy(struct submitter *s, int policy)
+{
+	struct sched_param sp = { 0 };
+
+	return -pthread_setschedparam(s->thread, policy, &sp);
+}
+
+/* Parks the submitter and counts what it did in its mode. */
+static void sub_park(struct submitter *s, uint64_t jobs0, uint64_t direct0,
+		     long nivcsw0, int64_t t0)
+{
+	int m = atomic_load(&s->mode);
+
+	/* Normal again first, so that it parks soon. */
+	sub_cgroup_move(s, false);
+	CHECK(sub_policy(s, SCHED_OTHER));
+	atomic_store(&s->on, false);
+	pthread_mutex_lock(&s->lock);
+	while (!s->parked)
+		pthread_cond_wait(&s->cond, &s->lock);
+	pthread_mutex_unlock(&s->lock);
+	s->m_ns[m] += now_ns() - t0;
+	s->m_jobs[m] += atomic_load(&s->jobs) - jobs0;
+	s->m_direct[m] += atomic_load(&s->direct) - direct0;
+	s->m_nivcsw[m] += atomic_load(&s->nivcsw) - nivcsw0;
+}
+
+/* Takes @per samples of the small job @c with the submitter in mode @m. */
+static void sub_block(struct submitter *s, struct small *c, int m,
+		      double *v, int per, uint64_t *point)
+{
+	uint64_t jobs0 = atomic_load(&s->jobs);
+	uint64_t direct0 = atomic_load(&s->direct);
+	long nivcsw0 = atomic_load(&s->nivcsw);
+	int64_t t0, deadline;
+	int i;
+
+	if (m != SUB_OFF) {
+		CHECK(sub_policy(s, m == SUB_THROTTLED ? SCHED_IDLE :
+				 SCHED_OTHER));
+		sub_cgroup_move(s, m == SUB_THROTTLED);
+		atomic_store(&s->mode, m);
+		pthread_mutex_lock(&s->lock);
+		atomic_store(&s->on, true);
+		pthread_cond_broadcast(&s->cond);
+		pthread_mutex_unlock(&s->lock);
+	}
+	t0 = now_ns();
+	/* Measure once the stream runs (a throttled thread starts late). */
+	deadline = t0 + (int64_t)SUB_START_NS;
+	while (m != SUB_OFF && atomic_load(&s->jobs) < jobs0 + 2 &&
+	       now_ns() < deadline)
+		sleep_ns(MS);
+	for (i = 0; i < per; i++)
+		v[i] = small_job_one(c, (int)++*point);
+	if (m != SUB_OFF)
+		sub_park(s, jobs0, direct0, nivcsw0, t0);
+}
+
+static void sub_stop(struct submitter *s)
+{
+	pthread_mutex_lock(&s->lock);
+	s->stop = true;
+	pthread_cond_broadcast(&s->cond);
+	pthread_mutex_unlock(&s->lock);
+	pthread_join(s->thread, NULL);
+	sub_cgroup_close(s);
+	close(s->fd);
+}
+
+/* A thread spinning at normal priority on each CPU. */
+struct hogs {
+	int n;
+	pthread_t t[CPU_SETSIZE];
+	_Atomic bool stop;
+};
+
+static void *hog_main(void *arg)
+{
+	struct hogs *h = arg;
+
+	while (!atomic_load_explicit(&h->stop, memory_order_relaxed))
+		;
+	return NULL;
+}
+
+static void hogs_start(struct hogs *h)
+{
+	pthread_attr_t attr;
+	cpu_set_t all, one;
+	int cpu;
+
+	h->n = 0;
+	atomic_store(&h->stop, false);
+	CHECK(sched_getaffinity(0, sizeof(all), &all) ? errno : 0);
+	for (cpu = 0; cpu < CPU_SETSIZE; cpu++) {
+		if (!CPU_ISSET(cpu, &all))
+			continue;
+		CPU_ZERO(&one);
+		CPU_SET(cpu, &one);
+		CHECK(pthread_attr_init(&attr));
+		CHECK(pthread_attr_setaffinity_np(&attr, sizeof(one), &one));
+		CHECK(pthread_create(&h->t[h->n++], &attr, hog_main, h));
+		pthread_attr_destroy(&attr);
+	}
+}
+
+static void hogs_stop(struct hogs *h)
+{
+	int i;
+
+	atomic_store(&h->stop, true);
+	for (i = 0; i < h->n; i++)
+		pthread_join(h->t[i], NULL);
+}
+
+/*
+ * The kernel's preemption model, the word in parentheses of debugfs's
+ * sched/preempt ("none voluntary (full)"), or "" if it cannot be read.
+ */
+static void preempt_model(char *buf, size_t len)
+{
+	char line[128] = "", *a, *b;
+	ssize_t n;
+	int fd;
+
+	buf[0] = '\0';
+	fd = open("/sys/kernel/debug/sched/preempt", O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return;
+	n = read(fd, line, sizeof(line) - 1);
+	close(fd);
+	line[n > 0 ? n : 0] = '\0';
+	a = strchr(line, '(');
+	b = a ? strchr(a, ')') : NULL;
+	if (b)
+		snprintf(buf, len, "%.*s", (int)(b - a - 1), a + 1);
+}
+
+static const char *const sub_keys[SUB_MODES] = {
+	"engine_small_hogs", "engine_small_direct_normal",
+	"engine_small_direct_throttled",
+};
+
+static void fig10_throttled(struct small *c, uint64_t *point)
+{
+	static const char *const mode_name[SUB_MODES] = {
+		"no submitter", "normal", "throttled",
+	};
+	int n = sz.lat / 2, per = smoke ? 5 : 20, rows[SUB_MODES], r, k, m;
+	double *v[SUB_MODES];
+	char why[128] = "", label[80], key[48], thr[48], model[32];
+	struct submitter s;
+	struct hogs h;
+	int64_t bytes;
+	long got[SUB_MODES] = { 0 };
+
+	sub_start(&s, why, sizeof(why));
+	/* Both policies must be allowed (they are to root, as in the VM). */
+	if (sub_policy(&s, SCHED_IDLE) || sub_policy(&s, SCHED_OTHER)) {
+		sub_stop(&s);
+		add_note(10, "throttled submitter skipped: this process may "
+			 "not set a thread's scheduling policy back from "
+			 "SCHED_IDLE");
+		return;
+	}
+	bytes = sub_probe(&s);
+	s.copy_bytes = bytes < 0 ? 0 : (uint64_t)bytes;
+	snprintf(thr, sizeof(thr), "SCHED_IDLE%s",
+		 s.cgroup ? " + cpu.max" : "");
+	for (m = 0; m < SUB_MODES; m++)
+		v[m] = samples(n);
+	hogs_start(&h);
+	/* Blocks of each variant, in an order that rotates. */
+	for (r = 0; got[0] < n || got[1] < n || got[2] < n; r++) {
+		for (k = 0; k < SUB_MODES; k++) {
+			int b;
+
+			m = (r + k) % SUB_MODES;
+			b = per < n - got[m] ? per : (int)(n - got[m]);
+			if (b <= 0)
+				continue;
+			sub_block(&s, c, m, v[m] + got[m], b, point);
+			got[m] += b;
+		}
+	}
+	hogs_stop(&h);
+	sub_stop(&s);
+
+	rows[SUB_OFF] = add_row(10, sub_keys[SUB_OFF],
+				"small job, CPU hogs, no other submitter",
+				"ns", v[SUB_OFF], n);
+	rows[SUB_NORMAL] = add_row(10, sub_keys[SUB_NORMAL],
+				   "small job, hogs, direct submitter normal",
+				   "ns", v[SUB_NORMAL], n);
+	snprintf(label, sizeof(label), "small job, hogs, direct submitter %s",
+		 s.cgroup ? "thr." : "idle");
+	rows[SUB_THROTTLED] = add_row(10, sub_keys[SUB_THROTTLED], label, "ns",
+				      v[SUB_THROTTLED], n);
+	add_value(10, "engine_direct_copy_bytes",
+		  "submitter's job: COPY bytes (16 bufs, 16 signals)", "B",
+		  (double)s.copy_bytes, bytes <= 0);
+	for (m = SUB_NORMAL; m < SUB_MODES; m++) {
+		double sec = (double)s.m_ns[m] / 1e9;
+		double jobs = (double)s.m_jobs[m];
+
+		snprintf(key, sizeof(key), "engine_direct_submit_%s",
+			 mode_name[m]);
+		snprintf(label, sizeof(label),
+			 "submitter %s: its direct SUBMIT",
+			 m == SUB_NORMAL ? "normal" : thr);
+		if (s.ntimes[m])
+			add_row(10, key, label, "ns", s.times[m], s.ntimes[m]);
+		snprintf(key, sizeof(key), "engine_direct_rate_%s",
+			 mode_name[m]);
+		snprintf(label, sizeof(label), "submitter %s: jobs per second",
+			 m == SUB_NORMAL ? "normal" : thr);
+		add_value(10, key, label, "jobs/s", sec > 0 ? jobs / sec : 0,
+			  true);
+		snprintf(key, sizeof(key), "engine_direct_share_%s",
+			 mode_name[m]);
+		snprintf(label, sizeof(label),
+			 "submitter %s: run inside SUBMIT",
+			 m == SUB_NORMAL ? "normal" : thr);
+		add_value(10, key, label, "%",
+			  jobs > 0 ? 100.0 * (double)s.m_direct[m] / jobs : 0,
+			  true);
+		snprintf(key, sizeof(key), "engine_direct_preempted_%s",
+			 mode_name[m]);
+		snprintf(label, sizeof(label),
+			 "submitter %s: preempted per job", m == SUB_NORMAL ?
+			 "normal" : thr);
+		add_value(10, key, label, "switches",
+			  jobs > 0 ? (double)s.m_nivcsw[m] / jobs : 0, true);
+	}
+	for (m = 0; m < SUB_MODES; m++)
+		if (s.ntimes[m] == 0)
+			free(s.times[m]);
+	add_cmp(10, rows[SUB_THROTTLED], rows[SUB_OFF],
+		"small job: throttled direct submitter / none", 0);
+	add_cmp(10, rows[SUB_THROTTLED], rows[SUB_NORMAL],
+		"small job: throttled / normal direct submitter", 0);
+	add_cmp(10, rows[SUB_NORMAL], rows[SUB_OFF],
+		"small job: normal direct submitter / none", 0);
+	add_value(10, "engine_small_throttled_p99",
+		  "p99: throttled direct submitter / none", "x",
+		  row_p99(rows[SUB_THROTTLED]) / row_p99(rows[SUB_OFF]), false);
+	if (bytes < 0)
+		add_note(10, "no job ran inside SUBMIT (direct_submit=0?): the "
+			 "submitter's jobs all went through the scheduler");
+	preempt_model(model, sizeof(model));
+	add_note(10, "throttled submitter: %s%s; a CPU hog of normal "
+		 "priority on each of the %d CPUs in all three variants; "
+		 "preemption: %s", thr, s.cgroup ? " \"" CPU_MAX "\"" : "",
+		 h.n, model[0] ? model : "unknown");
+	if (!s.cgroup)
+		add_note(10, "cpu.max not used: %s", why);
+	add_note(10, "bound: a job run inside SUBMIT is small (16 KiB of "
+		 "work) and runs with preemption disabled (driver.rst)");
+}
+
 static void fig10(void)
 {
 	struct small c = { raw_syncobj(), raw_queue(), raw_bo_create() };
 	int n = sz.lat / 2, i, idle, busy, step;
 	double *li = samples(n), *lf = samples(n), t_step;
+	uint64_t point;
 	struct flood f;
 
 	for (i = 1; i <= n; i++)
@@ -149,9 +707,6 @@ static void fig10(void)
 	while (!atomic_load(&f.rounds))
 		sleep_ns(MS);
 	t_step = flood_stop(&f);
-	raw_queue_destroy(c.q);
-	raw_syncobj_destroy(c.sync);
-	raw_bo_destroy(c.bo);
 
 	idle = add_row(10, "engine_small_idle", "small job, engine idle", "ns",
 		       li, n);
@@ -164,7 +719,32 @@ static void fig10(void)
 	add_cmp(10, busy, step, "small job flooded, in engine steps", 0);
 	add_note(10, "bound: a client's job waits at most one step of each "
 		 "other ready client of its priority per turn (uapi.rst, Queues)");
+
+	point = 2 * (uint64_t)n;
+	fig10_throttled(&c, &point);
+	raw_queue_destroy(c.q);
+	raw_syncobj_destroy(c.sync);
+	raw_bo_destroy(c.bo);
 }
 
-BENCH_FIGURE(10, "sharing the engine: a small job while another client floods",
-	     fig10, NULL)
+static int fig10_plot(FILE *gp)
+{
+	static const char *const keys[] = {
+		"engine_small_idle", "engine_small_flooded",
+		"engine_small_hogs", "engine_small_direct_normal",
+		"engine_small_direct_throttled",
+	};
+	static const char *const titles[] = {
+		"engine idle", "another client floods",
+		"CPU hogs, no other submitter",
+		"CPU hogs, direct submitter, normal",
+		"CPU hogs, direct submitter, throttled",
+	};
+
+	plot_latency(gp, "10. a small job while another client uses the engine",
+		     keys, titles, 5);
+	return 1;
+}
+
+BENCH_FIGURE(10, "sharing the engine: a small job next to other clients",
+	     fig10, fig10_plot)
