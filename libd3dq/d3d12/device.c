@@ -147,6 +147,20 @@ static HRESULT level_check(D3D_FEATURE_LEVEL level)
 	}
 }
 
+/*
+ * The creator's reference to @d as interface @riid in @out; with @out
+ * NULL (the caller only asked whether creation would succeed), S_FALSE.
+ */
+static HRESULT hand_out(struct d3d12_device *d, REFIID riid, void **out)
+{
+	HRESULT hr = S_FALSE;
+
+	if (out)
+		hr = ID3D12Device1_QueryInterface(&d->iface, riid, out);
+	device_unref(d);
+	return hr;
+}
+
 EXPORT HRESULT D3D12CreateDevice(IUnknown *adapter,
 				 D3D_FEATURE_LEVEL minimum_level, REFIID riid,
 				 void **out)
@@ -180,14 +194,7 @@ EXPORT HRESULT D3D12CreateDevice(IUnknown *adapter,
 	if (FAILED(hr))
 		return hr;
 
-	if (!out) {
-		/* A NULL ppDevice only asks whether creation would succeed. */
-		device_unref(d);
-		return S_FALSE;
-	}
-	hr = ID3D12Device1_QueryInterface(&d->iface, riid, out);
-	device_unref(d);
-	return hr;
+	return hand_out(d, riid, out);
 }
 
 /* The first published layout: size, level, pfn_signal_event, context. */
@@ -224,14 +231,7 @@ d3d12_d3dq_create_device(const struct d3d12_d3dq_device_create_info *info,
 	hr = device_open(&ci, &d);
 	if (FAILED(hr))
 		return hr;
-	if (!out) {
-		/* A NULL ppDevice only asks whether creation would succeed. */
-		device_unref(d);
-		return S_FALSE;
-	}
-	hr = ID3D12Device1_QueryInterface(&d->iface, riid, out);
-	device_unref(d);
-	return hr;
+	return hand_out(d, riid, out);
 }
 
 EXPORT HRESULT D3D12GetDebugInterface(REFIID riid, void **out)

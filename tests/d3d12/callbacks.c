@@ -13,7 +13,6 @@
  * Copyright (C) 2026 The d3dq authors
  */
 #define _GNU_SOURCE
-#include <dirent.h>
 #include <fcntl.h>
 #include <pthread.h>
 #include <stdint.h>
@@ -134,22 +133,6 @@ static HRESULT create(struct rec *r, ID3D12Device1 **dev)
 					(void **)dev);
 }
 
-/* The number of threads of this process. */
-static int threads(void)
-{
-	DIR *d = opendir("/proc/self/task");
-	struct dirent *e;
-	int n = 0;
-
-	if (!d)
-		return -1;
-	while ((e = readdir(d)))
-		if (e->d_name[0] != '.')
-			n++;
-	closedir(d);
-	return n;
-}
-
 /*
  * The number of threads once it is @want, or after 10 s: a thread the
  * library joined may still be listed for a moment (the kernel wakes the
@@ -157,11 +140,11 @@ static int threads(void)
  */
 static int threads_then(int want)
 {
-	int i, n = threads();
+	int i, n = u_threads();
 
 	for (i = 0; i < 1000 && n != want; i++) {
 		usleep(10000);
-		n = threads();
+		n = u_threads();
 	}
 	return n;
 }
@@ -477,12 +460,12 @@ TEST(one_thread_while_needed)
 	if (!plain)
 		SKIP(return, "no d3dq device");
 	rec_init(&r);
-	n0 = threads();
+	n0 = u_threads();
 	ASSERT_LT(0, n0);
 	ASSERT_EQ(S_OK, create(&r, &a));
-	EXPECT_EQ(n0 + 1, threads());
+	EXPECT_EQ(n0 + 1, u_threads());
 	ASSERT_EQ(S_OK, create(&r, &b));
-	EXPECT_EQ(n0 + 1, threads());
+	EXPECT_EQ(n0 + 1, u_threads());
 	EXPECT_NE((void *)a, (void *)b);
 	EXPECT_NE((void *)a, (void *)plain);
 
@@ -490,7 +473,7 @@ TEST(one_thread_while_needed)
 	ASSERT_NE(NULL, f);
 	EXPECT_EQ(S_OK, ID3D12Fence_SetEventOnCompletion(f, 1, T(1)));
 	EXPECT_EQ(0, ID3D12Device1_Release(b));
-	EXPECT_EQ(n0 + 1, threads());
+	EXPECT_EQ(n0 + 1, u_threads());
 	EXPECT_EQ(S_OK, ID3D12Fence_Signal(f, 1));
 	EXPECT_TRUE(wait_count(&r, 1, 1));
 	U_RELEASE(f);
@@ -499,7 +482,7 @@ TEST(one_thread_while_needed)
 
 	/* And again, from nothing. */
 	ASSERT_EQ(S_OK, create(&r, &a));
-	EXPECT_EQ(n0 + 1, threads());
+	EXPECT_EQ(n0 + 1, u_threads());
 	EXPECT_EQ(0, ID3D12Device1_Release(a));
 	EXPECT_EQ(n0, threads_then(n0));
 	U_RELEASE(plain);

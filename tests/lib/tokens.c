@@ -24,6 +24,7 @@
 #define NT 1024
 
 struct rec {
+	_Atomic bool go;		/* token 2 waits for it */
 	_Atomic unsigned int count[NT];
 	_Atomic unsigned int total;
 	_Atomic uint64_t order;		/* tokens 1..: each after the one before */
@@ -37,8 +38,12 @@ static int callback(void *token, void *context)
 	struct rec *r = context;
 	uintptr_t t = (uintptr_t)token;
 
-	if (t == 2 && r->close_me)
+	if (t == 2 && r->close_me) {
+		/* Not while the program's Signal that fired it still runs. */
+		while (!atomic_load(&r->go))
+			util_sleep_ms(1);
 		d3dq_device_close(r->close_me);
+	}
 	if (t == 3 && r->chain)
 		d3dq_fence_signal(r->chain, d3dq_fence_get_completed_value(
 						  r->chain) + 1);
@@ -68,6 +73,39 @@ static bool wait_total(struct rec *r, unsigned int n)
 	for (i = 0; i < 20000 && atomic_load(&r->total) < n; i++)
 		util_sleep_ms(1);
 	return atomic_load(&r->total) >= n;
+}
+
+static void *nothing(void *arg)
+{
+	return arg;
+}
+
+/*
+ * The number of threads before a test starts one, after a thread was
+ * started and joined: ThreadSanitizer starts a thread of its own with
+ * the first one.
+ */
+static int threads_before(void)
+{
+	pthread_t t;
+
+	if (!pthread_create(&t, NULL, nothing, NULL))
+		pthread_join(t, NULL);
+	return util_thread_count();
+}
+
+/*
+ * The number of threads once it is @want, or after 10 s: a joined thread
+ * may be listed until the kernel removes its task, a detached one ends
+ * on its own.
+ */
+static int threads_then(int want)
+{
+	int i;
+
+	for (i = 0; i < 1000 && util_thread_count() != want; i++)
+		util_sleep_ms(10);
+	return util_thread_count();
 }
 
 TEST(arguments)
@@ -222,7 +260,7 @@ TEST(close_with_pending)
 	int n0, i;
 
 	memset(&r, 0, sizeof(r));
-	n0 = util_thread_count();
+	n0 = threads_before();
 	dev = open_cb(&r);
 	if (!dev)
 		SKIP(return, "no d3dq device");
@@ -245,10 +283,7 @@ TEST(close_with_pending)
 	EXPECT_EQ(101, atomic_load(&r.total));
 	for (i = 1; i <= 101; i++)
 		EXPECT_EQ(1, atomic_load(&r.count[i])) TH_LOG("token %d", i);
-	/* Joined; its task may be listed until the kernel removes it. */
-	for (i = 0; i < 1000 && util_thread_count() != n0; i++)
-		util_sleep_ms(10);
-	EXPECT_EQ(n0, util_thread_count());
+	EXPECT_EQ(n0, threads_then(n0));
 }
 
 /*
@@ -263,7 +298,7 @@ TEST(callback_calls_the_library)
 	int n0, i;
 
 	memset(&r, 0, sizeof(r));
-	n0 = util_thread_count();
+	n0 = threads_before();
 	dev = open_cb(&r);
 	if (!dev)
 		SKIP(return, "no d3dq device");
@@ -284,13 +319,12 @@ TEST(callback_calls_the_library)
 	/* The close destroys r.chain, whose registration fires: 4. */
 	ASSERT_EQ(0, d3dq_fence_set_token_on_completion(r.chain, 9, T(4)));
 	ASSERT_EQ(0, d3dq_fence_signal(r.chain, 1));
+	atomic_store(&r.go, true);
 	ASSERT_TRUE(wait_total(&r, 52));
 	EXPECT_EQ(1, atomic_load(&r.count[2]));
 	EXPECT_EQ(1, atomic_load(&r.count[4]));
 	/* Detached, it ends on its own. */
-	for (i = 0; i < 20000 && util_thread_count() != n0; i++)
-		util_sleep_ms(1);
-	EXPECT_EQ(n0, util_thread_count());
+	EXPECT_EQ(n0, threads_then(n0));
 }
 
 TEST_HARNESS_MAIN
