@@ -20,7 +20,7 @@
  * after its close returned, unless the close runs inside a callback: the
  * items then wait for the callback to return (the thread cannot wait for
  * itself), and the thread, if it was the last device's, is detached and
- * ends once they are called.
+ * ends once they are called. A device opened before it ended keeps it.
  *
  * One lock, the innermost of the library: taken alone or inside any
  * other, never across a callback or a system call other than starting
@@ -40,7 +40,7 @@ struct dispatch_item {
 
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
 static pthread_cond_t work = PTHREAD_COND_INITIALIZER;	/* items, or quit */
-static pthread_cond_t progress = PTHREAD_COND_INITIALIZER;
+static pthread_cond_t progress = PTHREAD_COND_INITIALIZER; /* calls, end */
 static struct dispatch_item *head, *tail;
 static uint64_t pushed, called;
 static unsigned int users;		/* devices with a callback */

@@ -14,6 +14,7 @@
 #include <errno.h>
 #include <pthread.h>
 #include <stdatomic.h>
+#include <stdio.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -77,20 +78,27 @@ static bool wait_total(struct rec *r, unsigned int n)
 
 static void *nothing(void *arg)
 {
-	return arg;
+	*(pid_t *)arg = gettid();
+	return NULL;
 }
 
 /*
- * The number of threads before a test starts one, after a thread was
- * started and joined: ThreadSanitizer starts a thread of its own with
- * the first one.
+ * The number of threads before a test starts one, once a thread was
+ * started, joined and removed by the kernel: ThreadSanitizer starts a
+ * thread of its own with the first one.
  */
 static int threads_before(void)
 {
+	char path[64];
+	pid_t tid = 0;
 	pthread_t t;
+	int i;
 
-	if (!pthread_create(&t, NULL, nothing, NULL))
+	if (!pthread_create(&t, NULL, nothing, &tid))
 		pthread_join(t, NULL);
+	snprintf(path, sizeof(path), "/proc/self/task/%d", (int)tid);
+	for (i = 0; tid && i < 1000 && !access(path, F_OK); i++)
+		util_sleep_ms(10);
 	return util_thread_count();
 }
 
