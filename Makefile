@@ -6,7 +6,7 @@
 # (6.1, 6.12, 7.3, 7.2), listed in scripts/kernels.pin; KERNELS (default:
 # every line there) narrows, e.g. KERNELS=6.1 or KERNELS="6.1 7.3".
 
-VERSION := 0.1.0
+VERSION := 0.2.0
 PREFIX ?= /usr/local
 LIBDIR ?= $(PREFIX)/lib
 INCLUDEDIR ?= $(PREFIX)/include
@@ -112,14 +112,16 @@ lib_d3dq_libs = $(DRM_LIBS)
 lib_d3dq_deps :=
 
 # libd3d12-d3dq: ID3D12Device and friends on libd3dq's public API. Its
-# headers are Microsoft's (directx-headers-dev, pkg-config DirectX-Headers).
+# headers are Microsoft's (directx-headers-dev, pkg-config DirectX-Headers),
+# and d3d12_d3dq.h for what D3D12 lacks.
 # The COM methods ignore many of their arguments: -Wno-unused-parameter.
 lib_d3d12-d3dq_soversion := 0
 lib_d3d12-d3dq_srcs := $(wildcard libd3dq/d3d12/*.c)
 lib_d3d12-d3dq_map := libd3dq/d3d12/libd3d12-d3dq.map
 lib_d3d12-d3dq_pc := libd3dq/d3d12/libd3d12-d3dq.pc.in
-lib_d3d12-d3dq_headers :=
-lib_d3d12-d3dq_incdir :=
+# Its own header: d3d12_d3dq_create_device(), devices with a callback.
+lib_d3d12-d3dq_headers := include/d3dq/d3d12_d3dq.h
+lib_d3d12-d3dq_incdir := d3dq
 lib_d3d12-d3dq_man := $(wildcard libd3dq/d3d12/man/*.3)
 lib_d3d12-d3dq_cflags = $(DX_CFLAGS) -Wno-unused-parameter
 lib_d3d12-d3dq_libs = -L$(B)/lib -ld3dq $(DX_LIBS)

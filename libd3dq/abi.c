@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: MIT
 /*
  * libd3dq: what the ABI promises about itself: the version query and the
- * extensible queue description, whose D3D12 numbers are mapped to the
- * driver's here.
+ * extensible descriptions (of a queue, whose D3D12 numbers are mapped to
+ * the driver's here, and of a device).
  *
  * Copyright (C) 2026 The d3dq authors
  */
@@ -16,6 +16,42 @@
 _Static_assert(sizeof(struct d3dq_queue_desc) == QUEUE_DESC_SIZE_V0,
 	       "a new member of struct d3dq_queue_desc needs a new size");
 
+/* The first published layout: size, flags, path, signal_event, context. */
+#define DEVICE_DESC_SIZE_V0 32
+
+_Static_assert(sizeof(struct d3dq_device_desc) == DEVICE_DESC_SIZE_V0,
+	       "a new member of struct d3dq_device_desc needs a new size");
+
+/*
+ * An extensible description of @known bytes as this library knows it,
+ * whose caller says it has @size (its first member): at least the first
+ * published layout (@v0), and members of a later layout only if they are
+ * zero. Copied to @out. 0 or -EINVAL.
+ */
+static int desc_copy(const void *desc, uint32_t size, uint32_t v0,
+		     void *out, size_t known)
+{
+	const unsigned char *tail = desc;
+	uint32_t i;
+
+	if (size < v0)
+		return -EINVAL;
+	for (i = known; i < size; i++)
+		if (tail[i])
+			return -EINVAL;
+	memcpy(out, desc, known);
+	return 0;
+}
+
+int device_desc_copy(const struct d3dq_device_desc *desc,
+		     struct d3dq_device_desc *out)
+{
+	if (!desc || desc_copy(desc, desc->size, DEVICE_DESC_SIZE_V0, out,
+			       sizeof(*out)))
+		return -EINVAL;
+	return out->flags ? -EINVAL : 0;
+}
+
 D3DQ_EXPORT uint32_t d3dq_version(void)
 {
 	return D3DQ_VERSION;
@@ -24,18 +60,11 @@ D3DQ_EXPORT uint32_t d3dq_version(void)
 int queue_desc_to_uapi(const struct d3dq_queue_desc *desc,
 		       struct drm_d3dq_queue_create *create)
 {
-	const unsigned char *tail;
 	struct d3dq_queue_desc d;
-	uint32_t i;
 
-	if (!desc || desc->size < QUEUE_DESC_SIZE_V0)
+	if (!desc || desc_copy(desc, desc->size, QUEUE_DESC_SIZE_V0, &d,
+			       sizeof(d)))
 		return -EINVAL;
-	/* Members of a later layout are refused unless they are zero. */
-	tail = (const unsigned char *)desc;
-	for (i = sizeof(d); i < desc->size; i++)
-		if (tail[i])
-			return -EINVAL;
-	memcpy(&d, desc, sizeof(d));
 
 	switch (d.type) {
 	case D3DQ_QUEUE_DIRECT:

@@ -213,7 +213,10 @@ void evref_put(struct d3dq_device *dev, struct evref *e)
 	pthread_mutex_unlock(&dev->evtab_lock);
 	if (!last)
 		return;
-	close(e->fd);
+	if (e->fd >= 0)
+		close(e->fd);
+	if (e->item)
+		dispatch_item_free(e->item);
 	free(e);
 }
 
@@ -382,6 +385,33 @@ int evref_get(struct d3dq_device *dev, int app_fd, struct evref **out)
 	return 0;
 }
 
+/*
+ * A token event: the registration's own evref (never in the table), with
+ * the call of the device's callback that firing hands to the dispatcher.
+ */
+int evref_token(struct d3dq_device *dev, void *token, struct evref **out)
+{
+	struct evref *e;
+
+	if (!dev->signal_event)
+		return -EINVAL;
+	e = calloc(1, sizeof(*e));
+	if (!e)
+		return -ENOMEM;
+	e->item = dispatch_item_new(dev->signal_event, token,
+				    dev->event_context);
+	if (!e->item) {
+		free(e);
+		return -ENOMEM;
+	}
+	e->app_fd = -1;
+	e->fd = -1;
+	e->refs = 1;
+	e->token = token;
+	*out = e;
+	return 0;
+}
+
 static int get_param(int fd, uint32_t param, uint64_t *value)
 {
 	struct drm_d3dq_get_param args = { .param = param };
@@ -431,15 +461,13 @@ static int open_node(const char *path)
 	return -ENODEV;
 }
 
-D3DQ_EXPORT int d3dq_device_open(const char *path, struct d3dq_device **out)
+static int device_open(const char *path, d3dq_signal_event_fn signal_event,
+		       void *context, struct d3dq_device **out)
 {
 	struct d3dq_device *dev;
 	uint64_t v;
 	int fd, ret;
 
-	if (!out)
-		return -EINVAL;
-	*out = NULL;
 	fd = open_node(path);
 	if (fd < 0)
 		return fd;
@@ -450,6 +478,8 @@ D3DQ_EXPORT int d3dq_device_open(const char *path, struct d3dq_device **out)
 		return -ENOMEM;
 	}
 	dev->fd = fd;
+	dev->signal_event = signal_event;
+	dev->event_context = context;
 	ret = get_param(fd, DRM_D3DQ_PARAM_UAPI_VERSION, &v);
 	if (ret)
 		goto err;
@@ -478,9 +508,17 @@ D3DQ_EXPORT int d3dq_device_open(const char *path, struct d3dq_device **out)
 		ret = -ENOTSUP;
 		goto err;
 	}
+	if (signal_event) {
+		ret = dispatch_get();
+		if (ret)
+			goto err;
+	}
 	ret = syncobj_create(fd, &dev->doorbell);
-	if (ret)
+	if (ret) {
+		if (signal_event)
+			dispatch_put();
 		goto err;
+	}
 
 	pthread_mutex_init(&dev->lock, NULL);
 	pthread_mutex_init(&dev->remove_lock, NULL);
@@ -502,6 +540,29 @@ err:
 	close(fd);
 	free(dev);
 	return ret;
+}
+
+D3DQ_EXPORT int d3dq_device_open(const char *path, struct d3dq_device **out)
+{
+	if (!out)
+		return -EINVAL;
+	*out = NULL;
+	return device_open(path, NULL, NULL, out);
+}
+
+D3DQ_EXPORT int d3dq_device_open_desc(const struct d3dq_device_desc *desc,
+				      struct d3dq_device **out)
+{
+	struct d3dq_device_desc d;
+	int ret;
+
+	if (!out)
+		return -EINVAL;
+	*out = NULL;
+	ret = device_desc_copy(desc, &d);
+	if (ret)
+		return ret;
+	return device_open(d.path, d.signal_event, d.context, out);
 }
 
 /*
@@ -539,6 +600,12 @@ D3DQ_EXPORT void d3dq_device_close(struct d3dq_device *dev)
 			free(e);
 		}
 	}
+	/*
+	 * Destroying the fences fired what was registered (R14): the
+	 * callbacks are called before the close returns.
+	 */
+	if (dev->signal_event)
+		dispatch_put();
 	syncobj_destroy(dev->fd, dev->doorbell);
 	close(dev->fd);
 	pthread_mutex_destroy(&dev->lock);

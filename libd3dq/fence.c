@@ -37,6 +37,20 @@ static void write_event(int fd)
 		return;
 }
 
+/*
+ * Fire @e: write the eventfd, or hand the call of the device's callback
+ * to the dispatcher (a token fires once: its registration's only).
+ */
+static void fire_event(struct evref *e)
+{
+	if (e->fd >= 0) {
+		write_event(e->fd);
+	} else if (e->item) {
+		dispatch_push(e->item);
+		e->item = NULL;
+	}
+}
+
 static void multi_unref(struct d3dq_device *dev, struct multi_reg *m)
 {
 	uint32_t i;
@@ -201,7 +215,7 @@ static void multi_hit(struct multi_reg *m, struct fire *fire)
 	if (!m->fired && (m->any || --m->remaining == 0)) {
 		m->fired = true;
 		if (m->ev)
-			write_event(m->ev->fd);
+			fire_event(m->ev);
 		else
 			pthread_cond_broadcast(&m->cond);
 		m->fire_next = fire->multis;
@@ -218,21 +232,32 @@ static void multi_hit(struct multi_reg *m, struct fire *fire)
 	atomic_fetch_sub(&m->refs, 1);
 }
 
-static int cmp_ptr(const void *a, const void *b)
+/* What makes two events the same: the eventfd's reference, or the token. */
+static uintptr_t ev_key(const struct evref *e, bool *token)
 {
-	uintptr_t x = *(const uintptr_t *)a, y = *(const uintptr_t *)b;
+	*token = e->fd < 0;
+	return *token ? (uintptr_t)e->token : (uintptr_t)e;
+}
 
+static int cmp_ev(const void *a, const void *b)
+{
+	bool tx, ty;
+	uintptr_t x = ev_key(*(struct evref *const *)a, &tx);
+	uintptr_t y = ev_key(*(struct evref *const *)b, &ty);
+
+	if (tx != ty)
+		return tx - ty;
 	return (x > y) - (x < y);
 }
 
 /*
- * Write the events of the registrations popped in one change of the
- * value, each eventfd once however many of its registrations were
- * reached (R10).
+ * Fire the events of the registrations popped in one change of the
+ * value, each eventfd and each token once however many of its
+ * registrations were reached (R10).
  */
 static void write_events(struct ev_reg *popped)
 {
-	uintptr_t *evs;
+	struct evref **evs;
 	struct ev_reg *r;
 	size_t n = 0, i;
 
@@ -243,15 +268,15 @@ static void write_events(struct ev_reg *popped)
 	evs = malloc(n * sizeof(*evs));
 	if (!evs) {
 		for (r = popped; r; r = r->next)
-			write_event(r->ev->fd);
+			fire_event(r->ev);
 		return;
 	}
 	for (i = 0, r = popped; r; r = r->next)
-		evs[i++] = (uintptr_t)r->ev;
-	qsort(evs, n, sizeof(*evs), cmp_ptr);
+		evs[i++] = r->ev;
+	qsort(evs, n, sizeof(*evs), cmp_ev);
 	for (i = 0; i < n; i++)
-		if (!i || evs[i] != evs[i - 1])
-			write_event(((struct evref *)evs[i])->fd);
+		if (!i || cmp_ev(&evs[i], &evs[i - 1]))
+			fire_event(evs[i]);
 	free(evs);
 }
 
@@ -1019,23 +1044,22 @@ D3DQ_EXPORT int d3dq_fence_wait(struct d3dq_fence *f, uint64_t value,
 	return ret;
 }
 
-D3DQ_EXPORT int d3dq_fence_set_event_on_completion(struct d3dq_fence *f,
-						   uint64_t value, int eventfd)
+/*
+ * Register eventfd @eventfd (>= 0), or @token if it is not NULL, for
+ * @value of @f.
+ */
+static int set_event(struct d3dq_fence *f, uint64_t value, int eventfd,
+		     void *token)
 {
-	struct d3dq_device *dev;
+	struct d3dq_device *dev = f->dev;
 	struct evref *ev;
 	struct ev_reg *r;
 	bool now;
 	int ret;
 
-	if (!f)
-		return -EINVAL;
-	if (eventfd < 0)
-		return d3dq_fence_wait(f, value, D3DQ_TIMEOUT_INFINITE);
-	dev = f->dev;
 	fence_refresh(f);
 	/* Reached already: fire during the call, no reference needed. */
-	if (reached(f, value, fence_value(f))) {
+	if (!token && reached(f, value, fence_value(f))) {
 		ret = evref_check(eventfd);
 		if (!ret)
 			write_event(eventfd);
@@ -1046,7 +1070,8 @@ D3DQ_EXPORT int d3dq_fence_set_event_on_completion(struct d3dq_fence *f,
 		if (ret)
 			return ret;
 	}
-	ret = evref_get(dev, eventfd, &ev);
+	ret = token ? evref_token(dev, token, &ev) :
+		      evref_get(dev, eventfd, &ev);
 	if (ret)
 		return ret;
 	r = calloc(1, sizeof(*r));
@@ -1066,7 +1091,7 @@ D3DQ_EXPORT int d3dq_fence_set_event_on_completion(struct d3dq_fence *f,
 	if (!now && !ret)
 		fence_observe(f);
 	if (now)
-		write_event(ev->fd);
+		fire_event(ev);
 	if (now || ret) {
 		evref_put(dev, ev);
 		free(r);
@@ -1077,10 +1102,31 @@ D3DQ_EXPORT int d3dq_fence_set_event_on_completion(struct d3dq_fence *f,
 	return ret;
 }
 
-D3DQ_EXPORT int d3dq_device_set_event_on_multiple_fence_completion(
-		struct d3dq_device *dev, struct d3dq_fence *const *fences,
-		const uint64_t *values, uint32_t count, uint32_t flags,
-		int eventfd)
+D3DQ_EXPORT int d3dq_fence_set_event_on_completion(struct d3dq_fence *f,
+						   uint64_t value, int eventfd)
+{
+	if (!f)
+		return -EINVAL;
+	if (eventfd < 0)
+		return d3dq_fence_wait(f, value, D3DQ_TIMEOUT_INFINITE);
+	return set_event(f, value, eventfd, NULL);
+}
+
+D3DQ_EXPORT int d3dq_fence_set_token_on_completion(struct d3dq_fence *f,
+						   uint64_t value, void *token)
+{
+	if (!f || !f->dev->signal_event)
+		return -EINVAL;
+	if (!token)
+		return d3dq_fence_wait(f, value, D3DQ_TIMEOUT_INFINITE);
+	return set_event(f, value, -1, token);
+}
+
+/* As set_event(), once ALL or ANY of the values are reached. */
+static int set_multi_event(struct d3dq_device *dev,
+			   struct d3dq_fence *const *fences,
+			   const uint64_t *values, uint32_t count,
+			   uint32_t flags, int eventfd, void *token)
 {
 	struct multi_reg *m;
 	bool shared = false;
@@ -1095,6 +1141,8 @@ D3DQ_EXPORT int d3dq_device_set_event_on_multiple_fence_completion(
 			return -EINVAL;
 		shared |= fences[i]->shared;
 	}
+	if (count == 1 && token)
+		return set_event(fences[0], values[0], -1, token);
 	if (count == 1)
 		return d3dq_fence_set_event_on_completion(fences[0], values[0],
 							  eventfd);
@@ -1107,8 +1155,9 @@ D3DQ_EXPORT int d3dq_device_set_event_on_multiple_fence_completion(
 	m = calloc(1, sizeof(*m) + count * sizeof(m->regs[0]));
 	if (!m)
 		return -ENOMEM;
-	if (eventfd >= 0) {
-		ret = evref_get(dev, eventfd, &m->ev);
+	if (token || eventfd >= 0) {
+		ret = token ? evref_token(dev, token, &m->ev) :
+			      evref_get(dev, eventfd, &m->ev);
 		if (ret) {
 			free(m);
 			return ret;
@@ -1176,7 +1225,7 @@ D3DQ_EXPORT int d3dq_device_set_event_on_multiple_fence_completion(
 				fence_watch_start(fences[i]);
 	}
 
-	if (!ret && eventfd < 0) {
+	if (!ret && !m->ev) {
 		pthread_mutex_lock(&m->lock);
 		while (!m->fired)
 			pthread_cond_wait(&m->cond, &m->lock);
@@ -1184,4 +1233,23 @@ D3DQ_EXPORT int d3dq_device_set_event_on_multiple_fence_completion(
 	}
 	multi_unref(dev, m);
 	return ret;
+}
+
+D3DQ_EXPORT int d3dq_device_set_event_on_multiple_fence_completion(
+		struct d3dq_device *dev, struct d3dq_fence *const *fences,
+		const uint64_t *values, uint32_t count, uint32_t flags,
+		int eventfd)
+{
+	return set_multi_event(dev, fences, values, count, flags, eventfd,
+			       NULL);
+}
+
+D3DQ_EXPORT int d3dq_device_set_token_on_multiple_fence_completion(
+		struct d3dq_device *dev, struct d3dq_fence *const *fences,
+		const uint64_t *values, uint32_t count, uint32_t flags,
+		void *token)
+{
+	if (!dev || !dev->signal_event)
+		return -EINVAL;
+	return set_multi_event(dev, fences, values, count, flags, -1, token);
 }

@@ -14,6 +14,8 @@
  *   2 fence.c     fence state: values, events, tickets, kernel waits
  *   1 device.c    kernel calls, eventfd references, the ready list
  *     abi.c       the queue description's D3D12 numbers to the uapi's
+ *   0 dispatch.c  the thread that calls the program's signal_event
+ *                 callbacks; calls nothing of the library
  *
  * Entry points sit on top: the d3dq_*() functions of every file and the
  * worker thread's body may call any layer. Dropping a reference
@@ -26,6 +28,7 @@
  *   queue->lock -> device->remove_lock -> device->lock
  *     -> device->apply_lock -> fence->lock -> multi->lock
  *     -> device->ready_lock | device->evtab_lock | device->doorbell_lock
+ *     -> the dispatcher's lock (dispatch.c)
  *
  * A command list's lock is taken alone, or inside queue->lock (an
  * execution of one list submits from the list's own buffer); inside it
@@ -111,13 +114,22 @@ static inline void list_del(struct list *item)
  * (F_DUPFD_CLOEXEC), shared by every registration made with the same open
  * file, so an application may close its descriptor while registrations
  * are outstanding (the library never writes into a reused number).
+ *
+ * Or, on a device with a signal_event callback, a token: then @fd is -1
+ * and @item the call of the callback that firing hands to the dispatcher
+ * (allocated with the registration, which owns the evref alone, so that
+ * firing allocates nothing); NULL once handed over.
  */
+struct dispatch_item;
+
 struct evref {
 	struct evref *hnext;		/* hash chain, under dev->evtab_lock */
 	int app_fd;			/* the number the application passed */
-	int fd;				/* our duplicate */
+	int fd;				/* our duplicate, or -1: a token */
 	int refs;			/* under dev->evtab_lock */
 	bool in_table;
+	void *token;
+	struct dispatch_item *item;	/* under the registration's lock */
 };
 
 #define EVTAB_SIZE 64
@@ -131,6 +143,10 @@ struct d3dq_device {
 	uint64_t max_delay_ns;
 	bool can_release;		/* uapi 1.1: releasable waits */
 	bool has_realtime;		/* uapi 1.1: REALTIME queue priority */
+
+	/* Events that are the program's tokens, see dispatch.c. */
+	d3dq_signal_event_fn signal_event;
+	void *event_context;
 
 	/*
 	 * Removal: "stopped" once the driver stopped every job (queue work is
@@ -445,15 +461,22 @@ static inline void fence_ref(struct d3dq_fence *f)
 #define apply_upto d3dqp_apply_upto
 #define d3dq_ioctl d3dqp_ioctl
 #define dev_link_object d3dqp_dev_link_object
+#define device_desc_copy d3dqp_device_desc_copy
 #define edge_free d3dqp_edge_free
 #define edge_new d3dqp_edge_new
 #define dev_ready_push d3dqp_dev_ready_push
 #define dev_remove d3dqp_dev_remove
 #define dev_removal_error d3dqp_dev_removal_error
 #define dev_ring d3dqp_dev_ring
+#define dispatch_get d3dqp_dispatch_get
+#define dispatch_item_free d3dqp_dispatch_item_free
+#define dispatch_item_new d3dqp_dispatch_item_new
+#define dispatch_push d3dqp_dispatch_push
+#define dispatch_put d3dqp_dispatch_put
 #define evref_check d3dqp_evref_check
 #define evref_get d3dqp_evref_get
 #define evref_put d3dqp_evref_put
+#define evref_token d3dqp_evref_token
 #define fence_apply_locked d3dqp_fence_apply_locked
 #define fence_take_locked d3dqp_fence_take_locked
 #define fence_choose_locked d3dqp_fence_choose_locked
@@ -502,6 +525,20 @@ static inline void fence_ref(struct d3dq_fence *f)
 #define worker_ensure d3dqp_worker_ensure
 #define worker_stop d3dqp_worker_stop
 
+/*
+ * 0: dispatch.c. dispatch_get(): a device with a callback exists (starts
+ * the thread; -errno if it cannot); dispatch_put(): it is closed (waits
+ * until the items handed over before are called, ends the thread with
+ * the last one). dispatch_push() hands an item over (any lock held); the
+ * dispatcher calls it and frees it.
+ */
+int dispatch_get(void);
+void dispatch_put(void);
+struct dispatch_item *dispatch_item_new(d3dq_signal_event_fn fn,
+					void *token, void *context);
+void dispatch_item_free(struct dispatch_item *it);
+void dispatch_push(struct dispatch_item *it);
+
 /* 1: device.c. Kernel calls: 0 or -errno. */
 int d3dq_ioctl(int fd, unsigned long req, void *arg);
 int syncobj_create(int fd, uint32_t *handle);
@@ -525,10 +562,15 @@ void dev_ring(struct d3dq_device *dev);
 int evref_check(int fd);
 int evref_get(struct d3dq_device *dev, int app_fd, struct evref **out);
 void evref_put(struct d3dq_device *dev, struct evref *e);
+/* A token event of a device with a callback: -EINVAL without one. */
+int evref_token(struct d3dq_device *dev, void *token, struct evref **out);
 
 /* 1: abi.c. -EINVAL, or -EOPNOTSUPP for a priority the driver lacks. */
 int queue_desc_to_uapi(const struct d3dq_queue_desc *desc,
 		       struct drm_d3dq_queue_create *create);
+/* A device description the caller passed, as this library knows it. */
+int device_desc_copy(const struct d3dq_device_desc *desc,
+		     struct d3dq_device_desc *out);
 
 /* 2: fence.c */
 void fence_unref(struct d3dq_fence *f);

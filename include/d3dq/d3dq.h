@@ -29,7 +29,7 @@ struct d3dq_cmdlist;
  * D3DQ_MAKE_VERSION(major, minor, patch). See d3dq_version(3).
  */
 #define D3DQ_VERSION_MAJOR 0
-#define D3DQ_VERSION_MINOR 1
+#define D3DQ_VERSION_MINOR 2
 #define D3DQ_VERSION_PATCH 0
 #define D3DQ_MAKE_VERSION(major, minor, patch) \
 	(((uint32_t)(major) << 16) | ((uint32_t)(minor) << 8) | (uint32_t)(patch))
@@ -53,6 +53,31 @@ int  d3dq_device_open(const char *path, struct d3dq_device **dev);
 void d3dq_device_close(struct d3dq_device *dev);
 int  d3dq_device_removed_reason(struct d3dq_device *dev);
 int  d3dq_device_remove(struct d3dq_device *dev);
+
+/*
+ * Devices whose events are the program's own (since 0.2): the program's
+ * signal_event(token, context) is called, on a library thread, for each
+ * event that fires, where an eventfd would have been written; the
+ * *_token_* calls register such tokens (any pointer but NULL, which
+ * blocks as eventfd -1 does). What signal_event returns is ignored.
+ * Extensible like struct d3dq_queue_desc (D3DQ_DEVICE_DESC_INIT). See
+ * d3dq_device_open_desc(3).
+ */
+typedef int (*d3dq_signal_event_fn)(void *token, void *context);
+
+struct d3dq_device_desc {
+	uint32_t size;		/* sizeof(struct d3dq_device_desc) */
+	uint32_t flags;		/* must be 0 */
+	const char *path;	/* as d3dq_device_open()'s */
+	d3dq_signal_event_fn signal_event;	/* or NULL: eventfds only */
+	void *context;		/* passed to signal_event */
+};
+
+#define D3DQ_DEVICE_DESC_INIT { sizeof(struct d3dq_device_desc), 0, NULL, \
+				NULL, NULL }
+
+int  d3dq_device_open_desc(const struct d3dq_device_desc *desc,
+			   struct d3dq_device **dev);
 
 /*
  * The engine clock (ID3D12CommandQueue::GetTimestampFrequency and
@@ -94,6 +119,14 @@ int      d3dq_fence_import(struct d3dq_device *dev, int fd,
 int d3dq_device_set_event_on_multiple_fence_completion(struct d3dq_device *dev,
 		struct d3dq_fence *const *fences, const uint64_t *values,
 		uint32_t count, uint32_t flags, int eventfd);
+
+/* Since 0.2, on a device opened with a signal_event: see above. */
+int d3dq_fence_set_token_on_completion(struct d3dq_fence *fence,
+				       uint64_t value, void *token);
+int d3dq_device_set_token_on_multiple_fence_completion(
+		struct d3dq_device *dev, struct d3dq_fence *const *fences,
+		const uint64_t *values, uint32_t count, uint32_t flags,
+		void *token);
 
 /*
  * Queues (ID3D12CommandQueue). Wait, Signal and Execute return at once;

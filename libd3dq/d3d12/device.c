@@ -7,6 +7,8 @@
  * As on Windows, a process has one device per adapter: D3D12CreateDevice
  * returns the existing device (with a new reference) while it lives and is
  * not removed. Every device child holds a reference on its device.
+ * d3d12_d3dq_create_device() creates another device each time, whose
+ * events are the program's tokens (include/d3dq/d3d12_d3dq.h).
  */
 #include <errno.h>
 #include <limits.h>
@@ -78,14 +80,27 @@ void device_unref(struct d3d12_device *d)
 		device_destroy(d);
 }
 
-static HRESULT device_open(struct d3d12_device **out)
+/* A device; with @info, one whose events are the program's tokens. */
+static HRESULT device_open(const struct d3d12_d3dq_device_create_info *info,
+			   struct d3d12_device **out)
 {
 	struct d3d12_device *d = calloc(1, sizeof(*d));
+	struct d3dq_device_desc desc = D3DQ_DEVICE_DESC_INIT;
 	int ret;
 
 	if (!d)
 		return E_OUTOFMEMORY;
-	ret = d3dq_device_open(NULL, &d->dev);
+	if (info) {
+		/*
+		 * The same function type: HRESULT is int32_t, HANDLE void *
+		 * (an assignment, so that a platform where they differ
+		 * does not compile).
+		 */
+		desc.signal_event = info->pfn_signal_event;
+		desc.context = info->context;
+		d->tokens = true;
+	}
+	ret = d3dq_device_open_desc(&desc, &d->dev);
 	if (ret) {
 		free(d);
 		/* No d3dq device: as D3D12 without a suitable adapter. */
@@ -132,6 +147,20 @@ static HRESULT level_check(D3D_FEATURE_LEVEL level)
 	}
 }
 
+/*
+ * The creator's reference to @d as interface @riid in @out; with @out
+ * NULL (the caller only asked whether creation would succeed), S_FALSE.
+ */
+static HRESULT hand_out(struct d3d12_device *d, REFIID riid, void **out)
+{
+	HRESULT hr = S_FALSE;
+
+	if (out)
+		hr = ID3D12Device1_QueryInterface(&d->iface, riid, out);
+	device_unref(d);
+	return hr;
+}
+
 EXPORT HRESULT D3D12CreateDevice(IUnknown *adapter,
 				 D3D_FEATURE_LEVEL minimum_level, REFIID riid,
 				 void **out)
@@ -157,7 +186,7 @@ EXPORT HRESULT D3D12CreateDevice(IUnknown *adapter,
 		  !ref_get_unless_zero(&d->refs)))
 		d = NULL;
 	if (!d) {
-		hr = device_open(&d);
+		hr = device_open(NULL, &d);
 		if (SUCCEEDED(hr))
 			cache = d;
 	}
@@ -165,14 +194,44 @@ EXPORT HRESULT D3D12CreateDevice(IUnknown *adapter,
 	if (FAILED(hr))
 		return hr;
 
-	if (!out) {
-		/* A NULL ppDevice only asks whether creation would succeed. */
-		device_unref(d);
-		return S_FALSE;
-	}
-	hr = ID3D12Device1_QueryInterface(&d->iface, riid, out);
-	device_unref(d);
-	return hr;
+	return hand_out(d, riid, out);
+}
+
+/* The first published layout: size, level, pfn_signal_event, context. */
+#define CREATE_INFO_SIZE_V0 24
+
+_Static_assert(sizeof(struct d3d12_d3dq_device_create_info) ==
+	       CREATE_INFO_SIZE_V0,
+	       "a new member of d3d12_d3dq_device_create_info needs a new size");
+
+EXPORT HRESULT
+d3d12_d3dq_create_device(const struct d3d12_d3dq_device_create_info *info,
+			 REFIID riid, void **out)
+{
+	struct d3d12_d3dq_device_create_info ci;
+	const unsigned char *tail = (const unsigned char *)info;
+	struct d3d12_device *d;
+	HRESULT hr;
+	UINT i;
+
+	if (out)
+		*out = NULL;
+	if (!info || info->size < CREATE_INFO_SIZE_V0 || (out && !riid))
+		return E_INVALIDARG;
+	/* Members of a later layout are refused unless they are zero. */
+	for (i = sizeof(ci); i < info->size; i++)
+		if (tail[i])
+			return E_INVALIDARG;
+	memcpy(&ci, info, sizeof(ci));
+	if (!ci.pfn_signal_event)
+		return E_INVALIDARG;
+	hr = level_check(ci.minimum_feature_level);
+	if (FAILED(hr))
+		return hr;
+	hr = device_open(&ci, &d);
+	if (FAILED(hr))
+		return hr;
+	return hand_out(d, riid, out);
 }
 
 EXPORT HRESULT D3D12GetDebugInterface(REFIID riid, void **out)
@@ -369,13 +428,13 @@ device_SetEventOnMultipleFenceCompletion(ID3D12Device1 *iface,
 	struct d3d12_device *d = impl(iface);
 	struct d3dq_fence *stack[16], **fs = stack;
 	HRESULT hr = S_OK;
-	int fd, ret;
+	int fd = -1, ret;
 	UINT i;
 
 	if ((count && (!fences || !values)) ||
 	    (flags != D3D12_MULTIPLE_FENCE_WAIT_FLAG_ALL &&
 	     flags != D3D12_MULTIPLE_FENCE_WAIT_FLAG_ANY) ||
-	    FAILED(handle_to_fd(event, &fd)))
+	    (!d->tokens && FAILED(handle_to_fd(event, &fd))))
 		return E_INVALIDARG;
 	if (count > sizeof(stack) / sizeof(stack[0])) {
 		fs = calloc(count, sizeof(*fs));
@@ -392,8 +451,12 @@ device_SetEventOnMultipleFenceCompletion(ID3D12Device1 *iface,
 		fs[i] = f->f;
 	}
 	/* The flags have libd3dq's numbers: ALL 0, ANY 1. */
-	ret = d3dq_device_set_event_on_multiple_fence_completion(
-		d->dev, fs, values, count, flags, fd);
+	if (d->tokens)
+		ret = d3dq_device_set_token_on_multiple_fence_completion(
+			d->dev, fs, values, count, flags, event);
+	else
+		ret = d3dq_device_set_event_on_multiple_fence_completion(
+			d->dev, fs, values, count, flags, fd);
 	hr = hr_from_errno(d, ret);
 out:
 	if (fs != stack)

@@ -6,7 +6,8 @@
  *
  * Everything the fence does is libd3dq's (include/d3dq/d3dq.h): values
  * that go down and jump, events, shared fences; this file maps HANDLEs to
- * file descriptors and errors to HRESULTs. The last Release destroys the
+ * file descriptors (or, on a device created with a pfn_signal_event,
+ * passes them on as the program's tokens) and errors to HRESULTs. The last Release destroys the
  * libd3dq fence, which releases every waiter as if the value had reached
  * UINT64_MAX (queue signals and waits already made keep their own
  * reference and still take effect).
@@ -61,6 +62,10 @@ static HRESULT STDMETHODCALLTYPE fence_SetEventOnCompletion(ID3D12Fence1 *iface,
 	struct d3d12_fence *f = impl(iface);
 	int fd;
 
+	if (f->c.device->tokens)
+		return hr_from_errno(f->c.device,
+				     d3dq_fence_set_token_on_completion(
+					     f->f, value, event));
 	if (FAILED(handle_to_fd(event, &fd)))
 		return E_INVALIDARG;
 	return hr_from_errno(f->c.device,

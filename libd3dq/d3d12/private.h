@@ -25,6 +25,7 @@
 #include <wsl/winadapter.h>
 #include <d3d12.h>
 #pragma GCC diagnostic pop
+#include <d3dq/d3d12_d3dq.h>
 
 #include <pthread.h>
 #include <stdatomic.h>
@@ -223,6 +224,11 @@ struct d3d12_device {
 	_Atomic ULONG refs;
 	struct priv_store priv;
 	struct d3dq_device *dev;
+	/*
+	 * Created with a pfn_signal_event (d3d12_d3dq_create_device()): an
+	 * event HANDLE is the program's token, not an eventfd.
+	 */
+	bool tokens;
 	/*
 	 * Why this layer removed the device (device_remove()), S_OK if it
 	 * did not; libd3dq then says -ENODEV.

@@ -267,32 +267,120 @@ TEST(d3d12_version_nodes)
 }
 
 /*
- * This program uses libd3dq: it records the node of what it uses, so
- * the loader checks the version when it starts.
+ * The nodes of a library, oldest first, as readelf lists its version
+ * definitions; returns how many.
  */
-TEST(programs_need_the_node)
+static int defined_nodes(struct __test_metadata *_metadata, const char *so,
+			 char ***out)
 {
-	char exe[PATH_MAX], cmd[PATH_MAX + 256], **lines;
+	char exe[PATH_MAX], cmd[PATH_MAX * 2 + 256];
 	ssize_t len;
-	int n;
 
 	len = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
-	ASSERT_GT(len, 0);
+	if (len <= 0)
+		return -1;
 	exe[len] = 0;
+	snprintf(cmd, sizeof(cmd),
+		 "/usr/bin/readelf -V --wide %s/../../lib/%s | awk '"
+		 "/^Version definition/ { d = 1; next } "
+		 "/^Version (needs|symbols)/ { d = 0 } "
+		 "d && / Name: / && !/Flags: BASE/ { print $NF }'",
+		 dirname(exe), so);
+	return run(_metadata, cmd, out);
+}
+
+/*
+ * The releases so far: 0.1 (LIBD3DQ_0) and 0.2, which added devices
+ * whose events are the program's tokens (d3dq_device_open_desc(3),
+ * d3d12_d3dq_create_device(3)). A release that adds symbols adds its
+ * node here too.
+ */
+TEST(the_releases_nodes)
+{
+	static const char *const d3dq[] = { "LIBD3DQ_0", "LIBD3DQ_0.2" };
+	static const char *const d3d12[] = { "LIBD3D12_D3DQ_0",
+					     "LIBD3D12_D3DQ_0.2" };
+	char **have;
+	int n, i;
+
 	if (access("/usr/bin/readelf", X_OK))
 		SKIP(return, "readelf (binutils) is not installed");
+	n = defined_nodes(_metadata, "libd3dq.so.0", &have);
+	ASSERT_EQ(2, n);
+	for (i = 0; i < n; i++)
+		EXPECT_STREQ(d3dq[i], have[i]);
+	n = defined_nodes(_metadata, "libd3d12-d3dq.so.0", &have);
+	ASSERT_EQ(2, n);
+	for (i = 0; i < n; i++)
+		EXPECT_STREQ(d3d12[i], have[i]);
+}
+
+/*
+ * The version nodes program @prog (relative to build/tests/lib) needs
+ * from library @file, one per line of *out; the number of lines, or -1
+ * if there is no such program.
+ */
+static int needed_nodes(struct __test_metadata *_metadata, const char *prog,
+			const char *file, char ***out)
+{
+	char exe[PATH_MAX], path[PATH_MAX + 64], cmd[PATH_MAX * 2 + 256];
+	ssize_t len;
+
+	len = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
+	if (len <= 0)
+		return -1;
+	exe[len] = 0;
+	snprintf(path, sizeof(path), "%s/%s", dirname(exe), prog);
+	if (access(path, X_OK))
+		return -1;
 	snprintf(cmd, sizeof(cmd),
 		 "/usr/bin/readelf -V --wide %s | awk '"
 		 "/^Version needs/ { n = 1; next } "
 		 "n && / File: / { for (i = 1; i < NF; i++) "
 		 "if ($i == \"File:\") f = $(i + 1) } "
-		 "n && / Name: / && f == \"libd3dq.so.0\" { print $3 }'",
-		 exe);
+		 "n && / Name: / && f == \"%s\" { print $3 }' | sort",
+		 path, file);
+	return run(_metadata, cmd, out);
+}
+
+/*
+ * This program uses libd3dq: it records the node of what it uses, so
+ * the loader checks the version when it starts.
+ */
+TEST(programs_need_the_node)
+{
+	char **lines;
+	int n;
+
+	if (access("/usr/bin/readelf", X_OK))
+		SKIP(return, "readelf (binutils) is not installed");
 	/* A call of libd3dq's, so that this program does need it. */
 	EXPECT_NE(0, d3dq_version());
-	n = run(_metadata, cmd, &lines);
+	n = needed_nodes(_metadata, "symbols", "libd3dq.so.0", &lines);
 	ASSERT_EQ(1, n);
 	EXPECT_STREQ("LIBD3DQ_0", lines[0]);
+}
+
+/*
+ * A program that uses 0.2's calls needs 0.2's node: on a 0.1 library
+ * the loader refuses to start it. tests/lib/tokens and
+ * tests/d3d12/callbacks are such programs (built with this one by make).
+ */
+TEST(newer_programs_need_the_newer_node)
+{
+	char **lines;
+	int n;
+
+	if (access("/usr/bin/readelf", X_OK))
+		SKIP(return, "readelf (binutils) is not installed");
+	n = needed_nodes(_metadata, "tokens", "libd3dq.so.0", &lines);
+	ASSERT_EQ(2, n) TH_LOG("build/tests/lib/tokens");
+	EXPECT_STREQ("LIBD3DQ_0", lines[0]);
+	EXPECT_STREQ("LIBD3DQ_0.2", lines[1]);
+	n = needed_nodes(_metadata, "../d3d12/callbacks",
+			 "libd3d12-d3dq.so.0", &lines);
+	ASSERT_GE(n, 1) TH_LOG("build/tests/d3d12/callbacks");
+	EXPECT_STREQ("LIBD3D12_D3DQ_0.2", lines[n - 1]);
 }
 
 TEST_HARNESS_MAIN

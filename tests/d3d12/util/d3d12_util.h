@@ -50,6 +50,7 @@ uint64_t u_event_wait(int fd, int ms);
 HRESULT u_wait(ID3D12Fence *fence, UINT64 value);
 
 ULONG u_refs(void *iface);	/* AddRef + Release: the current count */
+int u_threads(void);		/* threads of this process (/proc/self/task) */
 #define U_RELEASE(p) \
 	do { \
 		if (p) \

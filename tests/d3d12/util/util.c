@@ -5,6 +5,7 @@
  * Copyright (C) 2026 The d3dq authors
  */
 #define _GNU_SOURCE
+#include <dirent.h>
 #include <errno.h>
 #include <poll.h>
 #include <stdint.h>
@@ -156,4 +157,19 @@ ULONG u_refs(void *iface)
 
 	IUnknown_AddRef(u);
 	return IUnknown_Release(u);
+}
+
+int u_threads(void)
+{
+	DIR *d = opendir("/proc/self/task");
+	struct dirent *e;
+	int n = 0;
+
+	if (!d)
+		return -1;
+	while ((e = readdir(d)))
+		if (e->d_name[0] != '.')
+			n++;
+	closedir(d);
+	return n;
 }
