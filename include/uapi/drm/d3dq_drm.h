@@ -909,7 +909,8 @@ struct drm_d3dq_fence_destroy {
  * The fd (close-on-exec) refers to the fence itself, not to this file:
  * it stays valid when the handle is destroyed or the file closed.
  * Errors: -ENOENT unknown handle; -EINVAL a fence without
- * %DRM_D3DQ_FENCE_SHARED, non-zero @flags or @pad; -EMFILE; -ENOMEM.
+ * %DRM_D3DQ_FENCE_SHARED, non-zero @flags, @pad or @fd; -EMFILE;
+ * -ENOMEM.
  */
 struct drm_d3dq_fence_export {
 	/** @handle: Fence handle. */
@@ -918,7 +919,7 @@ struct drm_d3dq_fence_export {
 	/** @flags: Must be zero. */
 	__u32 flags;
 
-	/** @fd: Out: the fd. */
+	/** @fd: Out: the fd. Must be zero on input. */
 	__s32 fd;
 
 	/** @pad: Must be zero. */
