@@ -183,14 +183,13 @@ static bool counts_become(int fences, int events)
 	return false;
 }
 
-/* Wait until thread @tid sleeps (state S), up to 10 s. */
-static bool sleeping(pid_t tid)
+/* Wait until the task of /proc @path sleeps (state S), up to 10 s. */
+static bool sleeping_at(const char *path)
 {
-	char path[64], buf[256], *p;
+	char buf[256], *p;
 	int fd, i;
 	ssize_t n;
 
-	snprintf(path, sizeof(path), "/proc/self/task/%d/stat", tid);
 	for (i = 0; i < 10000; i++) {
 		fd = open(path, O_RDONLY);
 		if (fd < 0)
@@ -206,6 +205,15 @@ static bool sleeping(pid_t tid)
 		usleep(1000);
 	}
 	return false;
+}
+
+/* Wait until thread @tid of this process sleeps. */
+static bool sleeping(pid_t tid)
+{
+	char path[64];
+
+	snprintf(path, sizeof(path), "/proc/self/task/%d/stat", tid);
+	return sleeping_at(path);
 }
 
 FIXTURE(fence) {
@@ -872,6 +880,61 @@ TEST_F(fence, destroy_and_close_release)
 	EXPECT_TRUE(counts_become(0, 0));
 	close(efd);
 	close(efd2);
+}
+
+/*
+ * A process killed while it waits, with a registration pending, on a
+ * fence another process shares: its registration is released (its file
+ * closed), nothing leaks, and the other process's fence and registration
+ * are untouched (R20).
+ */
+TEST_F(fence, killed_waiter)
+{
+	struct fence s;
+	int efd, mine, xfd, status;
+	char path[64];
+	pid_t pid;
+
+	efd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+	mine = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+	ASSERT_LE(0, efd);
+	ASSERT_LE(0, mine);
+	ASSERT_EQ(0, fence_create(self->fd, 4, DRM_D3DQ_FENCE_SHARED, &s));
+	xfd = fence_export(self->fd, s.handle);
+	ASSERT_LE(0, xfd);
+	EXPECT_EQ(0, event1(self->fd, s.handle, 50, mine));
+
+	pid = fork();
+	ASSERT_LE(0, pid);
+	if (!pid) {
+		struct fence c;
+		int fd = t_open(0);
+
+		if (fd < 0 || fence_import(fd, xfd, &c) ||
+		    event1(fd, c.handle, 50, efd))
+			_exit(1);
+		wait1(fd, c.handle, 50, FOREVER);
+		_exit(2);
+	}
+	snprintf(path, sizeof(path), "/proc/%d/stat", pid);
+	/* Sleeping in FENCE_WAIT, its registration made. */
+	ASSERT_TRUE(counts_become(1, 2));
+	ASSERT_TRUE(sleeping_at(path));
+	ASSERT_EQ(0, kill(pid, SIGKILL));
+	ASSERT_EQ(pid, waitpid(pid, &status, 0));
+	EXPECT_TRUE(WIFSIGNALED(status));
+	/* Released by the close, once. */
+	EXPECT_EQ(1, efd_take(efd));
+	EXPECT_TRUE(counts_become(1, 1));
+	EXPECT_EQ(-ETIME, wait1(self->fd, s.handle, 5, 0));
+	EXPECT_EQ(0, efd_take(mine));
+	EXPECT_EQ(0, fence_signal(self->fd, s.handle, 50));
+	EXPECT_EQ(1, efd_take(mine));
+	EXPECT_EQ(0, efd_take(efd));
+	EXPECT_TRUE(counts_become(1, 0));
+	close(xfd);
+	close(efd);
+	close(mine);
 }
 
 /*
