@@ -20,8 +20,10 @@
 
 #include <linux/atomic.h>
 #include <linux/dma-resv.h>
+#include <linux/eventfd.h>
 #include <linux/hrtimer.h>
 #include <linux/iosys-map.h>
+#include <linux/mm.h>
 #include <linux/pid.h>
 #include <linux/rcupdate.h>
 #include <linux/workqueue.h>
@@ -280,5 +282,65 @@ d3dq_gem_status(struct drm_gem_object *obj)
 #else
 #define D3DQ_GEM_FUNCS_STATUS
 #endif
+
+/*
+ * The render node's file operations are DRM_GEM_FOPS with d3dq's own
+ * mmap (fence pages come first, d3dq_fence.c). DRM_GEM_FOPS names .mmap
+ * itself, and overriding an initialiser is a W=1 warning, so the other
+ * members are listed here: v6.12 ("fs: move FMODE_UNSIGNED_OFFSET to
+ * fop_flags") added .fop_flags, a later release (present in 7.2,
+ * absent in 6.12; the commit was not looked up) .get_unmapped_area for
+ * huge pages of shmem objects.
+ */
+#ifdef D3DQ_HAVE_GEM_FOPS_FLAGS
+#define D3DQ_FOPS_FLAGS		.fop_flags = FOP_UNSIGNED_OFFSET,
+#else
+#define D3DQ_FOPS_FLAGS
+#endif
+#ifdef D3DQ_HAVE_GEM_FOPS_UNMAPPED_AREA
+#define D3DQ_FOPS_UNMAPPED_AREA	.get_unmapped_area = drm_gem_get_unmapped_area,
+#else
+#define D3DQ_FOPS_UNMAPPED_AREA
+#endif
+#define D3DQ_GEM_FOPS_BUT_MMAP			\
+	.open = drm_open,			\
+	.release = drm_release,			\
+	.unlocked_ioctl = drm_ioctl,		\
+	.compat_ioctl = drm_compat_ioctl,	\
+	.poll = drm_poll,			\
+	.read = drm_read,			\
+	.llseek = noop_llseek,			\
+	D3DQ_FOPS_UNMAPPED_AREA			\
+	D3DQ_FOPS_FLAGS
+
+/*
+ * eventfd_signal() lost its count argument in v6.8 ("eventfd: simplify
+ * eventfd_signal()"); d3dq always added 1.
+ */
+static inline void d3dq_eventfd_signal(struct eventfd_ctx *ctx)
+{
+#ifdef D3DQ_HAVE_EVENTFD_SIGNAL_COUNT
+	eventfd_signal(ctx, 1);
+#else
+	eventfd_signal(ctx);
+#endif
+}
+
+/*
+ * VMA flags are changed through vm_flags_set()/vm_flags_clear() since
+ * v6.3 ("mm: introduce vma->vm_flags wrapper functions"); before, the
+ * field was written directly. Called from
+ * f_op->mmap, with the mmap lock held for writing.
+ */
+static inline void d3dq_vm_flags_mod(struct vm_area_struct *vma,
+				     unsigned long set, unsigned long clear)
+{
+#ifdef D3DQ_HAVE_VM_FLAGS_SET
+	vm_flags_set(vma, set);
+	vm_flags_clear(vma, clear);
+#else
+	vma->vm_flags = (vma->vm_flags | set) & ~clear;
+#endif
+}
 
 #endif /* _D3DQ_COMPAT_H_ */

@@ -21,6 +21,7 @@
 #include <linux/xarray.h>
 
 #include <drm/drm_device.h>
+#include <drm/drm_vma_manager.h>
 #include <drm/d3dq_drm.h>
 
 #include "d3dq_compat.h"
@@ -62,6 +63,8 @@ extern bool d3dq_direct_submit;
 extern unsigned int d3dq_max_user_queues;
 extern unsigned int d3dq_max_user_jobs;
 extern unsigned int d3dq_max_device_queues;
+extern unsigned int d3dq_max_user_fences;
+extern unsigned int d3dq_max_user_fence_events;
 
 /**
  * struct d3dq_workqueues - The module's workqueues, shared by devices.
@@ -96,6 +99,8 @@ struct d3dq_counters {
 	atomic_t queues;
 	atomic_t jobs;
 	atomic_t bos;
+	atomic_t fences;
+	atomic_t fence_events;
 };
 
 /**
@@ -133,6 +138,14 @@ struct d3dq_device {
 	atomic_t queues_finishing;
 	wait_queue_head_t queue_freed_wq;
 
+	/*
+	 * Fences (d3dq_fence.c): all of them (fences_lock), for an unplug,
+	 * and the mmap offsets of their pages.
+	 */
+	spinlock_t fences_lock;
+	struct list_head fences;
+	struct drm_vma_offset_manager fence_vma;
+
 	struct d3dq_counters count;
 };
 
@@ -163,6 +176,10 @@ struct d3dq_user {
 	atomic_t queues_finishing;
 	/* Jobs not freed yet, of all the user's files. */
 	atomic_t jobs;
+	/* Fences created and not freed yet (max_user_fences). */
+	atomic_t fences;
+	/* Event registrations not freed yet (max_user_fence_events). */
+	atomic_t fence_events;
 	/* Woken when a job of the user is freed. */
 	wait_queue_head_t wq;
 };
@@ -214,6 +231,17 @@ struct d3dq_file {
 
 	/* Last job number handed out (&drm_d3dq_submit.seqno). */
 	atomic64_t job_seqno;
+
+	/*
+	 * Fences (d3dq_fence.c): handles, the pages the file's fences that
+	 * are not shared live in, and whether REMOVE reached the fences.
+	 * @fence_lock protects @fence_pages, @fences_removed and handle
+	 * creation.
+	 */
+	struct mutex fence_lock;
+	struct xarray fences;
+	struct list_head fence_pages;
+	bool fences_removed;
 };
 
 /* d3dq_drv.c */
@@ -230,12 +258,17 @@ enum d3dq_charge d3dq_file_charge_job(struct d3dq_file *dfile, u64 bytes);
 void d3dq_file_uncharge_job(struct d3dq_file *dfile, u64 bytes);
 bool d3dq_file_job_fits(struct d3dq_file *dfile, u64 bytes);
 bool d3dq_user_job_fits(struct d3dq_user *user);
+void d3dq_user_get(struct d3dq_user *user);
 void d3dq_user_put(struct d3dq_user *user);
 int d3dq_user_count_queue(struct d3dq_user *user);
 bool d3dq_user_queue_known(struct d3dq_user *user);
 void d3dq_user_uncount_queue(struct d3dq_user *user);
 void d3dq_user_queue_finishing(struct d3dq_user *user);
 void d3dq_user_queue_freed(struct d3dq_user *user);
+int d3dq_user_count_fence(struct d3dq_user *user);
+void d3dq_user_uncount_fence(struct d3dq_user *user);
+int d3dq_user_count_fence_event(struct d3dq_user *user);
+void d3dq_user_uncount_fence_event(struct d3dq_user *user);
 int d3dq_ioctl_get_param(struct drm_device *drm, void *data,
 			 struct drm_file *file);
 int d3dq_ioctl_remove(struct drm_device *drm, void *data,

@@ -27,6 +27,7 @@
 
 #include "d3dq_device.h"
 #include "d3dq_fdinfo.h"
+#include "d3dq_fence.h"
 #include "d3dq_gem.h"
 #include "d3dq_job.h"
 #include "d3dq_queue.h"
@@ -96,6 +97,17 @@ module_param_named(max_device_queues, d3dq_max_device_queues, uint, 0444);
 MODULE_PARM_DESC(max_device_queues,
 		 "Queues all users together may hold on a device, until freed (default 8192)");
 
+unsigned int d3dq_max_user_fences = 16384;
+module_param_named(max_user_fences, d3dq_max_user_fences, uint, 0444);
+MODULE_PARM_DESC(max_user_fences,
+		 "Fences one user may hold on a device, until freed (default 16384)");
+
+unsigned int d3dq_max_user_fence_events = 65536;
+module_param_named(max_user_fence_events, d3dq_max_user_fence_events, uint,
+		   0444);
+MODULE_PARM_DESC(max_user_fence_events,
+		 "Pending fence event registrations of one user on a device (default 65536)");
+
 /* Read at every submit: root may change it while the module is loaded. */
 bool d3dq_direct_submit = true;
 module_param_named(direct_submit, d3dq_direct_submit, bool, 0644);
@@ -135,6 +147,11 @@ static int d3dq_params_check(void)
 		return -EINVAL;
 	if (d3dq_max_device_queues < 1 || d3dq_max_device_queues > 1 << 20)
 		return -EINVAL;
+	if (d3dq_max_user_fences < 1 || d3dq_max_user_fences > 1 << 24)
+		return -EINVAL;
+	if (d3dq_max_user_fence_events < 1 ||
+	    d3dq_max_user_fence_events > 1 << 24)
+		return -EINVAL;
 	return 0;
 }
 
@@ -156,7 +173,8 @@ int d3dq_ioctl_get_param(struct drm_device *drm, void *data,
 			      DRM_D3DQ_FEATURE_TIMEOUT |
 			      DRM_D3DQ_FEATURE_WAIT_RELEASE |
 			      DRM_D3DQ_FEATURE_PRIORITY |
-			      DRM_D3DQ_FEATURE_SUBMIT_DONE;
+			      DRM_D3DQ_FEATURE_SUBMIT_DONE |
+			      DRM_D3DQ_FEATURE_FENCE;
 		break;
 	case DRM_D3DQ_PARAM_MAX_QUEUES:
 		args->value = d3dq_max_queues;
@@ -199,7 +217,9 @@ int d3dq_ioctl_remove(struct drm_device *drm, void *data,
 	if (args->flags || args->pad)
 		return -EINVAL;
 
+	/* R15: no job runs any more, then every fence reads ~0. */
 	d3dq_file_remove_queues(file->driver_priv);
+	d3dq_fence_file_remove(file->driver_priv);
 	return 0;
 }
 
@@ -273,14 +293,20 @@ out:
 	return user;
 }
 
-/* The last file and queue of the user are gone (users_lock held). */
+void d3dq_user_get(struct d3dq_user *user)
+{
+	kref_get(&user->ref);
+}
+
+/* The last file, queue and fence of the user are gone (users_lock held). */
 static void d3dq_user_release(struct kref *ref)
 {
 	struct d3dq_user *user = container_of(ref, struct d3dq_user, ref);
 
 	lockdep_assert_held(&user->ddev->users_lock);
 	xa_erase(&user->ddev->users, __kuid_val(user->uid));
-	WARN_ON(atomic_read(&user->queues) || atomic_read(&user->jobs));
+	WARN_ON(atomic_read(&user->queues) || atomic_read(&user->jobs) ||
+		atomic_read(&user->fences) || atomic_read(&user->fence_events));
 	kfree(user);
 }
 
@@ -379,6 +405,50 @@ void d3dq_user_queue_freed(struct d3dq_user *user)
 	atomic_dec(&user->queues_finishing);
 	atomic_dec(&ddev->queues_finishing);
 	wake_up_all(&ddev->queue_freed_wq);
+}
+
+/**
+ * d3dq_user_count_fence - Count a fence about to be created.
+ * @user: the creating file's user
+ *
+ * Return: 0, or -EDQUOT when the user holds max_user_fences fences.
+ */
+int d3dq_user_count_fence(struct d3dq_user *user)
+{
+	if (!d3dq_atomic_inc_below(&user->fences, d3dq_max_user_fences)) {
+		d3dq_warn_limit(user, "FENCE_CREATE", "max_user_fences",
+				d3dq_max_user_fences);
+		return -EDQUOT;
+	}
+	return 0;
+}
+
+void d3dq_user_uncount_fence(struct d3dq_user *user)
+{
+	atomic_dec(&user->fences);
+}
+
+/**
+ * d3dq_user_count_fence_event - Count an event registration.
+ * @user: the registering file's user
+ *
+ * Return: 0, or -EDQUOT when the user has max_user_fence_events
+ * registrations that were not freed yet.
+ */
+int d3dq_user_count_fence_event(struct d3dq_user *user)
+{
+	if (!d3dq_atomic_inc_below(&user->fence_events,
+				   d3dq_max_user_fence_events)) {
+		d3dq_warn_limit(user, "FENCE_EVENT", "max_user_fence_events",
+				d3dq_max_user_fence_events);
+		return -EDQUOT;
+	}
+	return 0;
+}
+
+void d3dq_user_uncount_fence_event(struct d3dq_user *user)
+{
+	atomic_dec(&user->fence_events);
 }
 
 bool d3dq_user_job_fits(struct d3dq_user *user)
@@ -490,6 +560,7 @@ static int d3dq_open(struct drm_device *drm, struct drm_file *file)
 	xa_init_flags(&dfile->queues, XA_FLAGS_ALLOC1);
 	spin_lock_init(&dfile->job_bytes_lock);
 	init_waitqueue_head(&dfile->wq);
+	d3dq_fence_file_init(dfile);
 	file->driver_priv = dfile;
 
 	mutex_lock(&ddev->files_lock);
@@ -518,6 +589,7 @@ static void d3dq_postclose(struct drm_device *drm, struct drm_file *file)
 	dfile->drm_file = NULL;
 
 	d3dq_file_destroy_queues(dfile);
+	d3dq_fence_file_fini(dfile, file);
 	/* Queues and buffers still alive keep the rest. */
 	d3dq_file_put(dfile);
 	atomic_dec(&ddev->count.files);
@@ -552,6 +624,13 @@ D3DQ_IOCTL_GUARD(queue_get_state)
 D3DQ_IOCTL_GUARD(submit)
 D3DQ_IOCTL_GUARD(remove)
 D3DQ_IOCTL_GUARD(wait_release)
+D3DQ_IOCTL_GUARD(fence_create)
+D3DQ_IOCTL_GUARD(fence_destroy)
+D3DQ_IOCTL_GUARD(fence_export)
+D3DQ_IOCTL_GUARD(fence_import)
+D3DQ_IOCTL_GUARD(fence_signal)
+D3DQ_IOCTL_GUARD(fence_wait)
+D3DQ_IOCTL_GUARD(fence_event)
 
 static const struct drm_ioctl_desc d3dq_ioctls[] = {
 #define D3DQ_IOCTL(n, func) \
@@ -565,12 +644,30 @@ static const struct drm_ioctl_desc d3dq_ioctls[] = {
 	D3DQ_IOCTL(SUBMIT, submit),
 	D3DQ_IOCTL(REMOVE, remove),
 	D3DQ_IOCTL(WAIT_RELEASE, wait_release),
+	D3DQ_IOCTL(FENCE_CREATE, fence_create),
+	D3DQ_IOCTL(FENCE_DESTROY, fence_destroy),
+	D3DQ_IOCTL(FENCE_EXPORT, fence_export),
+	D3DQ_IOCTL(FENCE_IMPORT, fence_import),
+	D3DQ_IOCTL(FENCE_SIGNAL, fence_signal),
+	D3DQ_IOCTL(FENCE_WAIT, fence_wait),
+	D3DQ_IOCTL(FENCE_EVENT, fence_event),
 #undef D3DQ_IOCTL
 };
 
+/* Fence pages have offsets of their own; the rest are buffers. */
+static int d3dq_mmap(struct file *filp, struct vm_area_struct *vma)
+{
+	struct drm_file *file = filp->private_data;
+
+	if (d3dq_fence_mmap_offset(vma->vm_pgoff))
+		return d3dq_fence_mmap(file, vma);
+	return drm_gem_mmap(filp, vma);
+}
+
 static const struct file_operations d3dq_fops = {
 	.owner = THIS_MODULE,
-	DRM_GEM_FOPS,
+	D3DQ_GEM_FOPS_BUT_MMAP
+	.mmap = d3dq_mmap,
 	D3DQ_FOPS_SHOW_FDINFO
 };
 
@@ -637,6 +734,9 @@ static int d3dq_probe(struct platform_device *pdev)
 	xa_init(&ddev->users);
 	init_waitqueue_head(&ddev->queue_freed_wq);
 	INIT_LIST_HEAD(&ddev->files);
+	ret = d3dq_fence_device_init(ddev);
+	if (ret)
+		return ret;
 	d3dq_dispatch_init(&ddev->dispatch, d3dq_wq.engine);
 	ret = drmm_add_action_or_reset(&ddev->drm, d3dq_device_engine_fini,
 				       &ddev->dispatch);
@@ -667,6 +767,8 @@ static void d3dq_remove(struct platform_device *pdev)
 	list_for_each_entry(dfile, &ddev->files, link)
 		d3dq_file_remove_queues(dfile);
 	mutex_unlock(&ddev->files_lock);
+	/* No job runs any more: every fence of the device reads ~0 (R15). */
+	d3dq_fence_device_remove(ddev);
 
 	drm_dev_unplug(&ddev->drm);
 	platform_set_drvdata(pdev, NULL);

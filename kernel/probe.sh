@@ -241,6 +241,42 @@ static const struct drm_gem_object_funcs d3dq_probe_funcs __maybe_unused = {
 	.status = d3dq_probe,
 };
 EOF
+
+# The members of DRM_GEM_FOPS that d3dq_compat.h lists beside its own
+# .mmap: .fop_flags (6.12, "fs: move FMODE_UNSIGNED_OFFSET to fop_flags")
+# and .get_unmapped_area (7.x; the commit was not looked up).
+probe D3DQ_HAVE_GEM_FOPS_FLAGS '6.12' <<'EOF'
+static const struct file_operations d3dq_probe __maybe_unused = {
+	.fop_flags = FOP_UNSIGNED_OFFSET,
+};
+EOF
+
+probe D3DQ_HAVE_GEM_FOPS_UNMAPPED_AREA '7.x' <<'EOF'
+static const struct file_operations d3dq_probe __maybe_unused = {
+	.get_unmapped_area = drm_gem_get_unmapped_area,
+};
+EOF
+
+# eventfd_signal() lost its count in 6.8 ("eventfd: simplify
+# eventfd_signal()").
+probe D3DQ_HAVE_EVENTFD_SIGNAL_COUNT 'removed 6.8' <<'EOF'
+#include <linux/eventfd.h>
+
+static void __maybe_unused d3dq_probe(struct eventfd_ctx *ctx)
+{
+	eventfd_signal(ctx, 1);
+}
+EOF
+
+probe D3DQ_HAVE_VM_FLAGS_SET '6.3' <<'EOF'
+#include <linux/mm.h>
+
+static void __maybe_unused d3dq_probe(struct vm_area_struct *vma)
+{
+	vm_flags_set(vma, VM_DONTEXPAND);
+	vm_flags_clear(vma, VM_MAYWRITE);
+}
+EOF
 }
 
 # The id of each snippet: its macro, then MACRO-2, MACRO-3 for the

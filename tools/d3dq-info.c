@@ -47,6 +47,7 @@ static const char *const feature_names[] = {
 	"wait_release",
 	"priority",
 	"submit_done",
+	"fence",
 };
 
 static int is_d3dq(int fd, drmVersionPtr *out)

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * d3dq ioctl fuzzer. Drives every d3dq ioctl, the syncobj ioctls, GEM
- * close and PRIME with structure-aware random and boundary values: bad,
+ * d3dq ioctl fuzzer. Drives every d3dq ioctl (d3dq fences and their
+ * value pages included), the syncobj ioctls, GEM close and PRIME with structure-aware random and boundary values: bad,
  * stale and foreign handles, zero and huge counts, strides whose product
  * with the count overflows, unaligned, unmapped, kernel and non-canonical
  * pointers, arrays ending on an unmapped page, reserved bits and padding,
@@ -30,6 +30,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
+#include <sys/eventfd.h>
 #include <sys/mman.h>
 #include <time.h>
 #include <unistd.h>
@@ -42,6 +43,7 @@
 #define MAX_QUEUES_TRACKED 64
 #define MAX_STALE	64
 #define MAX_REPORTS	20
+#define MAX_FENCES	32
 /* Longest syncobj handle array (sync_count()); the first 64 are picked. */
 #define MAX_HANDLES	(1 << 16)
 #define PICKED_HANDLES	64
@@ -92,6 +94,13 @@ struct fz {
 	uint32_t stale_bo[MAX_STALE], stale_so[MAX_STALE], stale_q[MAX_STALE];
 	int nstale_bo, nstale_so, nstale_q;
 	uint32_t foreign_bo, foreign_so, foreign_q;
+	/* d3dq fences of @fd (whether shared), destroyed handles. */
+	uint32_t fences[MAX_FENCES];
+	bool fshared[MAX_FENCES];
+	int nf;
+	uint32_t stale_f[MAX_STALE];
+	int nstale_f;
+	int efd;		/* an eventfd for FENCE_EVENT */
 	/* Jobs submitted with a releasable first wait: queue and seqno. */
 	struct { uint32_t queue; uint64_t seqno; } rel[MAX_STALE];
 	int nrel;
@@ -218,6 +227,9 @@ static bool is_live(struct fz *f, uint32_t v)
 	for (i = 0; i < f->nq; i++)
 		if (f->queues[i] == v)
 			return true;
+	for (i = 0; i < f->nf; i++)
+		if (f->fences[i] == v)
+			return true;
 	return false;
 }
 
@@ -268,6 +280,13 @@ static const char *ioctl_name(unsigned long req)
 	case DRM_IOCTL_D3DQ_SUBMIT: return "SUBMIT";
 	case DRM_IOCTL_D3DQ_REMOVE: return "REMOVE";
 	case DRM_IOCTL_D3DQ_WAIT_RELEASE: return "WAIT_RELEASE";
+	case DRM_IOCTL_D3DQ_FENCE_CREATE: return "FENCE_CREATE";
+	case DRM_IOCTL_D3DQ_FENCE_DESTROY: return "FENCE_DESTROY";
+	case DRM_IOCTL_D3DQ_FENCE_EXPORT: return "FENCE_EXPORT";
+	case DRM_IOCTL_D3DQ_FENCE_IMPORT: return "FENCE_IMPORT";
+	case DRM_IOCTL_D3DQ_FENCE_SIGNAL: return "FENCE_SIGNAL";
+	case DRM_IOCTL_D3DQ_FENCE_WAIT: return "FENCE_WAIT";
+	case DRM_IOCTL_D3DQ_FENCE_EVENT: return "FENCE_EVENT";
 	case DRM_IOCTL_GEM_CLOSE: return "GEM_CLOSE";
 	case DRM_IOCTL_PRIME_HANDLE_TO_FD: return "PRIME_HANDLE_TO_FD";
 	case DRM_IOCTL_PRIME_FD_TO_HANDLE: return "PRIME_FD_TO_HANDLE";
@@ -1023,7 +1042,7 @@ static void fz_remove(struct __test_metadata *_metadata, struct fz *f)
 	}
 	close(f->fd);
 	f->fd = t_open(0);
-	f->nbos = f->nso = f->nq = f->held = 0;
+	f->nbos = f->nso = f->nq = f->held = f->nf = 0;
 	f->nrel = 0;
 	f->last_seqno = 0;
 	f->big_bo = 0;
@@ -1378,8 +1397,8 @@ static void fz_bad_nr(struct __test_metadata *_metadata, struct fz *f)
 
 	memset(buf, 0, sizeof(buf));
 	if (one_in(f, 2)) {
-		req = DRM_IOWR(DRM_COMMAND_BASE + DRM_D3DQ_WAIT_RELEASE + 1 +
-			       below(f, 0x60 - DRM_D3DQ_WAIT_RELEASE - 1),
+		req = DRM_IOWR(DRM_COMMAND_BASE + DRM_D3DQ_FENCE_EVENT + 1 +
+			       below(f, 0x60 - DRM_D3DQ_FENCE_EVENT - 1),
 			       struct drm_d3dq_submit);
 		call(_metadata, f, f->fd, req, buf, E(EINVAL), false, 0,
 		     NULL, 0);
@@ -1433,6 +1452,188 @@ static uint64_t env_u64(const char *name, uint64_t def)
 	return v && *v ? strtoull(v, NULL, 0) : def;
 }
 
+/* A fence handle: mostly one of ours, else stale or random. */
+static uint32_t pick_fence(struct fz *f, bool *bad, int *idx)
+{
+	*idx = -1;
+	if (f->nf && !fault(f, 10)) {
+		*idx = below(f, f->nf);
+		return f->fences[*idx];
+	}
+	*bad = true;
+	return pick_stale(f, f->stale_f, f->nstale_f, NO_HANDLE);
+}
+
+/* 1-3 fence values, or a bad array (count, stride, pointer, padding). */
+static void gen_fence_values(struct fz *f, struct drm_d3dq_obj_array *arr,
+			     struct drm_d3dq_fence_value *fv, bool *bad)
+{
+	uint32_t i, n = 1 + below(f, 3);
+	int idx;
+
+	for (i = 0; i < n; i++) {
+		fv[i].handle = pick_fence(f, bad, &idx);
+		fv[i].pad = reserved(f, bad);
+		fv[i].value = one_in(f, 2) ? below(f, 8) : boundary64(f);
+	}
+	arr->stride = sizeof(*fv);
+	arr->count = n;
+	arr->array = (uint64_t)(uintptr_t)fv;
+	if (!fault(f, 12))
+		return;
+	switch (below(f, 4)) {
+	case 0: arr->count = one_in(f, 2) ? 0 : boundary32(f); break;
+	case 1: arr->stride = boundary32(f); break;
+	case 2: arr->array = bad_pointer(f); break;
+	default:
+		/* The element runs into an inaccessible page. */
+		arr->count = 1;
+		arr->array = (uint64_t)(uintptr_t)(f->page + f->pagesz - 8);
+		break;
+	}
+	/* Unless the value drawn happens to be the right one. */
+	if (arr->count != n || arr->stride != sizeof(*fv) ||
+	    arr->array != (uint64_t)(uintptr_t)fv)
+		*bad = true;
+}
+
+static void fz_fence(struct __test_metadata *_metadata, struct fz *f)
+{
+	struct drm_d3dq_fence_value fv[3];
+	bool bad = false;
+	int idx;
+
+	switch (below(f, 7)) {
+	case 0: {
+		struct drm_d3dq_fence_create a = { 0 };
+
+		if (f->nf >= MAX_FENCES)
+			return;
+		a.value = boundary64(f);
+		a.flags = one_in(f, 3) ? DRM_D3DQ_FENCE_SHARED : 0;
+		a.flags |= reserved(f, &bad) & ~DRM_D3DQ_FENCE_SHARED;
+		a.pad = reserved(f, &bad);
+		a.handle = reserved(f, &bad);
+		if (CALL(f->fd, DRM_IOCTL_D3DQ_FENCE_CREATE, &a,
+			 E(EINVAL) | E(EDQUOT) | E(ENODEV), !bad, 0))
+			return;
+		/* The value page reads the initial value; it is read-only. */
+		if (!f->shared && one_in(f, 4)) {
+			uint8_t *p = mmap(NULL, f->pagesz, PROT_READ,
+					  MAP_SHARED, f->fd, a.mmap_offset);
+
+			if (p == MAP_FAILED ||
+			    *(volatile uint64_t *)(p + a.value_offset) !=
+			    a.value ||
+			    !mprotect(p, f->pagesz, PROT_READ | PROT_WRITE)) {
+				f->failures++;
+				TH_LOG("fence %u: value page wrong (%s)",
+				       a.handle, strerror(errno));
+			}
+			if (p != MAP_FAILED)
+				munmap(p, f->pagesz);
+		}
+		f->fshared[f->nf] = a.flags & DRM_D3DQ_FENCE_SHARED;
+		f->fences[f->nf++] = a.handle;
+		break;
+	}
+	case 1: {
+		struct drm_d3dq_fence_destroy a = { 0 };
+
+		a.handle = pick_fence(f, &bad, &idx);
+		a.pad = reserved(f, &bad);
+		if (CALL(f->fd, DRM_IOCTL_D3DQ_FENCE_DESTROY, &a,
+			 E(EINVAL) | E(ENOENT), !bad, 0) || idx < 0)
+			return;
+		remember(f->stale_f, &f->nstale_f, a.handle);
+		f->fshared[idx] = f->fshared[f->nf - 1];
+		f->fences[idx] = f->fences[--f->nf];
+		break;
+	}
+	case 2: {
+		struct drm_d3dq_fence_signal a = { 0 };
+
+		a.handle = pick_fence(f, &bad, &idx);
+		a.flags = reserved(f, &bad);
+		a.value = boundary64(f);
+		CALL(f->fd, DRM_IOCTL_D3DQ_FENCE_SIGNAL, &a,
+		     E(EINVAL) | E(ENOENT) | E(ENODEV), !bad, 0);
+		break;
+	}
+	case 3: {
+		struct drm_d3dq_fence_export a = { 0 };
+		struct drm_d3dq_fence_import b = { 0 };
+		struct drm_d3dq_fence_destroy d = { 0 };
+
+		a.handle = pick_fence(f, &bad, &idx);
+		a.flags = reserved(f, &bad);
+		a.pad = reserved(f, &bad);
+		if (idx >= 0 && !f->fshared[idx])
+			bad = true;
+		if (CALL(f->fd, DRM_IOCTL_D3DQ_FENCE_EXPORT, &a,
+			 E(EINVAL) | E(ENOENT) | E(EMFILE), !bad, 0))
+			a.fd = -1;
+		/* Import into the other file (or something else). */
+		bad = a.fd < 0;
+		b.fd = a.fd;
+		if (fault(f, 6)) {
+			bad = true;
+			b.fd = one_in(f, 2) ? f->efd : (int)boundary32(f);
+		}
+		b.flags = reserved(f, &bad);
+		if (!CALL(f->fd2, DRM_IOCTL_D3DQ_FENCE_IMPORT, &b,
+			  E(EBADF) | E(EINVAL) | E(ENODEV), !bad, 0)) {
+			d.handle = b.handle;
+			CALL(f->fd2, DRM_IOCTL_D3DQ_FENCE_DESTROY, &d,
+			     E(ENOENT), true, 0);
+		}
+		if (a.fd >= 0)
+			close(a.fd);
+		break;
+	}
+	case 4: case 5: {
+		struct drm_d3dq_fence_wait a = { 0 };
+
+		gen_fence_values(f, &a.fences, fv, &bad);
+		a.flags = one_in(f, 2) ? DRM_D3DQ_FENCE_WAIT_ANY : 0;
+		a.flags |= reserved(f, &bad) & ~DRM_D3DQ_FENCE_WAIT_ANY;
+		a.pad = reserved(f, &bad);
+		/* Polls, past deadlines, and now and then 100 us. */
+		a.deadline_ns = one_in(f, 8) ? (int64_t)(t_now() + 100000) :
+				one_in(f, 2) ? 0 : (int64_t)boundary64(f) - 1;
+		if (a.deadline_ns > (int64_t)t_now() + 1000000 &&
+		    a.deadline_ns != INT64_MAX)
+			a.deadline_ns = 0;	/* no long sleeps */
+		if (a.deadline_ns == INT64_MAX)
+			a.deadline_ns = -1;
+		CALL(f->fd, DRM_IOCTL_D3DQ_FENCE_WAIT, &a,
+		     E(ETIME) | E(EINVAL) | E(ENOENT), !bad, E(ETIME));
+		break;
+	}
+	default: {
+		struct drm_d3dq_fence_event a = { 0 };
+
+		gen_fence_values(f, &a.fences, fv, &bad);
+		a.flags = one_in(f, 2) ? DRM_D3DQ_FENCE_WAIT_ANY : 0;
+		a.flags |= reserved(f, &bad) & ~DRM_D3DQ_FENCE_WAIT_ANY;
+		a.eventfd = f->efd;
+		if (fault(f, 8)) {
+			bad = true;
+			a.eventfd = one_in(f, 2) ? f->fd : (int)boundary32(f);
+		}
+		CALL(f->fd, DRM_IOCTL_D3DQ_FENCE_EVENT, &a,
+		     E(EINVAL) | E(ENOENT) | E(EBADF) | E(EDQUOT), !bad, 0);
+		if (one_in(f, 16)) {
+			uint64_t n;
+
+			if (read(f->efd, &n, sizeof(n)) < 0 && errno != EAGAIN)
+				f->failures++;
+		}
+		break;
+	}
+	}
+}
+
 static void fz_loop(struct __test_metadata *_metadata, struct fz *f)
 {
 	while (f->calls < f->limit && f->failures < 1000) {
@@ -1459,13 +1660,14 @@ static void fz_loop(struct __test_metadata *_metadata, struct fz *f)
 		case 26: fz_syncobj_fd(_metadata, f); break;
 		case 27: fz_bad_nr(_metadata, f); break;
 		case 28: fz_wait_release(_metadata, f); break;
+		case 29: case 30: fz_fence(_metadata, f); break;
 		default: fz_submit(_metadata, f); break;
 		}
 		/* Now and then start over with a fresh file. */
 		if (!f->shared && one_in(f, 20000)) {
 			close(f->fd);
 			f->fd = t_open(0);
-			f->nbos = f->nso = f->nq = f->held = 0;
+			f->nbos = f->nso = f->nq = f->held = f->nf = 0;
 			f->nrel = 0;
 			f->last_seqno = 0;
 			f->big_bo = 0;
@@ -1531,6 +1733,8 @@ static void run_fuzz(struct __test_metadata *_metadata, uint64_t salt,
 		munmap(f->gone, f->pagesz);
 		f->fd = fd;
 		f->fd2 = fd2;
+		f->efd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+		ASSERT_LE(0, f->efd);
 		fz_limits(_metadata, f);
 		f->huge_len = f->max_syncs * 24;
 		f->huge = malloc(f->huge_len);
@@ -1582,6 +1786,8 @@ static void run_fuzz(struct __test_metadata *_metadata, uint64_t salt,
 	if (fd >= 0)
 		close(fd);
 	close(fd2);
+	for (t = 0; t < nthreads; t++)
+		close(fs[t].efd);
 	T_EXPECT_IDLE(30000);
 	free(fs);
 }

@@ -73,6 +73,27 @@ enum drm_d3dq_ioctl_id {
 
 	/** @DRM_D3DQ_WAIT_RELEASE: Release a releasable wait of a job early. */
 	DRM_D3DQ_WAIT_RELEASE,
+
+	/** @DRM_D3DQ_FENCE_CREATE: Create a fence (uapi 1.3). */
+	DRM_D3DQ_FENCE_CREATE,
+
+	/** @DRM_D3DQ_FENCE_DESTROY: Drop a fence handle (uapi 1.3). */
+	DRM_D3DQ_FENCE_DESTROY,
+
+	/** @DRM_D3DQ_FENCE_EXPORT: Export a shared fence as an fd (uapi 1.3). */
+	DRM_D3DQ_FENCE_EXPORT,
+
+	/** @DRM_D3DQ_FENCE_IMPORT: Import a fence fd as a handle (uapi 1.3). */
+	DRM_D3DQ_FENCE_IMPORT,
+
+	/** @DRM_D3DQ_FENCE_SIGNAL: Set a fence's value from the CPU (uapi 1.3). */
+	DRM_D3DQ_FENCE_SIGNAL,
+
+	/** @DRM_D3DQ_FENCE_WAIT: Wait for fence values (uapi 1.3). */
+	DRM_D3DQ_FENCE_WAIT,
+
+	/** @DRM_D3DQ_FENCE_EVENT: Register an eventfd on values (uapi 1.3). */
+	DRM_D3DQ_FENCE_EVENT,
 };
 
 /**
@@ -83,7 +104,7 @@ enum drm_d3dq_ioctl_id {
  * number grows with every addition.
  */
 #define DRM_D3DQ_UAPI_MAJOR	1
-#define DRM_D3DQ_UAPI_MINOR	2
+#define DRM_D3DQ_UAPI_MINOR	3
 
 /**
  * struct drm_d3dq_obj_array - A user array of structures.
@@ -180,7 +201,8 @@ enum drm_d3dq_param {
  *
  * Bits of %DRM_D3DQ_PARAM_FEATURES. Version 1.0 sets the first three,
  * version 1.1 adds %DRM_D3DQ_FEATURE_WAIT_RELEASE and
- * %DRM_D3DQ_FEATURE_PRIORITY, version 1.2 %DRM_D3DQ_FEATURE_SUBMIT_DONE.
+ * %DRM_D3DQ_FEATURE_PRIORITY, version 1.2 %DRM_D3DQ_FEATURE_SUBMIT_DONE,
+ * version 1.3 %DRM_D3DQ_FEATURE_FENCE.
  */
 /** DRM_D3DQ_FEATURE_TIMELINE - timeline syncobjs in waits and signals. */
 #define DRM_D3DQ_FEATURE_TIMELINE	(1ull << 0)
@@ -203,6 +225,11 @@ enum drm_d3dq_param {
  * %DRM_D3DQ_SUBMIT_DONE (see "Direct submission"). Since 1.2.
  */
 #define DRM_D3DQ_FEATURE_SUBMIT_DONE	(1ull << 5)
+/**
+ * DRM_D3DQ_FEATURE_FENCE - d3dq fences: %DRM_D3DQ_FENCE_CREATE and the
+ * other FENCE ioctls (see "Fences"). Since 1.3.
+ */
+#define DRM_D3DQ_FEATURE_FENCE		(1ull << 6)
 
 /**
  * struct drm_d3dq_get_param - Argument of %DRM_IOCTL_D3DQ_GET_PARAM.
@@ -786,6 +813,238 @@ struct drm_d3dq_wait_release {
 };
 
 /**
+ * DOC: Fences
+ *
+ * A d3dq fence (uapi 1.3, %DRM_D3DQ_FEATURE_FENCE) holds one unsigned
+ * 64-bit value, as a D3D12 fence does. The kernel keeps the value in a
+ * page that userspace maps read-only: %DRM_D3DQ_FENCE_CREATE and
+ * %DRM_D3DQ_FENCE_IMPORT return the mmap offset of that page and the
+ * byte offset of the value in it, and reading the value is one 64-bit
+ * acquire load of that address (a 64-bit process; the kernel writes the
+ * value with one aligned 64-bit release store). The page is mapped with
+ * mmap(PROT_READ, MAP_SHARED) of exactly one page on the render node;
+ * PROT_WRITE or PROT_EXEC, MAP_PRIVATE and other lengths fail with
+ * -EACCES (write or exec) or -EINVAL, and mprotect() cannot make the
+ * mapping writable. The page is not a buffer: it cannot be exported with
+ * PRIME.
+ *
+ * Fences that are not shared (no %DRM_D3DQ_FENCE_SHARED) share pages of
+ * their file, 512 values a page. A shared fence has a page of its own,
+ * so a process that imports it reads no other fence; only shared fences
+ * can be exported.
+ *
+ * The value changes only by %DRM_D3DQ_FENCE_SIGNAL, which sets any value
+ * (lower ones, 0 and ~0 included), and by device removal. Every change
+ * is seen by every process at once, and marks every pending wait and
+ * event registration whose value it reaches as satisfied, for good: a
+ * later lower value does not take that back.
+ *
+ * A handle is private to its file. The fence lives while a handle, an
+ * exported fd, a waiter or an event registration refers to it.
+ * Destroying a handle (or closing the file) releases the waits and
+ * event registrations made through that handle as if the fence had
+ * reached ~0 (an event then fires); those made through other handles,
+ * in this file or another, do not change.
+ *
+ * Device removal (%DRM_D3DQ_REMOVE, or an unbind of the device): every
+ * fence the file holds a handle to (for an unbind, every fence of the
+ * device) is set to ~0, which every process holding it sees, and stays
+ * there: %DRM_D3DQ_FENCE_SIGNAL of such a fence fails with -ENODEV, in
+ * every process. After %DRM_D3DQ_REMOVE, %DRM_D3DQ_FENCE_CREATE and
+ * %DRM_D3DQ_FENCE_IMPORT on the file fail with -ENODEV.
+ *
+ * Fences count against the module parameter ``max_user_fences`` of the
+ * user (the effective uid) that created them until they are freed, and
+ * pending event registrations against ``max_user_fence_events`` of the
+ * user that made them: beyond, -EDQUOT. Memory for both is charged to
+ * the caller's memory cgroup.
+ */
+
+/** DRM_D3DQ_FENCE_SHARED - the fence may be exported (its own page). */
+#define DRM_D3DQ_FENCE_SHARED		(1u << 0)
+
+/**
+ * struct drm_d3dq_fence_create - Argument of %DRM_IOCTL_D3DQ_FENCE_CREATE.
+ *
+ * Errors: -EINVAL unknown flags or non-zero out fields or padding;
+ * -EDQUOT the user holds ``max_user_fences`` fences; -ENODEV after
+ * %DRM_D3DQ_REMOVE; -ENOMEM.
+ */
+struct drm_d3dq_fence_create {
+	/** @value: Initial value. */
+	__u64 value;
+
+	/** @flags: 0 or %DRM_D3DQ_FENCE_SHARED. */
+	__u32 flags;
+
+	/** @handle: Out: the fence's handle in this file, never 0. */
+	__u32 handle;
+
+	/** @mmap_offset: Out: offset of the value's page for mmap(). */
+	__u64 mmap_offset;
+
+	/** @value_offset: Out: byte offset of the value in that page. */
+	__u32 value_offset;
+
+	/** @pad: Must be zero. */
+	__u32 pad;
+};
+
+/**
+ * struct drm_d3dq_fence_destroy - Argument of %DRM_IOCTL_D3DQ_FENCE_DESTROY.
+ *
+ * Errors: -ENOENT unknown handle; -EINVAL non-zero @pad.
+ */
+struct drm_d3dq_fence_destroy {
+	/** @handle: Fence handle. */
+	__u32 handle;
+
+	/** @pad: Must be zero. */
+	__u32 pad;
+};
+
+/**
+ * struct drm_d3dq_fence_export - Argument of %DRM_IOCTL_D3DQ_FENCE_EXPORT.
+ *
+ * The fd (close-on-exec) refers to the fence itself, not to this file:
+ * it stays valid when the handle is destroyed or the file closed.
+ * Errors: -ENOENT unknown handle; -EINVAL a fence without
+ * %DRM_D3DQ_FENCE_SHARED, non-zero @flags, @pad or @fd; -EMFILE;
+ * -ENOMEM.
+ */
+struct drm_d3dq_fence_export {
+	/** @handle: Fence handle. */
+	__u32 handle;
+
+	/** @flags: Must be zero. */
+	__u32 flags;
+
+	/** @fd: Out: the fd. Must be zero on input. */
+	__s32 fd;
+
+	/** @pad: Must be zero. */
+	__u32 pad;
+};
+
+/**
+ * struct drm_d3dq_fence_import - Argument of %DRM_IOCTL_D3DQ_FENCE_IMPORT.
+ *
+ * Each import makes a new handle. Errors: -EBADF @fd is not open;
+ * -EINVAL @fd is not a d3dq fence, is a fence of another device, or
+ * non-zero @flags, padding or out fields; -ENODEV after
+ * %DRM_D3DQ_REMOVE; -ENOMEM.
+ */
+struct drm_d3dq_fence_import {
+	/** @fd: An fd from %DRM_IOCTL_D3DQ_FENCE_EXPORT. */
+	__s32 fd;
+
+	/** @flags: Must be zero. */
+	__u32 flags;
+
+	/** @mmap_offset: Out: as &drm_d3dq_fence_create.mmap_offset. */
+	__u64 mmap_offset;
+
+	/** @value_offset: Out: as &drm_d3dq_fence_create.value_offset. */
+	__u32 value_offset;
+
+	/** @handle: Out: the new handle. */
+	__u32 handle;
+};
+
+/**
+ * struct drm_d3dq_fence_signal - Argument of %DRM_IOCTL_D3DQ_FENCE_SIGNAL.
+ *
+ * Sets the value to exactly @value, lower than before or not, and then
+ * wakes the waits and fires the event registrations it satisfies.
+ * Errors: -ENOENT unknown handle; -EINVAL non-zero @flags; -ENODEV the
+ * fence was set to ~0 by a device removal.
+ */
+struct drm_d3dq_fence_signal {
+	/** @handle: Fence handle. */
+	__u32 handle;
+
+	/** @flags: Must be zero. */
+	__u32 flags;
+
+	/** @value: The new value. */
+	__u64 value;
+};
+
+/**
+ * DRM_D3DQ_FENCE_WAIT_ANY - the condition holds once one fence reached
+ * its value (else all of them must, each at some moment).
+ */
+#define DRM_D3DQ_FENCE_WAIT_ANY		(1u << 0)
+
+/**
+ * struct drm_d3dq_fence_value - A fence and a value, element of the
+ * arrays of %DRM_IOCTL_D3DQ_FENCE_WAIT and %DRM_IOCTL_D3DQ_FENCE_EVENT.
+ */
+struct drm_d3dq_fence_value {
+	/** @handle: Fence handle. */
+	__u32 handle;
+
+	/** @pad: Must be zero. */
+	__u32 pad;
+
+	/** @value: The fence is done once its value is at least this. */
+	__u64 value;
+};
+
+/**
+ * struct drm_d3dq_fence_wait - Argument of %DRM_IOCTL_D3DQ_FENCE_WAIT.
+ *
+ * Sleeps (interruptibly) until the condition holds: every fence of
+ * @fences reached its value (each at some moment since the call), or
+ * with %DRM_D3DQ_FENCE_WAIT_ANY one of them did. Returns 0 then. A
+ * deadline at or before now only checks (0 or -ETIME at once).
+ * Errors: -ETIME the deadline passed; -EINTR a signal arrived (the
+ * ioctl restarts with SA_RESTART, and the deadline, being absolute,
+ * stays); -ENOENT unknown handle; -EINVAL count 0 or above
+ * %DRM_D3DQ_PARAM_MAX_SYNCS, bad stride, unknown flags, non-zero
+ * padding; -EFAULT; -ENOMEM.
+ */
+struct drm_d3dq_fence_wait {
+	/** @fences: Array of &struct drm_d3dq_fence_value. */
+	struct drm_d3dq_obj_array fences;
+
+	/**
+	 * @deadline_ns: Absolute CLOCK_MONOTONIC deadline in ns; INT64_MAX
+	 * waits without one.
+	 */
+	__s64 deadline_ns;
+
+	/** @flags: 0 (all) or %DRM_D3DQ_FENCE_WAIT_ANY. */
+	__u32 flags;
+
+	/** @pad: Must be zero. */
+	__u32 pad;
+};
+
+/**
+ * struct drm_d3dq_fence_event - Argument of %DRM_IOCTL_D3DQ_FENCE_EVENT.
+ *
+ * Registers an eventfd that the kernel signals (adds 1 to) exactly once,
+ * when the condition of &drm_d3dq_fence_wait holds: at once if it holds
+ * already. The kernel keeps its own reference to the eventfd, so
+ * closing @eventfd afterwards changes nothing. A registration ends when
+ * it fires; it counts against ``max_user_fence_events`` until then.
+ * Errors: -EBADF @eventfd is not open; -EINVAL it is not an eventfd, and
+ * as for &drm_d3dq_fence_wait (nothing is written then); -ENOENT;
+ * -EDQUOT; -EFAULT; -ENOMEM.
+ */
+struct drm_d3dq_fence_event {
+	/** @fences: Array of &struct drm_d3dq_fence_value. */
+	struct drm_d3dq_obj_array fences;
+
+	/** @flags: 0 (all) or %DRM_D3DQ_FENCE_WAIT_ANY. */
+	__u32 flags;
+
+	/** @eventfd: The eventfd to signal. */
+	__s32 eventfd;
+};
+
+/**
  * DOC: IOCTL numbers
  */
 #define DRM_D3DQ_IOCTL(__access, __id, __type) \
@@ -810,6 +1069,20 @@ struct drm_d3dq_wait_release {
 	DRM_D3DQ_IOCTL(WR, REMOVE, remove)
 #define DRM_IOCTL_D3DQ_WAIT_RELEASE \
 	DRM_D3DQ_IOCTL(WR, WAIT_RELEASE, wait_release)
+#define DRM_IOCTL_D3DQ_FENCE_CREATE \
+	DRM_D3DQ_IOCTL(WR, FENCE_CREATE, fence_create)
+#define DRM_IOCTL_D3DQ_FENCE_DESTROY \
+	DRM_D3DQ_IOCTL(WR, FENCE_DESTROY, fence_destroy)
+#define DRM_IOCTL_D3DQ_FENCE_EXPORT \
+	DRM_D3DQ_IOCTL(WR, FENCE_EXPORT, fence_export)
+#define DRM_IOCTL_D3DQ_FENCE_IMPORT \
+	DRM_D3DQ_IOCTL(WR, FENCE_IMPORT, fence_import)
+#define DRM_IOCTL_D3DQ_FENCE_SIGNAL \
+	DRM_D3DQ_IOCTL(WR, FENCE_SIGNAL, fence_signal)
+#define DRM_IOCTL_D3DQ_FENCE_WAIT \
+	DRM_D3DQ_IOCTL(WR, FENCE_WAIT, fence_wait)
+#define DRM_IOCTL_D3DQ_FENCE_EVENT \
+	DRM_D3DQ_IOCTL(WR, FENCE_EVENT, fence_event)
 
 #if defined(__cplusplus)
 }

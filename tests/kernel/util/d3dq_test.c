@@ -129,6 +129,10 @@ int t_objects(struct t_objects *o)
 			o->hw_fences = value;
 		else if (!strcmp(key, "schedulers"))
 			o->schedulers = value;
+		else if (!strcmp(key, "fences"))
+			o->fences = value;
+		else if (!strcmp(key, "fence_events"))
+			o->fence_events = value;
 	}
 	fclose(f);
 	return 0;
@@ -142,7 +146,8 @@ bool t_wait_idle(int files, int ms, struct t_objects *o)
 		if (t_objects(o))
 			return false;
 		if (o->files == files && !o->queues && !o->jobs && !o->bos &&
-		    !o->hw_fences && !o->schedulers)
+		    !o->hw_fences && !o->schedulers && !o->fences &&
+		    !o->fence_events)
 			return true;
 		if (waited >= ms)
 			return false;

@@ -35,6 +35,7 @@ int64_t t_deadline(uint64_t ns);
  */
 struct t_objects {
 	int files, queues, jobs, bos, hw_fences, schedulers;
+	int fences, fence_events;	/* d3dq fences, event registrations */
 };
 
 /* Read the counts; 0 on success, -1 if debugfs is not available. */
@@ -56,10 +57,11 @@ bool t_wait_idle(int files, int ms, struct t_objects *o);
 		struct t_objects _idle;					\
 									\
 		EXPECT_TRUE(t_wait_idle(0, (ms), &_idle))		\
-			TH_LOG("leak: files %d queues %d jobs %d bos %d hw_fences %d schedulers %d", \
+			TH_LOG("leak: files %d queues %d jobs %d bos %d hw_fences %d schedulers %d fences %d fence_events %d", \
 			       _idle.files, _idle.queues, _idle.jobs,	\
 			       _idle.bos, _idle.hw_fences,		\
-			       _idle.schedulers);			\
+			       _idle.schedulers, _idle.fences,		\
+			       _idle.fence_events);			\
 	} while (0)
 
 /* Contents of debugfs "queues" (static buffer), or NULL. */

@@ -1,0 +1,984 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * d3dq fences: D3D12 fence values kept by the kernel, in pages that
+ * userspace maps read-only; CPU signals, CPU waits and kernel-held
+ * eventfds. See "Fences" in Documentation/driver.rst.
+ *
+ * Copyright (C) 2026 The d3dq authors
+ */
+
+#include <linux/anon_inodes.h>
+#include <linux/bitmap.h>
+#include <linux/eventfd.h>
+#include <linux/file.h>
+#include <linux/fs.h>
+#include <linux/hrtimer.h>
+#include <linux/ktime.h>
+#include <linux/mm.h>
+#include <linux/refcount.h>
+#include <linux/sched/signal.h>
+#include <linux/slab.h>
+#include <linux/uaccess.h>
+#include <linux/wait.h>
+
+#include <drm/drm_drv.h>
+#include <drm/drm_file.h>
+#include <drm/drm_managed.h>
+#include <drm/drm_vma_manager.h>
+#include <drm/d3dq_drm.h>
+
+#include "d3dq_device.h"
+#include "d3dq_fence.h"
+
+/* Values in a page; a fence's value is one aligned u64 of it. */
+#define D3DQ_FENCE_SLOTS	(PAGE_SIZE / sizeof(u64))
+
+/*
+ * The mmap offsets of fence pages, in pages: from 2 TiB, above the GEM
+ * offsets (4 GiB to about 1 TiB + 4 GiB), 1 TiB long, below the 16 TiB
+ * that a 32-bit mmap2() can name.
+ */
+#define D3DQ_FENCE_PGOFF_START	((1ULL << 41) >> PAGE_SHIFT)
+#define D3DQ_FENCE_PGOFF_SIZE	((1ULL << 40) >> PAGE_SHIFT)
+
+/* Largest element stride of a fence array, as for sync arrays. */
+#define D3DQ_MAX_FENCE_STRIDE	4096
+
+/*
+ * struct d3dq_fence_page - A page of fence values and its mmap offset.
+ *
+ * A shared fence has a page of its own (slot 0); the other fences of a
+ * file share the file's pages. Referenced by its fences, and a file's
+ * pages by the file until it is closed. The page itself is also
+ * referenced by every mapping of it (vm_insert_page()), so it stays
+ * valid where it is mapped after this structure is gone.
+ */
+struct d3dq_fence_page {
+	struct kref ref;
+	struct d3dq_device *ddev;	/* holds a drm_dev reference */
+	struct page *page;
+	u64 *values;
+	struct drm_vma_offset_node node;
+	/* A file's page: slots in use (lock), and the file's list. */
+	spinlock_t lock;
+	unsigned long used[BITS_TO_LONGS(D3DQ_FENCE_SLOTS)];
+	struct list_head link;
+};
+
+struct d3dq_fence_cond;
+
+/*
+ * struct d3dq_fence_node - One fence and value of a wait or registration.
+ *
+ * Listed on its fence, sorted by value, until the value is reached
+ * (or the handle it came through is destroyed), then unlinked: a node
+ * is satisfied once, and stays so (R6, R7).
+ */
+struct d3dq_fence_node {
+	struct list_head link;		/* fence->nodes; empty when done */
+	struct d3dq_fence *fence;	/* holds a reference */
+	struct d3dq_fence_cond *cond;
+	/* The handle the node came through: its destruction releases it. */
+	struct d3dq_file *owner;
+	u32 handle;
+	u64 value;
+};
+
+/*
+ * struct d3dq_fence_cond - A CPU wait or an event registration.
+ *
+ * @remaining counts down as nodes are satisfied, from the number of
+ * nodes (all) or from 1 (any); the node that takes it to 0 fires the
+ * condition: it wakes the waiter, or signals the eventfd. A waiter owns
+ * its condition. A registration is freed by a work item once it has
+ * fired and its registering ioctl is done (@refs), away from the value
+ * write, which may run in any context.
+ */
+struct d3dq_fence_cond {
+	atomic_t remaining;
+	refcount_t refs;		/* registrations only */
+	struct eventfd_ctx *ctx;	/* NULL for a CPU wait */
+	wait_queue_head_t wq;		/* CPU waits */
+	struct work_struct work;	/* registrations: unlink and free */
+	struct d3dq_file *dfile;	/* registrations: holds a reference */
+	u32 count;
+	struct d3dq_fence_node nodes[];
+};
+
+static const struct file_operations d3dq_fence_fops;
+
+/* --- pages ------------------------------------------------------------- */
+
+static struct d3dq_fence_page *d3dq_fence_page_create(struct d3dq_device *ddev)
+{
+	struct d3dq_fence_page *fpage;
+	int ret;
+
+	fpage = kzalloc(sizeof(*fpage), D3DQ_GFP);
+	if (!fpage)
+		return ERR_PTR(-ENOMEM);
+	/* A whole page from the page allocator, charged to the caller. */
+	fpage->page = alloc_page(D3DQ_GFP | __GFP_ZERO);
+	if (!fpage->page) {
+		kfree(fpage);
+		return ERR_PTR(-ENOMEM);
+	}
+	fpage->values = page_address(fpage->page);
+	kref_init(&fpage->ref);
+	spin_lock_init(&fpage->lock);
+	INIT_LIST_HEAD(&fpage->link);
+	drm_vma_node_reset(&fpage->node);
+	ret = drm_vma_offset_add(&ddev->fence_vma, &fpage->node, 1);
+	if (ret) {
+		__free_page(fpage->page);
+		kfree(fpage);
+		return ERR_PTR(ret);
+	}
+	fpage->ddev = ddev;
+	drm_dev_get(&ddev->drm);
+	return fpage;
+}
+
+static void d3dq_fence_page_release(struct kref *ref)
+{
+	struct d3dq_fence_page *fpage =
+		container_of(ref, struct d3dq_fence_page, ref);
+	struct d3dq_device *ddev = fpage->ddev;
+
+	drm_vma_offset_remove(&ddev->fence_vma, &fpage->node);
+	/* Mappings keep their own references to the page. */
+	__free_page(fpage->page);
+	kfree(fpage);
+	drm_dev_put(&ddev->drm);
+}
+
+static void d3dq_fence_page_put(struct d3dq_fence_page *fpage)
+{
+	kref_put(&fpage->ref, d3dq_fence_page_release);
+}
+
+/*
+ * A slot for a fence that is not shared, in one of the file's pages
+ * (dfile->fence_lock held); the page gets a reference for the fence.
+ */
+static struct d3dq_fence_page *d3dq_fence_slot_get(struct d3dq_file *dfile,
+						   u32 *slot)
+{
+	struct d3dq_fence_page *fpage;
+	unsigned long bit;
+
+	lockdep_assert_held(&dfile->fence_lock);
+
+	list_for_each_entry(fpage, &dfile->fence_pages, link) {
+		spin_lock(&fpage->lock);
+		bit = find_first_zero_bit(fpage->used, D3DQ_FENCE_SLOTS);
+		if (bit < D3DQ_FENCE_SLOTS) {
+			__set_bit(bit, fpage->used);
+			spin_unlock(&fpage->lock);
+			kref_get(&fpage->ref);
+			*slot = bit;
+			return fpage;
+		}
+		spin_unlock(&fpage->lock);
+	}
+
+	fpage = d3dq_fence_page_create(dfile->ddev);
+	if (IS_ERR(fpage))
+		return fpage;
+	__set_bit(0, fpage->used);
+	/* The file's list holds the first reference, the fence a second. */
+	list_add_tail(&fpage->link, &dfile->fence_pages);
+	kref_get(&fpage->ref);
+	*slot = 0;
+	return fpage;
+}
+
+static void d3dq_fence_slot_put(struct d3dq_fence_page *fpage, u32 slot)
+{
+	spin_lock(&fpage->lock);
+	__clear_bit(slot, fpage->used);
+	spin_unlock(&fpage->lock);
+	d3dq_fence_page_put(fpage);
+}
+
+/* --- fences ------------------------------------------------------------ */
+
+static void d3dq_fence_get(struct d3dq_fence *fence)
+{
+	kref_get(&fence->ref);
+}
+
+/* Process context: puts the device and the user. */
+static void d3dq_fence_release(struct kref *ref)
+{
+	struct d3dq_fence *fence = container_of(ref, struct d3dq_fence, ref);
+	struct d3dq_device *ddev = fence->ddev;
+
+	/* Every node holds a reference: none is left. */
+	WARN_ON(!list_empty(&fence->nodes));
+	spin_lock(&ddev->fences_lock);
+	list_del(&fence->link);
+	spin_unlock(&ddev->fences_lock);
+
+	d3dq_fence_slot_put(fence->fpage, fence->slot);
+	d3dq_user_uncount_fence(fence->user);
+	d3dq_user_put(fence->user);
+	atomic_dec(&ddev->count.fences);
+	kfree(fence);
+	drm_dev_put(&ddev->drm);
+}
+
+static void d3dq_fence_put(struct d3dq_fence *fence)
+{
+	kref_put(&fence->ref, d3dq_fence_release);
+}
+
+static struct d3dq_fence *d3dq_fence_create(struct d3dq_file *dfile,
+					    u64 value, bool shared)
+{
+	struct d3dq_device *ddev = dfile->ddev;
+	struct d3dq_fence *fence;
+	int ret;
+
+	lockdep_assert_held(&dfile->fence_lock);
+
+	ret = d3dq_user_count_fence(dfile->user);
+	if (ret)
+		return ERR_PTR(ret);
+	fence = kzalloc(sizeof(*fence), D3DQ_GFP);
+	if (!fence) {
+		ret = -ENOMEM;
+		goto err_uncount;
+	}
+	if (shared)
+		fence->fpage = d3dq_fence_page_create(ddev);
+	else
+		fence->fpage = d3dq_fence_slot_get(dfile, &fence->slot);
+	if (IS_ERR(fence->fpage)) {
+		ret = PTR_ERR(fence->fpage);
+		kfree(fence);
+		goto err_uncount;
+	}
+
+	kref_init(&fence->ref);
+	spin_lock_init(&fence->lock);
+	INIT_LIST_HEAD(&fence->nodes);
+	fence->shared = shared;
+	fence->value = &fence->fpage->values[fence->slot];
+	/* Nobody else sees the fence yet. */
+	WRITE_ONCE(*fence->value, value);
+	fence->ddev = ddev;
+	drm_dev_get(&ddev->drm);
+	fence->user = dfile->user;
+	d3dq_user_get(fence->user);
+
+	spin_lock(&ddev->fences_lock);
+	list_add_tail(&fence->link, &ddev->fences);
+	spin_unlock(&ddev->fences_lock);
+	atomic_inc(&ddev->count.fences);
+	return fence;
+
+err_uncount:
+	d3dq_user_uncount_fence(dfile->user);
+	return ERR_PTR(ret);
+}
+
+static struct d3dq_fence *d3dq_fence_lookup(struct d3dq_file *dfile,
+					    u32 handle)
+{
+	struct d3dq_fence *fence;
+
+	xa_lock(&dfile->fences);
+	fence = xa_load(&dfile->fences, handle);
+	if (fence)
+		d3dq_fence_get(fence);
+	xa_unlock(&dfile->fences);
+	return fence;
+}
+
+/* --- conditions: the value write path ---------------------------------- */
+
+static void d3dq_fence_cond_put(struct d3dq_fence_cond *cond)
+{
+	if (refcount_dec_and_test(&cond->refs))
+		queue_work(d3dq_wq.cleanup, &cond->work);
+}
+
+static void d3dq_fence_cond_fire(struct d3dq_fence_cond *cond)
+{
+	if (!cond->ctx) {
+		wake_up_all(&cond->wq);
+		return;
+	}
+	d3dq_eventfd_signal(cond->ctx);
+	d3dq_fence_cond_put(cond);
+}
+
+/* A node is satisfied (its fence's lock held, or it was never listed). */
+static void d3dq_fence_node_done(struct d3dq_fence_node *node)
+{
+	list_del_init(&node->link);
+	if (atomic_dec_return(&node->cond->remaining) == 0)
+		d3dq_fence_cond_fire(node->cond);
+}
+
+/**
+ * d3dq_fence_write_locked - Set a fence's value.
+ * @fence: the fence, its lock held
+ * @value: the new value
+ *
+ * One release store, which every mapping sees at once, then every node
+ * the value reaches is satisfied for good: its waiter is woken or its
+ * eventfd signalled. Allocates nothing and sleeps nowhere, so that it
+ * can run in any context that can take the fence's lock.
+ */
+void d3dq_fence_write_locked(struct d3dq_fence *fence, u64 value)
+{
+	struct d3dq_fence_node *node, *tmp;
+
+	lockdep_assert_held(&fence->lock);
+
+	if (fence->removed)
+		return;
+	/*
+	 * Pairs with the acquire load of userspace readers: what was
+	 * written before the signal is seen by whoever sees the value.
+	 */
+	smp_store_release(fence->value, value);
+	list_for_each_entry_safe(node, tmp, &fence->nodes, link) {
+		if (node->value > value)
+			break;
+		d3dq_fence_node_done(node);
+	}
+}
+
+/* At ~0 for good: every node is satisfied, and no signal changes it. */
+static void d3dq_fence_remove(struct d3dq_fence *fence)
+{
+	unsigned long flags;
+
+	spin_lock_irqsave(&fence->lock, flags);
+	d3dq_fence_write_locked(fence, U64_MAX);
+	fence->removed = true;
+	spin_unlock_irqrestore(&fence->lock, flags);
+}
+
+/*
+ * List @node on its fence, unless the value is reached already, the
+ * fence was removed, or the handle it came through is gone (destroyed
+ * meanwhile: that releases it, as a destruction releases the nodes it
+ * finds).
+ */
+static void d3dq_fence_node_arm(struct d3dq_fence_node *node)
+{
+	struct d3dq_fence *fence = node->fence;
+	struct d3dq_fence_node *pos;
+	unsigned long flags;
+
+	spin_lock_irqsave(&fence->lock, flags);
+	if (fence->removed || *fence->value >= node->value ||
+	    xa_load(&node->owner->fences, node->handle) != fence) {
+		d3dq_fence_node_done(node);
+		goto out;
+	}
+	/* Sorted by value; values mostly grow, so search from the end. */
+	list_for_each_entry_reverse(pos, &fence->nodes, link) {
+		if (pos->value <= node->value)
+			break;
+	}
+	list_add(&node->link, &pos->link);
+out:
+	spin_unlock_irqrestore(&fence->lock, flags);
+}
+
+/*
+ * Unlink every node that is still listed. Taking each fence's lock also
+ * waits for a value write that is satisfying one of them.
+ */
+static void d3dq_fence_cond_unlink(struct d3dq_fence_cond *cond)
+{
+	struct d3dq_fence_node *node;
+	unsigned long flags;
+	u32 i;
+
+	for (i = 0; i < cond->count; i++) {
+		node = &cond->nodes[i];
+		spin_lock_irqsave(&node->fence->lock, flags);
+		list_del_init(&node->link);
+		spin_unlock_irqrestore(&node->fence->lock, flags);
+	}
+}
+
+static void d3dq_fence_cond_free(struct d3dq_fence_cond *cond)
+{
+	u32 i;
+
+	for (i = 0; i < cond->count; i++)
+		if (cond->nodes[i].fence)
+			d3dq_fence_put(cond->nodes[i].fence);
+	kvfree(cond);
+}
+
+/* A registration fired and its ioctl is done. */
+static void d3dq_fence_event_free(struct work_struct *work)
+{
+	struct d3dq_fence_cond *cond =
+		container_of(work, struct d3dq_fence_cond, work);
+	struct d3dq_file *dfile = cond->dfile;
+
+	d3dq_fence_cond_unlink(cond);
+	eventfd_ctx_put(cond->ctx);
+	d3dq_fence_cond_free(cond);
+	atomic_dec(&dfile->ddev->count.fence_events);
+	d3dq_user_uncount_fence_event(dfile->user);
+	d3dq_file_put(dfile);
+}
+
+/*
+ * Read and check the array of a wait or registration, and make the
+ * condition with its nodes, each holding a reference to its fence.
+ */
+static struct d3dq_fence_cond *
+d3dq_fence_cond_create(struct d3dq_file *dfile,
+		       const struct drm_d3dq_obj_array *arr, u32 flags)
+{
+	struct drm_d3dq_fence_value fv;
+	struct d3dq_fence_cond *cond;
+	struct d3dq_fence_node *node;
+	u64 offset;
+	u32 i;
+	int ret;
+
+	if (flags & ~DRM_D3DQ_FENCE_WAIT_ANY)
+		return ERR_PTR(-EINVAL);
+	if (!arr->count || arr->count > d3dq_max_syncs)
+		return ERR_PTR(-EINVAL);
+	if (arr->stride < sizeof(fv) || arr->stride > D3DQ_MAX_FENCE_STRIDE)
+		return ERR_PTR(-EINVAL);
+
+	cond = kvzalloc(struct_size(cond, nodes, arr->count), D3DQ_GFP);
+	if (!cond)
+		return ERR_PTR(-ENOMEM);
+	init_waitqueue_head(&cond->wq);
+	refcount_set(&cond->refs, 2);	/* the ioctl and the firing */
+	atomic_set(&cond->remaining,
+		   flags & DRM_D3DQ_FENCE_WAIT_ANY ? 1 : arr->count);
+	cond->count = arr->count;
+
+	for (i = 0; i < arr->count; i++) {
+		/* count * stride is below 2^29: no overflow. */
+		offset = (u64)i * arr->stride;
+		ret = copy_struct_from_user(&fv, sizeof(fv),
+					    u64_to_user_ptr(arr->array + offset),
+					    arr->stride);
+		if (ret) {
+			ret = ret == -E2BIG ? -EINVAL : ret;
+			goto err;
+		}
+		if (fv.pad) {
+			ret = -EINVAL;
+			goto err;
+		}
+		node = &cond->nodes[i];
+		node->fence = d3dq_fence_lookup(dfile, fv.handle);
+		if (!node->fence) {
+			ret = -ENOENT;
+			goto err;
+		}
+		INIT_LIST_HEAD(&node->link);
+		node->cond = cond;
+		node->owner = dfile;
+		node->handle = fv.handle;
+		node->value = fv.value;
+	}
+	return cond;
+
+err:
+	d3dq_fence_cond_free(cond);
+	return ERR_PTR(ret);
+}
+
+static void d3dq_fence_cond_arm(struct d3dq_fence_cond *cond)
+{
+	u32 i;
+
+	for (i = 0; i < cond->count; i++)
+		d3dq_fence_node_arm(&cond->nodes[i]);
+}
+
+/* --- handles ----------------------------------------------------------- */
+
+/*
+ * A new handle for @fence (the reference passes to it), allowed to map
+ * the fence's page; under dfile->fence_lock, refused after REMOVE.
+ */
+static int d3dq_fence_handle_add(struct d3dq_file *dfile,
+				 struct drm_file *file,
+				 struct d3dq_fence *fence, u32 *handle)
+{
+	int ret;
+
+	lockdep_assert_held(&dfile->fence_lock);
+
+	if (dfile->fences_removed)
+		return -ENODEV;
+	ret = drm_vma_node_allow(&fence->fpage->node, file);
+	if (ret)
+		return ret;
+	ret = xa_alloc(&dfile->fences, handle, fence, XA_LIMIT(1, INT_MAX),
+		       D3DQ_GFP);
+	if (ret) {
+		drm_vma_node_revoke(&fence->fpage->node, file);
+		return ret == -EBUSY ? -ENOMEM : ret;
+	}
+	return 0;
+}
+
+/*
+ * A handle was erased: release the nodes that came through it, as if the
+ * fence had reached ~0 (R14); other handles' nodes stay (R20).
+ */
+static void d3dq_fence_handle_release(struct d3dq_file *dfile,
+				      struct drm_file *file, u32 handle,
+				      struct d3dq_fence *fence)
+{
+	struct d3dq_fence_node *node, *tmp;
+	unsigned long flags;
+
+	spin_lock_irqsave(&fence->lock, flags);
+	list_for_each_entry_safe(node, tmp, &fence->nodes, link) {
+		if (node->owner == dfile && node->handle == handle)
+			d3dq_fence_node_done(node);
+	}
+	spin_unlock_irqrestore(&fence->lock, flags);
+	drm_vma_node_revoke(&fence->fpage->node, file);
+	d3dq_fence_put(fence);
+}
+
+static void d3dq_fence_fill_out(struct d3dq_fence *fence, u64 *mmap_offset,
+				u32 *value_offset)
+{
+	*mmap_offset = drm_vma_node_offset_addr(&fence->fpage->node);
+	*value_offset = fence->slot * sizeof(u64);
+}
+
+/* --- ioctls ------------------------------------------------------------ */
+
+int d3dq_ioctl_fence_create(struct drm_device *drm, void *data,
+			    struct drm_file *file)
+{
+	struct d3dq_file *dfile = file->driver_priv;
+	struct drm_d3dq_fence_create *args = data;
+	struct d3dq_fence *fence;
+	int ret;
+
+	if (args->flags & ~DRM_D3DQ_FENCE_SHARED || args->handle ||
+	    args->mmap_offset || args->value_offset || args->pad)
+		return -EINVAL;
+
+	mutex_lock(&dfile->fence_lock);
+	if (dfile->fences_removed) {
+		ret = -ENODEV;
+		goto out;
+	}
+	fence = d3dq_fence_create(dfile, args->value,
+				  args->flags & DRM_D3DQ_FENCE_SHARED);
+	if (IS_ERR(fence)) {
+		ret = PTR_ERR(fence);
+		goto out;
+	}
+	ret = d3dq_fence_handle_add(dfile, file, fence, &args->handle);
+	if (ret) {
+		d3dq_fence_put(fence);
+		goto out;
+	}
+	d3dq_fence_fill_out(fence, &args->mmap_offset, &args->value_offset);
+out:
+	mutex_unlock(&dfile->fence_lock);
+	return ret;
+}
+
+int d3dq_ioctl_fence_destroy(struct drm_device *drm, void *data,
+			     struct drm_file *file)
+{
+	struct d3dq_file *dfile = file->driver_priv;
+	struct drm_d3dq_fence_destroy *args = data;
+	struct d3dq_fence *fence;
+
+	if (args->pad)
+		return -EINVAL;
+	/* Erasing index 0 would free it in the XA_FLAGS_ALLOC1 array. */
+	if (!args->handle)
+		return -ENOENT;
+
+	fence = xa_erase(&dfile->fences, args->handle);
+	if (!fence)
+		return -ENOENT;
+	d3dq_fence_handle_release(dfile, file, args->handle, fence);
+	return 0;
+}
+
+static int d3dq_fence_file_release(struct inode *inode, struct file *f)
+{
+	d3dq_fence_put(f->private_data);
+	return 0;
+}
+
+/* An exported fence: the file only holds a reference. */
+static const struct file_operations d3dq_fence_fops = {
+	.owner = THIS_MODULE,
+	.release = d3dq_fence_file_release,
+};
+
+int d3dq_ioctl_fence_export(struct drm_device *drm, void *data,
+			    struct drm_file *file)
+{
+	struct d3dq_file *dfile = file->driver_priv;
+	struct drm_d3dq_fence_export *args = data;
+	struct d3dq_fence *fence;
+	struct file *f;
+	int fd, ret;
+
+	if (args->flags || args->pad || args->fd)
+		return -EINVAL;
+
+	fence = d3dq_fence_lookup(dfile, args->handle);
+	if (!fence)
+		return -ENOENT;
+	/* Other fences share their page with the file's other fences. */
+	if (!fence->shared) {
+		ret = -EINVAL;
+		goto err_put;
+	}
+	fd = get_unused_fd_flags(O_CLOEXEC);
+	if (fd < 0) {
+		ret = fd;
+		goto err_put;
+	}
+	f = anon_inode_getfile("d3dq_fence", &d3dq_fence_fops, fence,
+			       O_RDONLY);
+	if (IS_ERR(f)) {
+		put_unused_fd(fd);
+		ret = PTR_ERR(f);
+		goto err_put;
+	}
+	/* The file has the lookup's reference. */
+	fd_install(fd, f);
+	args->fd = fd;
+	return 0;
+
+err_put:
+	d3dq_fence_put(fence);
+	return ret;
+}
+
+int d3dq_ioctl_fence_import(struct drm_device *drm, void *data,
+			    struct drm_file *file)
+{
+	struct d3dq_file *dfile = file->driver_priv;
+	struct drm_d3dq_fence_import *args = data;
+	struct d3dq_fence *fence;
+	struct file *f;
+	int ret;
+
+	if (args->flags || args->mmap_offset || args->value_offset ||
+	    args->handle)
+		return -EINVAL;
+
+	f = fget(args->fd);
+	if (!f)
+		return -EBADF;
+	if (f->f_op != &d3dq_fence_fops) {
+		fput(f);
+		return -EINVAL;
+	}
+	fence = f->private_data;
+	d3dq_fence_get(fence);
+	fput(f);
+	if (fence->ddev != dfile->ddev) {
+		d3dq_fence_put(fence);
+		return -EINVAL;
+	}
+
+	mutex_lock(&dfile->fence_lock);
+	ret = d3dq_fence_handle_add(dfile, file, fence, &args->handle);
+	mutex_unlock(&dfile->fence_lock);
+	if (ret) {
+		d3dq_fence_put(fence);
+		return ret;
+	}
+	d3dq_fence_fill_out(fence, &args->mmap_offset, &args->value_offset);
+	return 0;
+}
+
+int d3dq_ioctl_fence_signal(struct drm_device *drm, void *data,
+			    struct drm_file *file)
+{
+	struct drm_d3dq_fence_signal *args = data;
+	struct d3dq_fence *fence;
+	unsigned long flags;
+	int ret = 0;
+
+	if (args->flags)
+		return -EINVAL;
+
+	fence = d3dq_fence_lookup(file->driver_priv, args->handle);
+	if (!fence)
+		return -ENOENT;
+	spin_lock_irqsave(&fence->lock, flags);
+	if (fence->removed)
+		ret = -ENODEV;
+	else
+		d3dq_fence_write_locked(fence, args->value);
+	spin_unlock_irqrestore(&fence->lock, flags);
+	d3dq_fence_put(fence);
+	return ret;
+}
+
+static bool d3dq_fence_cond_done(struct d3dq_fence_cond *cond)
+{
+	return atomic_read(&cond->remaining) <= 0;
+}
+
+int d3dq_ioctl_fence_wait(struct drm_device *drm, void *data,
+			  struct drm_file *file)
+{
+	struct drm_d3dq_fence_wait *args = data;
+	struct d3dq_fence_cond *cond;
+	ktime_t timeout;
+	int ret;
+
+	if (args->pad)
+		return -EINVAL;
+	cond = d3dq_fence_cond_create(file->driver_priv, &args->fences,
+				      args->flags);
+	if (IS_ERR(cond))
+		return PTR_ERR(cond);
+
+	d3dq_fence_cond_arm(cond);
+	if (args->deadline_ns == S64_MAX)
+		timeout = KTIME_MAX;
+	else
+		timeout = ktime_sub(ns_to_ktime(args->deadline_ns),
+				    ktime_get());
+	if (d3dq_fence_cond_done(cond))
+		ret = 0;
+	else if (timeout <= 0)
+		ret = -ETIME;
+	else
+		ret = wait_event_interruptible_hrtimeout(cond->wq,
+							 d3dq_fence_cond_done(cond),
+							 timeout);
+	d3dq_fence_cond_unlink(cond);
+	/* Met at the last moment: the condition wins. */
+	if (d3dq_fence_cond_done(cond))
+		ret = 0;
+	d3dq_fence_cond_free(cond);
+	return ret;
+}
+
+int d3dq_ioctl_fence_event(struct drm_device *drm, void *data,
+			   struct drm_file *file)
+{
+	struct d3dq_file *dfile = file->driver_priv;
+	struct drm_d3dq_fence_event *args = data;
+	struct d3dq_fence_cond *cond;
+	struct eventfd_ctx *ctx;
+	int ret;
+
+	cond = d3dq_fence_cond_create(dfile, &args->fences, args->flags);
+	if (IS_ERR(cond))
+		return PTR_ERR(cond);
+	/* -EBADF for a closed fd, -EINVAL for anything but an eventfd. */
+	ctx = eventfd_ctx_fdget(args->eventfd);
+	if (IS_ERR(ctx)) {
+		ret = PTR_ERR(ctx);
+		goto err_free;
+	}
+	ret = d3dq_user_count_fence_event(dfile->user);
+	if (ret)
+		goto err_ctx;
+
+	cond->ctx = ctx;
+	cond->dfile = dfile;
+	d3dq_file_get(dfile);
+	INIT_WORK(&cond->work, d3dq_fence_event_free);
+	atomic_inc(&dfile->ddev->count.fence_events);
+	/* It may fire here already; it is freed once both refs are gone. */
+	d3dq_fence_cond_arm(cond);
+	d3dq_fence_cond_put(cond);
+	return 0;
+
+err_ctx:
+	eventfd_ctx_put(ctx);
+err_free:
+	d3dq_fence_cond_free(cond);
+	return ret;
+}
+
+/* --- mmap -------------------------------------------------------------- */
+
+bool d3dq_fence_mmap_offset(unsigned long pgoff)
+{
+	return pgoff >= D3DQ_FENCE_PGOFF_START &&
+	       pgoff - D3DQ_FENCE_PGOFF_START < D3DQ_FENCE_PGOFF_SIZE;
+}
+
+/*
+ * A mapping holds a reference to its page (vm_private_data), one per
+ * VMA, so that it can insert the page again after a zap: an unplug
+ * (drm_dev_unplug()) unmaps every mapping of the device's files, and a
+ * value page must stay readable, at ~0, until it is unmapped.
+ */
+static void d3dq_fence_vm_open(struct vm_area_struct *vma)
+{
+	get_page(vma->vm_private_data);
+}
+
+static void d3dq_fence_vm_close(struct vm_area_struct *vma)
+{
+	put_page(vma->vm_private_data);
+}
+
+static vm_fault_t d3dq_fence_vm_fault(struct vm_fault *vmf)
+{
+	struct vm_area_struct *vma = vmf->vma;
+	int ret;
+
+	/* VM_MIXEDMAP is set: vm_insert_page() may run from a fault. */
+	ret = vm_insert_page(vma, vma->vm_start, vma->vm_private_data);
+	if (ret == -ENOMEM)
+		return VM_FAULT_OOM;
+	if (ret && ret != -EBUSY)
+		return VM_FAULT_SIGBUS;
+	return VM_FAULT_NOPAGE;
+}
+
+static const struct vm_operations_struct d3dq_fence_vm_ops = {
+	.open = d3dq_fence_vm_open,
+	.close = d3dq_fence_vm_close,
+	.fault = d3dq_fence_vm_fault,
+};
+
+/*
+ * Map a fence page: one page, shared, read-only for good. VM_MAYWRITE is
+ * cleared so that mprotect() cannot add PROT_WRITE and no forced write
+ * (ptrace, /proc/pid/mem) gets through; a private mapping is refused
+ * before anything, as it would allow copy-on-write. The page is inserted
+ * now, so that nothing faults unless an unplug zapped the mapping.
+ */
+int d3dq_fence_mmap(struct drm_file *file, struct vm_area_struct *vma)
+{
+	struct d3dq_device *ddev = to_d3dq_dev(file->minor->dev);
+	struct d3dq_fence_page *fpage = NULL;
+	struct drm_vma_offset_node *node;
+	int ret;
+
+	if (!(vma->vm_flags & VM_MAYSHARE))
+		return -EINVAL;
+	if (vma->vm_flags & (VM_WRITE | VM_EXEC))
+		return -EACCES;
+	if (vma->vm_end - vma->vm_start != PAGE_SIZE)
+		return -EINVAL;
+
+	drm_vma_offset_lock_lookup(&ddev->fence_vma);
+	node = drm_vma_offset_exact_lookup_locked(&ddev->fence_vma,
+						  vma->vm_pgoff, 1);
+	if (node) {
+		fpage = container_of(node, struct d3dq_fence_page, node);
+		if (!kref_get_unless_zero(&fpage->ref))
+			fpage = NULL;
+	}
+	drm_vma_offset_unlock_lookup(&ddev->fence_vma);
+	if (!fpage)
+		return -EINVAL;
+
+	if (!drm_vma_node_is_allowed(&fpage->node, file)) {
+		ret = -EACCES;
+		goto out;
+	}
+	d3dq_vm_flags_mod(vma, VM_MIXEDMAP | VM_DONTEXPAND | VM_DONTDUMP,
+			  VM_MAYWRITE | VM_MAYEXEC);
+	ret = vm_insert_page(vma, vma->vm_start, fpage->page);
+	if (ret)
+		goto out;
+	/* The VMA keeps its own reference; munmap() drops it. */
+	vma->vm_private_data = fpage->page;
+	vma->vm_ops = &d3dq_fence_vm_ops;
+	get_page(fpage->page);
+out:
+	d3dq_fence_page_put(fpage);
+	return ret;
+}
+
+/* --- files and devices ------------------------------------------------- */
+
+void d3dq_fence_file_init(struct d3dq_file *dfile)
+{
+	mutex_init(&dfile->fence_lock);
+	xa_init_flags(&dfile->fences, XA_FLAGS_ALLOC1);
+	INIT_LIST_HEAD(&dfile->fence_pages);
+}
+
+/* REMOVE: every fence of the file goes to ~0 for good; nothing new. */
+void d3dq_fence_file_remove(struct d3dq_file *dfile)
+{
+	struct d3dq_fence *fence;
+	unsigned long handle;
+
+	mutex_lock(&dfile->fence_lock);
+	dfile->fences_removed = true;
+	xa_for_each(&dfile->fences, handle, fence)
+		d3dq_fence_remove(fence);
+	mutex_unlock(&dfile->fence_lock);
+}
+
+/* File close: destroy every handle, then let go of the file's pages. */
+void d3dq_fence_file_fini(struct d3dq_file *dfile, struct drm_file *file)
+{
+	struct d3dq_fence_page *fpage, *tmp;
+	struct d3dq_fence *fence;
+	unsigned long handle;
+
+	mutex_lock(&dfile->fence_lock);
+	xa_for_each(&dfile->fences, handle, fence) {
+		xa_erase(&dfile->fences, handle);
+		d3dq_fence_handle_release(dfile, file, handle, fence);
+	}
+	list_for_each_entry_safe(fpage, tmp, &dfile->fence_pages, link) {
+		list_del_init(&fpage->link);
+		d3dq_fence_page_put(fpage);
+	}
+	mutex_unlock(&dfile->fence_lock);
+	xa_destroy(&dfile->fences);
+	mutex_destroy(&dfile->fence_lock);
+}
+
+static void d3dq_fence_device_fini(struct drm_device *drm, void *unused)
+{
+	struct d3dq_device *ddev = to_d3dq_dev(drm);
+
+	WARN_ON(!list_empty(&ddev->fences));
+	drm_vma_offset_manager_destroy(&ddev->fence_vma);
+}
+
+int d3dq_fence_device_init(struct d3dq_device *ddev)
+{
+	spin_lock_init(&ddev->fences_lock);
+	INIT_LIST_HEAD(&ddev->fences);
+	drm_vma_offset_manager_init(&ddev->fence_vma, D3DQ_FENCE_PGOFF_START,
+				    D3DQ_FENCE_PGOFF_SIZE);
+	return drmm_add_action_or_reset(&ddev->drm, d3dq_fence_device_fini,
+					NULL);
+}
+
+/* Unplug: every fence of the device, wherever it is held, goes to ~0. */
+void d3dq_fence_device_remove(struct d3dq_device *ddev)
+{
+	struct d3dq_fence *fence;
+
+	spin_lock(&ddev->fences_lock);
+	list_for_each_entry(fence, &ddev->fences, link)
+		d3dq_fence_remove(fence);
+	spin_unlock(&ddev->fences_lock);
+}

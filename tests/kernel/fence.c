@@ -1,0 +1,1176 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * d3dq fences (uapi 1.3): creation and destruction, the read-only value
+ * page, CPU signals seen by other processes, CPU waits, kernel-held
+ * eventfds, handle destruction and file close with pending waiters and
+ * registrations, device removal, and bad input.
+ *
+ * Copyright (C) 2026 The d3dq authors
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <setjmp.h>
+#include <signal.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/eventfd.h>
+#include <sys/ioctl.h>
+#include <sys/mman.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "kselftest_harness.h"
+#include "util/d3dq_test.h"
+
+#define FOREVER	INT64_MAX
+
+struct fence {
+	uint32_t handle;
+	uint64_t offset;	/* mmap offset of the page */
+	uint32_t voff;		/* byte offset of the value */
+};
+
+/* Raw ioctl (no retry on EINTR): 0 or -errno. */
+static int xioctl(int fd, unsigned long req, void *arg)
+{
+	return ioctl(fd, req, arg) ? -errno : 0;
+}
+
+static int fence_create(int fd, uint64_t value, uint32_t flags,
+			struct fence *f)
+{
+	struct drm_d3dq_fence_create c = { .value = value, .flags = flags };
+	int ret = xioctl(fd, DRM_IOCTL_D3DQ_FENCE_CREATE, &c);
+
+	if (!ret) {
+		f->handle = c.handle;
+		f->offset = c.mmap_offset;
+		f->voff = c.value_offset;
+	}
+	return ret;
+}
+
+static int fence_destroy(int fd, uint32_t handle)
+{
+	struct drm_d3dq_fence_destroy d = { .handle = handle };
+
+	return xioctl(fd, DRM_IOCTL_D3DQ_FENCE_DESTROY, &d);
+}
+
+static int fence_signal(int fd, uint32_t handle, uint64_t value)
+{
+	struct drm_d3dq_fence_signal s = { .handle = handle, .value = value };
+
+	return xioctl(fd, DRM_IOCTL_D3DQ_FENCE_SIGNAL, &s);
+}
+
+static int fence_export(int fd, uint32_t handle)
+{
+	struct drm_d3dq_fence_export e = { .handle = handle };
+	int ret = xioctl(fd, DRM_IOCTL_D3DQ_FENCE_EXPORT, &e);
+
+	return ret ? ret : e.fd;
+}
+
+static int fence_import(int fd, int efd, struct fence *f)
+{
+	struct drm_d3dq_fence_import i = { .fd = efd };
+	int ret = xioctl(fd, DRM_IOCTL_D3DQ_FENCE_IMPORT, &i);
+
+	if (!ret) {
+		f->handle = i.handle;
+		f->offset = i.mmap_offset;
+		f->voff = i.value_offset;
+	}
+	return ret;
+}
+
+static int fence_wait(int fd, const struct drm_d3dq_fence_value *fv,
+		      uint32_t n, uint32_t flags, int64_t deadline)
+{
+	struct drm_d3dq_fence_wait w = {
+		.fences = DRM_D3DQ_OBJ_ARRAY(n, fv),
+		.deadline_ns = deadline,
+		.flags = flags,
+	};
+
+	return xioctl(fd, DRM_IOCTL_D3DQ_FENCE_WAIT, &w);
+}
+
+static int fence_event(int fd, const struct drm_d3dq_fence_value *fv,
+		       uint32_t n, uint32_t flags, int efd)
+{
+	struct drm_d3dq_fence_event e = {
+		.fences = DRM_D3DQ_OBJ_ARRAY(n, fv),
+		.flags = flags,
+		.eventfd = efd,
+	};
+
+	return xioctl(fd, DRM_IOCTL_D3DQ_FENCE_EVENT, &e);
+}
+
+static int wait1(int fd, uint32_t handle, uint64_t value, int64_t deadline)
+{
+	struct drm_d3dq_fence_value fv = { .handle = handle, .value = value };
+
+	return fence_wait(fd, &fv, 1, 0, deadline);
+}
+
+static int event1(int fd, uint32_t handle, uint64_t value, int efd)
+{
+	struct drm_d3dq_fence_value fv = { .handle = handle, .value = value };
+
+	return fence_event(fd, &fv, 1, 0, efd);
+}
+
+/* The fence's value through a read-only mapping; NULL on failure. */
+static const uint64_t *map_value(int fd, const struct fence *f)
+{
+	void *p = mmap(NULL, 4096, PROT_READ, MAP_SHARED, fd, f->offset);
+
+	if (p == MAP_FAILED)
+		return NULL;
+	return (const uint64_t *)((const char *)p + f->voff);
+}
+
+static void unmap_value(const uint64_t *v)
+{
+	munmap((void *)((uintptr_t)v & ~(uintptr_t)4095), 4096);
+}
+
+/* GetCompletedValue: one acquire load. */
+static uint64_t load(const uint64_t *v)
+{
+	return __atomic_load_n(v, __ATOMIC_ACQUIRE);
+}
+
+/* What an eventfd counted since the last read (0: nothing). */
+static uint64_t efd_take(int efd)
+{
+	uint64_t n;
+
+	if (read(efd, &n, sizeof(n)) != sizeof(n))
+		return 0;
+	return n;
+}
+
+static int objects_fences(int *fences, int *events)
+{
+	struct t_objects o;
+
+	if (t_objects(&o))
+		return -1;
+	*fences = o.fences;
+	*events = o.fence_events;
+	return 0;
+}
+
+/* Wait (up to 5 s) for the live fence and registration counts. */
+static bool counts_become(int fences, int events)
+{
+	int f, e, i;
+
+	for (i = 0; i < 500; i++) {
+		if (objects_fences(&f, &e))
+			return false;
+		if (f == fences && e == events)
+			return true;
+		usleep(10000);
+	}
+	return false;
+}
+
+/* Wait until the task of /proc @path sleeps (state S), up to 10 s. */
+static bool sleeping_at(const char *path)
+{
+	char buf[256], *p;
+	int fd, i;
+	ssize_t n;
+
+	for (i = 0; i < 10000; i++) {
+		fd = open(path, O_RDONLY);
+		if (fd < 0)
+			return false;
+		n = read(fd, buf, sizeof(buf) - 1);
+		close(fd);
+		if (n <= 0)
+			return false;
+		buf[n] = 0;
+		p = strrchr(buf, ')');
+		if (p && p[1] == ' ' && p[2] == 'S')
+			return true;
+		usleep(1000);
+	}
+	return false;
+}
+
+/* Wait until thread @tid of this process sleeps. */
+static bool sleeping(pid_t tid)
+{
+	char path[64];
+
+	snprintf(path, sizeof(path), "/proc/self/task/%d/stat", tid);
+	return sleeping_at(path);
+}
+
+FIXTURE(fence) {
+	int fd;
+};
+
+FIXTURE_SETUP(fence)
+{
+	self->fd = t_open(0);
+	ASSERT_LE(0, self->fd);
+	/* The module of this tree has them: their absence is a failure. */
+	ASSERT_TRUE(t_param(self->fd, DRM_D3DQ_PARAM_FEATURES) &
+		    DRM_D3DQ_FEATURE_FENCE);
+}
+
+FIXTURE_TEARDOWN(fence)
+{
+	if (self->fd >= 0)
+		close(self->fd);
+	T_EXPECT_IDLE(10000);
+}
+
+TEST_F(fence, create_destroy)
+{
+	struct fence a, b, s;
+	const uint64_t *va, *vb, *vs;
+	int n, e;
+
+	ASSERT_EQ(0, fence_create(self->fd, 99, 0, &a));
+	ASSERT_EQ(0, fence_create(self->fd, 1ull << 60, 0, &b));
+	ASSERT_EQ(0, fence_create(self->fd, 7, DRM_D3DQ_FENCE_SHARED, &s));
+	EXPECT_NE(0, a.handle);
+	EXPECT_NE(a.handle, b.handle);
+	/* Fences that are not shared share the file's page. */
+	EXPECT_EQ(a.offset, b.offset);
+	EXPECT_NE(a.voff, b.voff);
+	EXPECT_EQ(0, a.voff % 8);
+	/* A shared fence has a page of its own. */
+	EXPECT_NE(a.offset, s.offset);
+	EXPECT_EQ(0, s.voff);
+	ASSERT_EQ(0, objects_fences(&n, &e));
+	EXPECT_EQ(3, n);
+
+	va = map_value(self->fd, &a);
+	vb = map_value(self->fd, &b);
+	vs = map_value(self->fd, &s);
+	ASSERT_NE(NULL, va);
+	ASSERT_NE(NULL, vb);
+	ASSERT_NE(NULL, vs);
+	EXPECT_EQ(99, load(va));
+	EXPECT_EQ(1ull << 60, load(vb));
+	EXPECT_EQ(7, load(vs));
+
+	EXPECT_EQ(0, fence_destroy(self->fd, a.handle));
+	EXPECT_EQ(-ENOENT, fence_destroy(self->fd, a.handle));
+	EXPECT_EQ(-ENOENT, fence_destroy(self->fd, 0));
+	EXPECT_EQ(-ENOENT, fence_signal(self->fd, a.handle, 1));
+	EXPECT_EQ(0, fence_destroy(self->fd, b.handle));
+	EXPECT_EQ(0, fence_destroy(self->fd, s.handle));
+	EXPECT_TRUE(counts_become(0, 0));
+	/* A mapping outlives the fences: the page stays, frozen. */
+	EXPECT_EQ(7, load(vs));
+	unmap_value(va);
+	unmap_value(vb);
+	unmap_value(vs);
+
+	/* Another file's handles are not this file's. */
+	ASSERT_EQ(0, fence_create(self->fd, 1, 0, &a));
+	n = t_open(0);
+	ASSERT_LE(0, n);
+	EXPECT_EQ(-ENOENT, fence_signal(n, a.handle, 2));
+	EXPECT_EQ(-ENOENT, fence_destroy(n, a.handle));
+	close(n);
+}
+
+TEST_F(fence, signal_values)
+{
+	static const uint64_t values[] = {
+		5, 3, 0, UINT64_MAX, 0, 1ull << 40, (1ull << 40) + (1ull << 35),
+		1, UINT64_MAX - 1, 42,
+	};
+	const uint64_t *v;
+	struct fence f;
+	size_t i;
+
+	ASSERT_EQ(0, fence_create(self->fd, 0, 0, &f));
+	v = map_value(self->fd, &f);
+	ASSERT_NE(NULL, v);
+	/* Any value at once, rewinds included (R2). */
+	for (i = 0; i < sizeof(values) / sizeof(values[0]); i++) {
+		ASSERT_EQ(0, fence_signal(self->fd, f.handle, values[i]));
+		EXPECT_EQ(values[i], load(v));
+	}
+	unmap_value(v);
+}
+
+static sigjmp_buf segv_jmp;
+
+static void on_segv(int sig)
+{
+	siglongjmp(segv_jmp, 1);
+}
+
+TEST_F(fence, mmap_read_only)
+{
+	struct drm_prime_handle ph = { .flags = DRM_CLOEXEC };
+	volatile uint64_t *w;
+	struct sigaction sa = { .sa_handler = on_segv }, old;
+	volatile int faulted;
+	const uint64_t *v;
+	struct fence f, s;
+	void *p;
+	int mem, other;
+
+	ASSERT_EQ(0, fence_create(self->fd, 11, 0, &f));
+	ASSERT_EQ(0, fence_create(self->fd, 12, DRM_D3DQ_FENCE_SHARED, &s));
+
+	/* Writable, executable, private or longer mappings are refused. */
+	p = mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_SHARED, self->fd,
+		 f.offset);
+	EXPECT_EQ(MAP_FAILED, p);
+	EXPECT_EQ(EACCES, errno);
+	p = mmap(NULL, 4096, PROT_WRITE, MAP_SHARED, self->fd, s.offset);
+	EXPECT_EQ(MAP_FAILED, p);
+	EXPECT_EQ(EACCES, errno);
+	p = mmap(NULL, 4096, PROT_READ | PROT_EXEC, MAP_SHARED, self->fd,
+		 f.offset);
+	EXPECT_EQ(MAP_FAILED, p);
+	EXPECT_EQ(EACCES, errno);
+	p = mmap(NULL, 4096, PROT_READ, MAP_PRIVATE, self->fd, f.offset);
+	EXPECT_EQ(MAP_FAILED, p);
+	EXPECT_EQ(EINVAL, errno);
+	p = mmap(NULL, 8192, PROT_READ, MAP_SHARED, self->fd, f.offset);
+	EXPECT_EQ(MAP_FAILED, p);
+	EXPECT_EQ(EINVAL, errno);
+	/* An offset nobody was given. */
+	p = mmap(NULL, 4096, PROT_READ, MAP_SHARED, self->fd,
+		 s.offset + (1ull << 30));
+	EXPECT_EQ(MAP_FAILED, p);
+
+	v = map_value(self->fd, &f);
+	ASSERT_NE(NULL, v);
+	EXPECT_EQ(11, load(v));
+	p = (void *)((uintptr_t)v & ~(uintptr_t)4095);
+	/* mprotect() cannot make it writable (VM_MAYWRITE is cleared). */
+	EXPECT_EQ(-1, mprotect(p, 4096, PROT_READ | PROT_WRITE));
+	EXPECT_EQ(EACCES, errno);
+	EXPECT_EQ(-1, mprotect(p, 4096, PROT_READ | PROT_EXEC));
+	/* Nor can a forced write through /proc/self/mem. */
+	mem = open("/proc/self/mem", O_RDWR | O_CLOEXEC);
+	ASSERT_LE(0, mem);
+	EXPECT_EQ(-1, pwrite(mem, &(uint64_t){ 5 }, 8, (off_t)(uintptr_t)v));
+	close(mem);
+	EXPECT_EQ(11, load(v));
+
+	/* A store faults. */
+	ASSERT_EQ(0, sigaction(SIGSEGV, &sa, &old));
+	w = (volatile uint64_t *)v;
+	faulted = 0;
+	if (!sigsetjmp(segv_jmp, 1))
+		*w = 5;
+	else
+		faulted = 1;
+	sigaction(SIGSEGV, &old, NULL);
+	EXPECT_EQ(1, faulted);
+	EXPECT_EQ(11, load(v));
+	unmap_value(v);
+
+	/* The fence handle is no GEM handle: PRIME cannot export it. */
+	other = t_open(0);
+	ASSERT_LE(0, other);
+	ASSERT_EQ(0, fence_create(other, 1, DRM_D3DQ_FENCE_SHARED, &f));
+	ph.handle = f.handle;
+	EXPECT_NE(0, ioctl(other, DRM_IOCTL_PRIME_HANDLE_TO_FD, &ph));
+	EXPECT_EQ(ENOENT, errno);
+	/* Another file cannot map this file's pages. */
+	p = mmap(NULL, 4096, PROT_READ, MAP_SHARED, other, s.offset);
+	EXPECT_EQ(MAP_FAILED, p);
+	EXPECT_EQ(EACCES, errno);
+	close(other);
+}
+
+TEST_F(fence, shared_across_processes)
+{
+	int to_child[2], to_parent[2], efd, status;
+	const uint64_t *v;
+	struct fence s, l;
+	uint64_t x, last = 0;
+	pid_t pid;
+
+	ASSERT_EQ(0, fence_create(self->fd, 3, DRM_D3DQ_FENCE_SHARED, &s));
+	ASSERT_EQ(0, fence_create(self->fd, 3, 0, &l));
+	/* Only shared fences are exported. */
+	EXPECT_EQ(-EINVAL, fence_export(self->fd, l.handle));
+	EXPECT_EQ(-ENOENT, fence_export(self->fd, 0));
+	efd = fence_export(self->fd, s.handle);
+	ASSERT_LE(0, efd);
+	v = map_value(self->fd, &s);
+	ASSERT_NE(NULL, v);
+	ASSERT_EQ(0, pipe(to_child));
+	ASSERT_EQ(0, pipe(to_parent));
+
+	pid = fork();
+	ASSERT_LE(0, pid);
+	if (!pid) {
+		const uint64_t *cv;
+		struct fence c;
+		int fd = t_open(0);
+
+		close(self->fd);
+		close(to_child[1]);
+		close(to_parent[0]);
+		if (fd < 0 || fence_import(fd, efd, &c))
+			_exit(1);
+		close(efd);
+		cv = map_value(fd, &c);
+		if (!cv || load(cv) != 3)
+			_exit(2);
+		if (write(to_parent[1], &x, 1) != 1)
+			_exit(6);
+		/* Each value the parent set, at once, with one load. */
+		while (read(to_child[0], &x, 8) == 8) {
+			if (load(cv) != x)
+				_exit(3);
+			/* Rewind from here; the parent reads it. */
+			if (fence_signal(fd, c.handle, x / 2))
+				_exit(4);
+			if (write(to_parent[1], &x, 8) != 8)
+				_exit(5);
+		}
+		_exit(0);
+	}
+	close(to_child[0]);
+	close(to_parent[1]);
+	/* The child read the first value before anything changed it. */
+	ASSERT_EQ(1, read(to_parent[0], &x, 1));
+	for (x = 10; x < (1ull << 62); x *= 7) {
+		ASSERT_EQ(0, fence_signal(self->fd, s.handle, x));
+		ASSERT_EQ(8, write(to_child[1], &x, 8));
+		ASSERT_EQ(8, read(to_parent[0], &x, 8));
+		EXPECT_EQ(x / 2, load(v));
+		last = x / 2;
+	}
+	close(to_child[1]);
+	ASSERT_EQ(pid, waitpid(pid, &status, 0));
+	EXPECT_TRUE(WIFEXITED(status));
+	EXPECT_EQ(0, WEXITSTATUS(status));
+
+	/* The export keeps the fence when every handle is gone. */
+	unmap_value(v);
+	EXPECT_EQ(0, fence_destroy(self->fd, s.handle));
+	EXPECT_EQ(0, fence_import(self->fd, efd, &s));
+	v = map_value(self->fd, &s);
+	ASSERT_NE(NULL, v);
+	EXPECT_EQ(last, load(v));
+	unmap_value(v);
+	close(efd);
+	close(to_parent[0]);
+}
+
+TEST_F(fence, import_bad)
+{
+	struct drm_d3dq_fence_import i = { .fd = -1 };
+	struct fence f;
+	int efd;
+
+	EXPECT_EQ(-EBADF, xioctl(self->fd, DRM_IOCTL_D3DQ_FENCE_IMPORT, &i));
+	efd = eventfd(0, EFD_CLOEXEC);
+	ASSERT_LE(0, efd);
+	EXPECT_EQ(-EINVAL, fence_import(self->fd, efd, &f));
+	close(efd);
+	ASSERT_EQ(0, fence_create(self->fd, 0, DRM_D3DQ_FENCE_SHARED, &f));
+	efd = fence_export(self->fd, f.handle);
+	ASSERT_LE(0, efd);
+	i.fd = efd;
+	i.flags = 1;
+	EXPECT_EQ(-EINVAL, xioctl(self->fd, DRM_IOCTL_D3DQ_FENCE_IMPORT, &i));
+	i.flags = 0;
+	i.handle = 5;
+	EXPECT_EQ(-EINVAL, xioctl(self->fd, DRM_IOCTL_D3DQ_FENCE_IMPORT, &i));
+	/* Each import is a handle of its own. */
+	i.handle = 0;
+	EXPECT_EQ(0, xioctl(self->fd, DRM_IOCTL_D3DQ_FENCE_IMPORT, &i));
+	EXPECT_NE(f.handle, i.handle);
+	EXPECT_EQ(0, fence_destroy(self->fd, i.handle));
+	close(efd);
+}
+
+TEST_F(fence, bad_input)
+{
+	struct drm_d3dq_fence_value fv[2] = {
+		{ .handle = 0, .value = 1 }, { .handle = 0, .value = 1 },
+	};
+	struct drm_d3dq_fence_create c = { 0 };
+	struct drm_d3dq_fence_signal s = { 0 };
+	struct drm_d3dq_fence_destroy d = { 0 };
+	struct drm_d3dq_fence_export x = { 0 };
+	struct drm_d3dq_fence_wait w = { 0 };
+	struct drm_d3dq_fence_value *big;
+	uint32_t max = t_param(self->fd, DRM_D3DQ_PARAM_MAX_SYNCS);
+	struct fence f;
+	int efd;
+
+	c.flags = 2;
+	EXPECT_EQ(-EINVAL, xioctl(self->fd, DRM_IOCTL_D3DQ_FENCE_CREATE, &c));
+	c.flags = 0;
+	c.pad = 1;
+	EXPECT_EQ(-EINVAL, xioctl(self->fd, DRM_IOCTL_D3DQ_FENCE_CREATE, &c));
+	c.pad = 0;
+	c.handle = 1;
+	EXPECT_EQ(-EINVAL, xioctl(self->fd, DRM_IOCTL_D3DQ_FENCE_CREATE, &c));
+	c.handle = 0;
+	c.mmap_offset = 4096;
+	EXPECT_EQ(-EINVAL, xioctl(self->fd, DRM_IOCTL_D3DQ_FENCE_CREATE, &c));
+
+	ASSERT_EQ(0, fence_create(self->fd, 0, 0, &f));
+	fv[0].handle = f.handle;
+	fv[1].handle = f.handle;
+	d.handle = f.handle;
+	d.pad = 1;
+	EXPECT_EQ(-EINVAL, xioctl(self->fd, DRM_IOCTL_D3DQ_FENCE_DESTROY, &d));
+	s.handle = f.handle;
+	s.flags = 1;
+	EXPECT_EQ(-EINVAL, xioctl(self->fd, DRM_IOCTL_D3DQ_FENCE_SIGNAL, &s));
+	EXPECT_EQ(-ENOENT, fence_signal(self->fd, f.handle + 100, 1));
+	x.handle = f.handle;
+	x.flags = 1;
+	EXPECT_EQ(-EINVAL, xioctl(self->fd, DRM_IOCTL_D3DQ_FENCE_EXPORT, &x));
+
+	/* Waits: count, flags, stride, padding, handles, pointers. */
+	EXPECT_EQ(-EINVAL, fence_wait(self->fd, fv, 0, 0, 0));
+	EXPECT_EQ(-EINVAL, fence_wait(self->fd, fv, 1, 2, 0));
+	EXPECT_EQ(-EINVAL, fence_wait(self->fd, fv, max + 1, 0, 0));
+	EXPECT_EQ(-EINVAL, fence_wait(self->fd, fv, 0xffffffffu, 0, 0));
+	w.fences = (struct drm_d3dq_obj_array)DRM_D3DQ_OBJ_ARRAY(1, fv);
+	w.fences.stride = 8;
+	EXPECT_EQ(-EINVAL, xioctl(self->fd, DRM_IOCTL_D3DQ_FENCE_WAIT, &w));
+	w.fences.stride = 4097;
+	EXPECT_EQ(-EINVAL, xioctl(self->fd, DRM_IOCTL_D3DQ_FENCE_WAIT, &w));
+	w.fences.stride = sizeof(fv[0]);
+	w.pad = 1;
+	EXPECT_EQ(-EINVAL, xioctl(self->fd, DRM_IOCTL_D3DQ_FENCE_WAIT, &w));
+	w.pad = 0;
+	w.fences.array = 8;
+	EXPECT_EQ(-EFAULT, xioctl(self->fd, DRM_IOCTL_D3DQ_FENCE_WAIT, &w));
+	fv[1].pad = 1;
+	EXPECT_EQ(-EINVAL, fence_wait(self->fd, fv, 2, 0, 0));
+	fv[1].pad = 0;
+	fv[1].handle = f.handle + 100;
+	EXPECT_EQ(-ENOENT, fence_wait(self->fd, fv, 2, 0, 0));
+	fv[1].handle = f.handle;
+	/* The largest count is fine (duplicates are). */
+	big = calloc(max, sizeof(*big));
+	ASSERT_NE(NULL, big);
+	for (uint32_t i = 0; i < max; i++)
+		big[i] = fv[0];
+	EXPECT_EQ(-ETIME, fence_wait(self->fd, big, max, 0, 0));
+	EXPECT_EQ(0, fence_signal(self->fd, f.handle, 1));
+	EXPECT_EQ(0, fence_wait(self->fd, big, max, 0, 0));
+	free(big);
+
+	/* Registrations: the same checks, and the eventfd is untouched. */
+	efd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+	ASSERT_LE(0, efd);
+	fv[0].value = 1;
+	EXPECT_EQ(-EINVAL, fence_event(self->fd, fv, 0, 0, efd));
+	EXPECT_EQ(-EINVAL, fence_event(self->fd, fv, 1, 2, efd));
+	EXPECT_EQ(-EINVAL, fence_event(self->fd, fv, max + 1, 0, efd));
+	fv[1].handle = 0;
+	EXPECT_EQ(-ENOENT, fence_event(self->fd, fv, 2, 0, efd));
+	EXPECT_EQ(0, efd_take(efd));
+	EXPECT_TRUE(counts_become(1, 0));
+	close(efd);
+}
+
+struct waiter {
+	int fd;
+	struct drm_d3dq_fence_value fv[2];
+	uint32_t n, flags;
+	int64_t deadline;
+	pid_t tid;
+	int ret;
+};
+
+static void *waiter_main(void *arg)
+{
+	struct waiter *w = arg;
+
+	w->tid = syscall(SYS_gettid);
+	w->ret = fence_wait(w->fd, w->fv, w->n, w->flags, w->deadline);
+	return NULL;
+}
+
+/* Start a waiter thread and return once it sleeps in the kernel. */
+static bool start_waiter(struct waiter *w, pthread_t *t)
+{
+	w->tid = 0;
+	w->ret = 1;
+	if (pthread_create(t, NULL, waiter_main, w))
+		return false;
+	while (!__atomic_load_n(&w->tid, __ATOMIC_ACQUIRE))
+		usleep(1000);
+	return sleeping(w->tid);
+}
+
+TEST_F(fence, waits)
+{
+	struct drm_d3dq_fence_value fv[2];
+	struct waiter w = { .fd = self->fd, .n = 2, .deadline = FOREVER };
+	struct fence a, b;
+	pthread_t t;
+
+	ASSERT_EQ(0, fence_create(self->fd, 0, 0, &a));
+	ASSERT_EQ(0, fence_create(self->fd, 0, DRM_D3DQ_FENCE_SHARED, &b));
+	fv[0] = (struct drm_d3dq_fence_value){ .handle = a.handle, .value = 2 };
+	fv[1] = (struct drm_d3dq_fence_value){ .handle = b.handle, .value = 3 };
+
+	/* Deadline now or before: a poll. */
+	EXPECT_EQ(-ETIME, fence_wait(self->fd, fv, 2, 0, 0));
+	EXPECT_EQ(-ETIME, fence_wait(self->fd, fv, 2, DRM_D3DQ_FENCE_WAIT_ANY,
+				     -1));
+	/* A deadline passes. */
+	EXPECT_EQ(-ETIME, fence_wait(self->fd, fv, 2, 0,
+				     t_deadline(20 * T_MS)));
+
+	/* ALL, each reached at some moment (sticky, R6). */
+	w.fv[0] = fv[0];
+	w.fv[1] = fv[1];
+	ASSERT_TRUE(start_waiter(&w, &t));
+	EXPECT_EQ(0, fence_signal(self->fd, a.handle, 2));
+	EXPECT_EQ(0, fence_signal(self->fd, a.handle, 0));
+	usleep(10000);
+	EXPECT_EQ(1, __atomic_load_n(&w.ret, __ATOMIC_ACQUIRE));
+	EXPECT_EQ(0, fence_signal(self->fd, b.handle, 100));
+	pthread_join(t, NULL);
+	EXPECT_EQ(0, w.ret);
+
+	/* ANY: the first one. */
+	EXPECT_EQ(0, fence_signal(self->fd, b.handle, 0));
+	w.flags = DRM_D3DQ_FENCE_WAIT_ANY;
+	ASSERT_TRUE(start_waiter(&w, &t));
+	EXPECT_EQ(0, fence_signal(self->fd, b.handle, 3));
+	pthread_join(t, NULL);
+	EXPECT_EQ(0, w.ret);
+	/* Already there: at once, with any deadline. */
+	EXPECT_EQ(0, fence_wait(self->fd, fv, 2, DRM_D3DQ_FENCE_WAIT_ANY, 0));
+	EXPECT_EQ(-ETIME, fence_wait(self->fd, fv, 2, 0, 0));
+
+	/* A wait queued after a rewind needs a new value (R7). */
+	EXPECT_EQ(0, fence_signal(self->fd, a.handle, 9));
+	EXPECT_EQ(0, fence_signal(self->fd, a.handle, 1));
+	EXPECT_EQ(-ETIME, wait1(self->fd, a.handle, 2, 0));
+
+	/* A deadline in a sleeping wait. */
+	w.n = 1;
+	w.flags = 0;
+	w.deadline = t_deadline(50 * T_MS);
+	ASSERT_TRUE(start_waiter(&w, &t));
+	pthread_join(t, NULL);
+	EXPECT_EQ(-ETIME, w.ret);
+}
+
+static void on_alarm(int sig)
+{
+}
+
+TEST_F(fence, wait_interrupted)
+{
+	struct sigaction sa = { .sa_handler = on_alarm }, old;
+	struct waiter w = { .fd = self->fd, .n = 1, .deadline = FOREVER };
+	struct fence f;
+	pthread_t t;
+
+	ASSERT_EQ(0, fence_create(self->fd, 0, 0, &f));
+	w.fv[0] = (struct drm_d3dq_fence_value){ .handle = f.handle,
+						 .value = 1 };
+	/* Without SA_RESTART the wait returns EINTR. */
+	ASSERT_EQ(0, sigaction(SIGUSR1, &sa, &old));
+	ASSERT_TRUE(start_waiter(&w, &t));
+	pthread_kill(t, SIGUSR1);
+	pthread_join(t, NULL);
+	EXPECT_EQ(-EINTR, w.ret);
+
+	/* With it the wait goes on, and ends with the signal. */
+	sa.sa_flags = SA_RESTART;
+	ASSERT_EQ(0, sigaction(SIGUSR1, &sa, NULL));
+	ASSERT_TRUE(start_waiter(&w, &t));
+	pthread_kill(t, SIGUSR1);
+	ASSERT_TRUE(sleeping(w.tid));
+	usleep(10000);
+	EXPECT_EQ(1, __atomic_load_n(&w.ret, __ATOMIC_ACQUIRE));
+	EXPECT_EQ(0, fence_signal(self->fd, f.handle, 1));
+	pthread_join(t, NULL);
+	EXPECT_EQ(0, w.ret);
+	sigaction(SIGUSR1, &old, NULL);
+}
+
+TEST_F(fence, events)
+{
+	struct drm_d3dq_fence_value fv[2];
+	struct fence a, b;
+	int efd, efd2, p[2];
+
+	efd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+	efd2 = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+	ASSERT_LE(0, efd);
+	ASSERT_LE(0, efd2);
+	ASSERT_EQ(0, fence_create(self->fd, 1, 0, &a));
+	ASSERT_EQ(0, fence_create(self->fd, 0, DRM_D3DQ_FENCE_SHARED, &b));
+
+	/* Already reached: fires during the call. */
+	EXPECT_EQ(0, event1(self->fd, a.handle, 1, efd));
+	EXPECT_EQ(1, efd_take(efd));
+
+	/* Once, the first time the value gets there (R10). */
+	EXPECT_EQ(0, event1(self->fd, a.handle, 5, efd));
+	EXPECT_EQ(0, fence_signal(self->fd, a.handle, 4));
+	EXPECT_EQ(0, efd_take(efd));
+	EXPECT_EQ(0, fence_signal(self->fd, a.handle, 5));
+	EXPECT_EQ(1, efd_take(efd));
+	EXPECT_EQ(0, fence_signal(self->fd, a.handle, 0));
+	EXPECT_EQ(0, fence_signal(self->fd, a.handle, 7));
+	EXPECT_EQ(0, efd_take(efd));
+
+	/* Crossing and back: one firing, and the rewind fires nothing. */
+	EXPECT_EQ(0, fence_signal(self->fd, a.handle, 0));
+	EXPECT_EQ(0, event1(self->fd, a.handle, 3, efd));
+	EXPECT_EQ(0, event1(self->fd, a.handle, 3, efd2));
+	EXPECT_EQ(0, fence_signal(self->fd, a.handle, UINT64_MAX));
+	EXPECT_EQ(0, fence_signal(self->fd, a.handle, 0));
+	EXPECT_EQ(0, fence_signal(self->fd, a.handle, 3));
+	EXPECT_EQ(1, efd_take(efd));
+	EXPECT_EQ(1, efd_take(efd2));
+
+	/* Two registrations, two firings: once per registration. */
+	EXPECT_EQ(0, fence_signal(self->fd, a.handle, 0));
+	EXPECT_EQ(0, event1(self->fd, a.handle, 2, efd));
+	EXPECT_EQ(0, event1(self->fd, a.handle, 2, efd));
+	EXPECT_EQ(0, fence_signal(self->fd, a.handle, 2));
+	EXPECT_EQ(2, efd_take(efd));
+
+	/* ALL: each value reached at some moment (sticky). */
+	EXPECT_EQ(0, fence_signal(self->fd, a.handle, 0));
+	fv[0] = (struct drm_d3dq_fence_value){ .handle = a.handle, .value = 1 };
+	fv[1] = (struct drm_d3dq_fence_value){ .handle = b.handle, .value = 1 };
+	EXPECT_EQ(0, fence_event(self->fd, fv, 2, 0, efd));
+	EXPECT_EQ(0, fence_signal(self->fd, a.handle, 1));
+	EXPECT_EQ(0, fence_signal(self->fd, a.handle, 0));
+	EXPECT_EQ(0, efd_take(efd));
+	EXPECT_EQ(0, fence_signal(self->fd, b.handle, 1));
+	EXPECT_EQ(1, efd_take(efd));
+
+	/* ANY: the first, and never again for that registration (R13). */
+	EXPECT_EQ(0, fence_signal(self->fd, b.handle, 0));
+	EXPECT_EQ(0, fence_event(self->fd, fv, 2, DRM_D3DQ_FENCE_WAIT_ANY,
+				 efd));
+	EXPECT_EQ(0, fence_signal(self->fd, b.handle, 1));
+	EXPECT_EQ(1, efd_take(efd));
+	EXPECT_EQ(0, fence_signal(self->fd, a.handle, 1));
+	EXPECT_EQ(0, fence_signal(self->fd, b.handle, 0));
+	EXPECT_EQ(0, fence_signal(self->fd, b.handle, 1));
+	EXPECT_EQ(0, efd_take(efd));
+	EXPECT_TRUE(counts_become(2, 0));
+
+	/* Not an eventfd (R19): refused, and nothing is written to it. */
+	ASSERT_EQ(0, pipe2(p, O_CLOEXEC | O_NONBLOCK));
+	EXPECT_EQ(-EINVAL, event1(self->fd, a.handle, 0, p[0]));
+	EXPECT_EQ(-EINVAL, event1(self->fd, a.handle, 0, p[1]));
+	EXPECT_EQ(-EINVAL, event1(self->fd, a.handle, 0, self->fd));
+	EXPECT_EQ(-1, read(p[0], &fv, 1));
+	EXPECT_EQ(EAGAIN, errno);
+	close(p[0]);
+	close(p[1]);
+	EXPECT_EQ(-EBADF, event1(self->fd, a.handle, 0, p[0]));
+	EXPECT_EQ(-EBADF, event1(self->fd, a.handle, 0, -1));
+
+	/* The kernel holds the eventfd: closing it changes nothing. */
+	EXPECT_EQ(0, fence_signal(self->fd, a.handle, 0));
+	EXPECT_EQ(0, event1(self->fd, a.handle, 10, efd2));
+	close(efd2);
+	EXPECT_TRUE(counts_become(2, 1));
+	EXPECT_EQ(0, fence_signal(self->fd, a.handle, 10));
+	EXPECT_TRUE(counts_become(2, 0));
+	close(efd);
+}
+
+TEST_F(fence, event_many)
+{
+	enum { N = 3000 };
+	struct fence f;
+	int efd, i;
+
+	/* Thousands of registrations are cheap (R12); each fires once. */
+	efd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+	ASSERT_LE(0, efd);
+	ASSERT_EQ(0, fence_create(self->fd, 0, 0, &f));
+	for (i = 0; i < N; i++)
+		ASSERT_EQ(0, event1(self->fd, f.handle, N - i, efd));
+	EXPECT_TRUE(counts_become(1, N));
+	EXPECT_EQ(0, fence_signal(self->fd, f.handle, N / 2));
+	EXPECT_EQ(N / 2, efd_take(efd));
+	EXPECT_EQ(0, fence_signal(self->fd, f.handle, 0));
+	EXPECT_EQ(0, fence_signal(self->fd, f.handle, N));
+	EXPECT_EQ(N - N / 2, efd_take(efd));
+	EXPECT_TRUE(counts_become(1, 0));
+	close(efd);
+}
+
+/*
+ * Destroying a handle releases what came through it as if the value were
+ * ~0 (R14), and nothing that came through another handle (R20); closing
+ * a file destroys its handles.
+ */
+TEST_F(fence, destroy_and_close_release)
+{
+	struct waiter w = { .fd = self->fd, .n = 1, .deadline = FOREVER };
+	struct fence f, g, i1;
+	int efd, efd2, xfd, other;
+	pthread_t t;
+
+	efd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+	efd2 = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+	ASSERT_LE(0, efd);
+	ASSERT_LE(0, efd2);
+	ASSERT_EQ(0, fence_create(self->fd, 0, DRM_D3DQ_FENCE_SHARED, &f));
+	xfd = fence_export(self->fd, f.handle);
+	ASSERT_LE(0, xfd);
+	other = t_open(0);
+	ASSERT_LE(0, other);
+	ASSERT_EQ(0, fence_import(other, xfd, &g));
+	ASSERT_EQ(0, fence_import(self->fd, xfd, &i1));
+
+	/* A waiter and a registration on f, one on the import i1, one in
+	 * the other file.
+	 */
+	w.fv[0] = (struct drm_d3dq_fence_value){ .handle = f.handle,
+						 .value = 5 };
+	ASSERT_TRUE(start_waiter(&w, &t));
+	EXPECT_EQ(0, event1(self->fd, f.handle, 5, efd));
+	EXPECT_EQ(0, event1(self->fd, i1.handle, 5, efd2));
+	EXPECT_EQ(0, event1(other, g.handle, 5, efd2));
+	EXPECT_TRUE(counts_become(1, 3));
+
+	EXPECT_EQ(0, fence_destroy(self->fd, f.handle));
+	pthread_join(t, NULL);
+	EXPECT_EQ(0, w.ret);
+	EXPECT_EQ(1, efd_take(efd));
+	/* Neither the other handle's nor the other file's. */
+	EXPECT_EQ(0, efd_take(efd2));
+	EXPECT_TRUE(counts_become(1, 2));
+
+	/* Close with a registration pending: it fires and is freed. */
+	close(other);
+	EXPECT_EQ(1, efd_take(efd2));
+	EXPECT_TRUE(counts_become(1, 1));
+	/* The value was never touched. */
+	EXPECT_EQ(-ETIME, wait1(self->fd, i1.handle, 5, 0));
+	close(self->fd);
+	self->fd = -1;
+	EXPECT_EQ(1, efd_take(efd2));
+	/* The exported fd keeps the fence. */
+	EXPECT_TRUE(counts_become(1, 0));
+	close(xfd);
+	EXPECT_TRUE(counts_become(0, 0));
+	close(efd);
+	close(efd2);
+}
+
+/*
+ * A process killed while it waits, with a registration pending, on a
+ * fence another process shares: its registration is released (its file
+ * closed), nothing leaks, and the other process's fence and registration
+ * are untouched (R20).
+ */
+TEST_F(fence, killed_waiter)
+{
+	struct fence s;
+	int efd, mine, xfd, status;
+	char path[64];
+	pid_t pid;
+
+	efd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+	mine = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+	ASSERT_LE(0, efd);
+	ASSERT_LE(0, mine);
+	ASSERT_EQ(0, fence_create(self->fd, 4, DRM_D3DQ_FENCE_SHARED, &s));
+	xfd = fence_export(self->fd, s.handle);
+	ASSERT_LE(0, xfd);
+	EXPECT_EQ(0, event1(self->fd, s.handle, 50, mine));
+
+	pid = fork();
+	ASSERT_LE(0, pid);
+	if (!pid) {
+		struct fence c;
+		int fd = t_open(0);
+
+		if (fd < 0 || fence_import(fd, xfd, &c) ||
+		    event1(fd, c.handle, 50, efd))
+			_exit(1);
+		wait1(fd, c.handle, 50, FOREVER);
+		_exit(2);
+	}
+	snprintf(path, sizeof(path), "/proc/%d/stat", pid);
+	/* Sleeping in FENCE_WAIT, its registration made. */
+	ASSERT_TRUE(counts_become(1, 2));
+	ASSERT_TRUE(sleeping_at(path));
+	ASSERT_EQ(0, kill(pid, SIGKILL));
+	ASSERT_EQ(pid, waitpid(pid, &status, 0));
+	EXPECT_TRUE(WIFSIGNALED(status));
+	/* Released by the close, once. */
+	EXPECT_EQ(1, efd_take(efd));
+	EXPECT_TRUE(counts_become(1, 1));
+	EXPECT_EQ(-ETIME, wait1(self->fd, s.handle, 5, 0));
+	EXPECT_EQ(0, efd_take(mine));
+	EXPECT_EQ(0, fence_signal(self->fd, s.handle, 50));
+	EXPECT_EQ(1, efd_take(mine));
+	EXPECT_EQ(0, efd_take(efd));
+	EXPECT_TRUE(counts_become(1, 0));
+	close(xfd);
+	close(efd);
+	close(mine);
+}
+
+/*
+ * REMOVE (R15): every fence of the file reads ~0, in every process that
+ * holds it, and stays there; waits and registrations complete.
+ */
+TEST_F(fence, remove)
+{
+	struct drm_d3dq_remove rm = { 0 };
+	const uint64_t *vl, *vs, *vo;
+	struct fence l, s, o, other_own;
+	int efd, xfd, other;
+
+	efd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+	ASSERT_LE(0, efd);
+	ASSERT_EQ(0, fence_create(self->fd, 1, 0, &l));
+	ASSERT_EQ(0, fence_create(self->fd, 2, DRM_D3DQ_FENCE_SHARED, &s));
+	xfd = fence_export(self->fd, s.handle);
+	ASSERT_LE(0, xfd);
+	other = t_open(0);
+	ASSERT_LE(0, other);
+	ASSERT_EQ(0, fence_import(other, xfd, &o));
+	ASSERT_EQ(0, fence_create(other, 3, 0, &other_own));
+	vl = map_value(self->fd, &l);
+	vs = map_value(self->fd, &s);
+	vo = map_value(other, &o);
+	ASSERT_NE(NULL, vl);
+	ASSERT_NE(NULL, vs);
+	ASSERT_NE(NULL, vo);
+	EXPECT_EQ(0, event1(self->fd, l.handle, 100, efd));
+	EXPECT_EQ(0, event1(other, o.handle, 100, efd));
+
+	ASSERT_EQ(0, xioctl(self->fd, DRM_IOCTL_D3DQ_REMOVE, &rm));
+	EXPECT_EQ(UINT64_MAX, load(vl));
+	EXPECT_EQ(UINT64_MAX, load(vs));
+	EXPECT_EQ(UINT64_MAX, load(vo));
+	EXPECT_EQ(2, efd_take(efd));
+	EXPECT_EQ(0, wait1(self->fd, l.handle, UINT64_MAX, 0));
+	EXPECT_EQ(0, wait1(other, o.handle, UINT64_MAX, 0));
+	/* It stays: signals fail in every file. */
+	EXPECT_EQ(-ENODEV, fence_signal(self->fd, l.handle, 0));
+	EXPECT_EQ(-ENODEV, fence_signal(other, o.handle, 0));
+	EXPECT_EQ(UINT64_MAX, load(vo));
+	/* A new registration fires at once. */
+	EXPECT_EQ(0, event1(other, o.handle, 5, efd));
+	EXPECT_EQ(1, efd_take(efd));
+	/* No new fences on the removed file; the other file is fine. */
+	EXPECT_EQ(-ENODEV, fence_create(self->fd, 0, 0, &l));
+	EXPECT_EQ(-ENODEV, fence_import(self->fd, xfd, &l));
+	EXPECT_EQ(0, fence_signal(other, other_own.handle, 4));
+	EXPECT_EQ(0, wait1(other, other_own.handle, 4, 0));
+
+	unmap_value(vl);
+	unmap_value(vs);
+	unmap_value(vo);
+	close(xfd);
+	close(other);
+	close(efd);
+}
+
+/*
+ * Per-user bound: processes of one user, several files each, together
+ * create max_user_fences fences and then get -EDQUOT; registrations are
+ * bounded by max_user_fence_events the same way.
+ */
+#define USER_FENCES	20
+#define USER_EVENTS	12
+
+FIXTURE(limits) {
+	int fd;
+};
+
+FIXTURE_SETUP(limits)
+{
+	self->fd = -1;
+	if (!t_can_reload())
+		SKIP(return, "D3DQ_MODULE not set or module not loaded");
+	ASSERT_EQ(0, t_reload("max_user_fences=20 max_user_fence_events=12"));
+	self->fd = t_open(0);
+	ASSERT_LE(0, self->fd);
+}
+
+FIXTURE_TEARDOWN(limits)
+{
+	if (self->fd >= 0)
+		close(self->fd);
+	T_EXPECT_IDLE(10000);
+	EXPECT_EQ(0, t_reload(NULL));
+}
+
+/* Create fences on 2 files in turn until refused; report count, errno. */
+static void creator(int out, int go)
+{
+	int fd[2], n = 0, err = 0, i;
+	struct fence f;
+	char b;
+
+	fd[0] = t_open(0);
+	fd[1] = t_open(0);
+	if (fd[0] < 0 || fd[1] < 0)
+		_exit(1);
+	for (i = 0; !err; i ^= 1) {
+		err = -fence_create(fd[i], 0, i ? DRM_D3DQ_FENCE_SHARED : 0,
+				    &f);
+		if (!err)
+			n++;
+	}
+	if (write(out, &n, sizeof(n)) != sizeof(n) ||
+	    write(out, &err, sizeof(err)) != sizeof(err))
+		_exit(2);
+	if (read(go, &b, 1) < 0)
+		_exit(3);
+	_exit(0);
+}
+
+TEST_F(limits, user_fences)
+{
+	int res[2], go[2], total = 0, n, err, i, status;
+	pid_t pids[3];
+	struct fence f;
+
+	ASSERT_EQ(0, pipe(res));
+	ASSERT_EQ(0, pipe(go));
+	for (i = 0; i < 3; i++) {
+		pids[i] = fork();
+		ASSERT_LE(0, pids[i]);
+		if (!pids[i]) {
+			close(res[0]);
+			close(go[1]);
+			creator(res[1], go[0]);
+		}
+		/* One after the other, so each sees the others' fences. */
+		ASSERT_EQ(sizeof(n), read(res[0], &n, sizeof(n)));
+		ASSERT_EQ(sizeof(err), read(res[0], &err, sizeof(err)));
+		EXPECT_EQ(EDQUOT, err);
+		total += n;
+	}
+	EXPECT_EQ(USER_FENCES, total);
+	EXPECT_EQ(-EDQUOT, fence_create(self->fd, 0, 0, &f));
+	/* Freed fences count no more. */
+	close(go[1]);
+	for (i = 0; i < 3; i++) {
+		ASSERT_EQ(pids[i], waitpid(pids[i], &status, 0));
+		EXPECT_EQ(0, status);
+	}
+	EXPECT_TRUE(counts_become(0, 0));
+	EXPECT_EQ(0, fence_create(self->fd, 0, 0, &f));
+	close(go[0]);
+	close(res[0]);
+	close(res[1]);
+}
+
+TEST_F(limits, user_events)
+{
+	struct fence f, mine;
+	int efd, i, other;
+
+	efd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+	ASSERT_LE(0, efd);
+	other = t_open(0);
+	ASSERT_LE(0, other);
+	ASSERT_EQ(0, fence_create(self->fd, 0, 0, &mine));
+	for (i = 0; i < USER_EVENTS; i++)
+		ASSERT_EQ(0, event1(self->fd, mine.handle, 1, efd));
+	EXPECT_EQ(-EDQUOT, event1(self->fd, mine.handle, 1, efd));
+	ASSERT_EQ(0, fence_create(other, 0, 0, &f));
+	EXPECT_EQ(-EDQUOT, event1(other, f.handle, 1, efd));
+	EXPECT_EQ(0, efd_take(efd));
+	/* Fired registrations are freed, and count no more. */
+	EXPECT_EQ(0, fence_signal(self->fd, mine.handle, 1));
+	EXPECT_EQ(USER_EVENTS, efd_take(efd));
+	EXPECT_TRUE(counts_become(2, 0));
+	EXPECT_EQ(0, event1(other, f.handle, 1, efd));
+	close(other);
+	EXPECT_EQ(1, efd_take(efd));
+	close(efd);
+}
+
+/* Unplug (R15): every fence of the device reads ~0, events fire. */
+FIXTURE(unplug) {
+	int fd;
+};
+
+FIXTURE_SETUP(unplug)
+{
+	self->fd = -1;
+	if (!t_can_reload())
+		SKIP(return, "D3DQ_MODULE not set or module not loaded");
+	self->fd = t_open(0);
+	ASSERT_LE(0, self->fd);
+}
+
+FIXTURE_TEARDOWN(unplug)
+{
+	if (self->fd >= 0)
+		close(self->fd);
+	if (!t_can_reload())
+		return;
+	if (!t_is_bound(0))
+		EXPECT_EQ(0, t_bind(0));
+	T_EXPECT_IDLE(10000);
+	EXPECT_EQ(0, t_unload());
+	EXPECT_EQ(0, t_load(NULL));
+}
+
+TEST_F(unplug, fences_read_max)
+{
+	const uint64_t *vl, *vs;
+	struct fence l, s;
+	int efd, xfd;
+
+	efd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+	ASSERT_LE(0, efd);
+	ASSERT_EQ(0, fence_create(self->fd, 1, 0, &l));
+	ASSERT_EQ(0, fence_create(self->fd, 2, DRM_D3DQ_FENCE_SHARED, &s));
+	xfd = fence_export(self->fd, s.handle);
+	ASSERT_LE(0, xfd);
+	/* Only the export holds it now. */
+	ASSERT_EQ(0, fence_destroy(self->fd, s.handle));
+	ASSERT_EQ(0, fence_import(self->fd, xfd, &s));
+	vl = map_value(self->fd, &l);
+	vs = map_value(self->fd, &s);
+	ASSERT_NE(NULL, vl);
+	ASSERT_NE(NULL, vs);
+	ASSERT_EQ(0, fence_destroy(self->fd, s.handle));
+	EXPECT_EQ(0, event1(self->fd, l.handle, 10, efd));
+
+	ASSERT_EQ(0, t_unbind(0));
+	EXPECT_EQ(UINT64_MAX, load(vl));
+	EXPECT_EQ(UINT64_MAX, load(vs));
+	EXPECT_EQ(1, efd_take(efd));
+	EXPECT_EQ(-ENODEV, fence_signal(self->fd, l.handle, 0));
+	unmap_value(vl);
+	unmap_value(vs);
+	close(xfd);
+	close(efd);
+}
+
+TEST_HARNESS_MAIN
