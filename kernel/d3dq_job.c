@@ -103,6 +103,8 @@ struct d3dq_join_fence {
 	/* Fences not signalled yet, plus one while callbacks are added. */
 	atomic_t pending;
 	atomic_t error;
+	/* Puts the fences once the join itself is released. */
+	struct work_struct free_work;
 	u32 count;
 	struct d3dq_join_dep deps[];
 };
@@ -300,6 +302,8 @@ void d3dq_job_free(struct d3dq_job *job)
 		if (job->waits[i].release)
 			d3dq_release_fence_put(job->waits[i].release);
 		dma_fence_put(job->waits[i].fence);
+		/* Up to max_syncs fences; every caller may sleep. */
+		cond_resched();
 	}
 	kvfree(job->waits);
 
@@ -338,15 +342,30 @@ static void d3dq_join_fence_free_rcu(struct rcu_head *rcu)
 	module_put(THIS_MODULE);
 }
 
+static void d3dq_join_fence_free_work(struct work_struct *work)
+{
+	struct d3dq_join_fence *join =
+		container_of(work, struct d3dq_join_fence, free_work);
+	u32 i;
+
+	for (i = 0; i < join->count; i++) {
+		dma_fence_put(join->deps[i].fence);
+		/* Up to max_syncs fences, each maybe freed here. */
+		cond_resched();
+	}
+	call_rcu(&join->base.rcu, d3dq_join_fence_free_rcu);
+}
+
+/*
+ * The last reference may go in any context (a fence callback, with
+ * interrupts off): the puts of up to max_syncs fences go to a worker.
+ */
 static void d3dq_join_fence_free(struct dma_fence *fence)
 {
 	struct d3dq_join_fence *join =
 		container_of(fence, struct d3dq_join_fence, base);
-	u32 i;
 
-	for (i = 0; i < join->count; i++)
-		dma_fence_put(join->deps[i].fence);
-	call_rcu(&fence->rcu, d3dq_join_fence_free_rcu);
+	queue_work(d3dq_wq.cleanup, &join->free_work);
 }
 
 static const struct dma_fence_ops d3dq_join_fence_ops = {
@@ -400,6 +419,7 @@ struct dma_fence *d3dq_join_fence_create(struct dma_fence **deps, u32 count)
 	/* Called from SUBMIT: the open file holds the module. */
 	__module_get(THIS_MODULE);
 	spin_lock_init(&join->lock);
+	INIT_WORK(&join->free_work, d3dq_join_fence_free_work);
 	dma_fence_init(&join->base, &d3dq_join_fence_ops, &join->lock,
 		       dma_fence_context_alloc(1), 1);
 	join->count = count;
@@ -543,8 +563,10 @@ static void d3dq_job_cleanup(struct work_struct *work)
 	struct llist_node *list = llist_reverse_order(llist_del_all(&d3dq_free_list));
 	struct d3dq_job *job, *tmp;
 
-	llist_for_each_entry_safe(job, tmp, list, free_node)
+	llist_for_each_entry_safe(job, tmp, list, free_node) {
 		d3dq_job_free(job);
+		cond_resched();
+	}
 }
 
 static DECLARE_WORK(d3dq_cleanup_work, d3dq_job_cleanup);
