@@ -171,18 +171,20 @@ TEST_F(mf, any_blocking)
 /*
  * An ANY registration that fired leaves nothing behind on its other
  * fences: a frame loop registering ANY{frame, quit} every frame does not
- * grow the quit fence (nor the heap) without bound. 20,000 frames take
- * more than the harness's default 30 s on the debug kernel (make
- * check-debug) and under ThreadSanitizer (make check-tsan).
+ * grow the quit fence (nor the heap) without bound: after 1,000 frames
+ * the heap stays as it is (to the byte on 6.12), so 5,000 more frames
+ * growing it by 64 KiB mean a leak of every frame. Each frame is a few
+ * system calls: 0.35 ms in the VM, but 15 ms on the debug kernel (make
+ * check-debug), where 20,000 frames outlasted 300 s.
  */
-TEST_F_TIMEOUT(mf, any_leaves_nothing_behind, 300)
+TEST_F_TIMEOUT(mf, any_leaves_nothing_behind, 600)
 {
 	struct d3dq_fence *fq[2] = { self->f[0], self->f[1] };
 	uint64_t v[2] = { 0, 1 };
 	size_t before = 0, after;
 	uint64_t i;
 
-	for (i = 1; i <= 20000; i++) {
+	for (i = 1; i <= 6000; i++) {
 		v[0] = i;
 		ASSERT_EQ(0, d3dq_device_set_event_on_multiple_fence_completion(
 				self->dev, fq, v, 2, ANY, self->efd));
@@ -192,9 +194,9 @@ TEST_F_TIMEOUT(mf, any_leaves_nothing_behind, 300)
 			before = mallinfo2().uordblks;
 	}
 	after = mallinfo2().uordblks;
-	TH_LOG("heap in use: %zu bytes after 1000 frames, %zu after 20000",
+	TH_LOG("heap in use: %zu bytes after 1000 frames, %zu after 6000",
 	       before, after);
-	EXPECT_LT(after, before + 256 * 1024);
+	EXPECT_LT(after, before + 64 * 1024);
 	/* The quit fence still works, and fires nothing stale. */
 	ASSERT_EQ(0, d3dq_fence_signal(self->f[1], 1));
 	EXPECT_EQ(0, util_event_take(self->efd));
