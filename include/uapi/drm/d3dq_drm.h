@@ -19,9 +19,9 @@ extern "C" {
  *
  * d3dq exposes one render node per virtual device. Userspace creates
  * buffers (shmem GEM objects) and queues, and submits jobs to queues. A job
- * is a list of syncobj points to wait on, a command stream for the software
- * engine (possibly empty) and a list of syncobj points to signal when the
- * job is done. Jobs of one queue run strictly in submission order; jobs of
+ * is a list of syncobj points (or d3dq fence values) to wait on, a command
+ * stream for the software engine (possibly empty) and a list of syncobj
+ * points (or fence values) to signal when the job is done. Jobs of one queue run strictly in submission order; jobs of
  * different queues run concurrently.
  *
  * Rules every structure here follows:
