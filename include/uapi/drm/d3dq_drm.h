@@ -21,8 +21,9 @@ extern "C" {
  * buffers (shmem GEM objects) and queues, and submits jobs to queues. A job
  * is a list of syncobj points (or d3dq fence values) to wait on, a command
  * stream for the software engine (possibly empty) and a list of syncobj
- * points (or fence values) to signal when the job is done. Jobs of one queue run strictly in submission order; jobs of
- * different queues run concurrently.
+ * points (or fence values) to signal when the job is done. Jobs of one
+ * queue run strictly in submission order; jobs of different queues run
+ * concurrently.
  *
  * Rules every structure here follows:
  *
@@ -535,10 +536,10 @@ struct drm_d3dq_queue_get_state {
 #define DRM_D3DQ_SYNC_RELEASABLE	(1u << 1)
 
 /**
- * DRM_D3DQ_SYNC_FENCE - @handle is a d3dq fence of this file and @point
- * a fence value (uapi 1.4, %DRM_D3DQ_FEATURE_FENCE_SUBMIT), in waits and
- * signals alike; alone: with any other flag -EINVAL. See "Fence waits
- * and signals".
+ * DRM_D3DQ_SYNC_FENCE - &drm_d3dq_sync.handle is a d3dq fence of this
+ * file and &drm_d3dq_sync.point a fence value (uapi 1.4,
+ * %DRM_D3DQ_FEATURE_FENCE_SUBMIT), in waits and signals alike; alone:
+ * with any other flag -EINVAL. See "Fence waits and signals".
  */
 #define DRM_D3DQ_SYNC_FENCE		(1u << 2)
 
@@ -547,11 +548,11 @@ struct drm_d3dq_queue_get_state {
  *
  * From 1.4 (%DRM_D3DQ_FEATURE_FENCE_SUBMIT) a wait or signal element
  * with %DRM_D3DQ_SYNC_FENCE names a d3dq fence (see "Fences") by its
- * handle in this file, and a value in @point: D3D12's queue Wait and
- * Signal. Unknown handles fail with -ENOENT.
+ * handle in this file, and a value in &drm_d3dq_sync.point: D3D12's
+ * queue Wait and Signal. Unknown handles fail with -ENOENT.
  *
- * A fence signal sets the fence to exactly @point (lower than before or
- * not) when the job's work is done: after the job's memory writes, with
+ * A fence signal sets the fence to exactly that value (lower than before
+ * or not) when the job's work is done: after the job's memory writes, with
  * the same release store and the same processing of waits and event
  * registrations as %DRM_D3DQ_FENCE_SIGNAL. Signals of one fence take
  * effect in the order their jobs complete, whatever the order of their
