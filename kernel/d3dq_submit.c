@@ -339,9 +339,9 @@ static int d3dq_resolve_wait(struct drm_file *file, struct d3dq_wait *w,
 	/*
 	 * Without WAIT_FOR_SUBMIT this never sleeps: a point that has no
 	 * fence yet fails (-EINVAL), and d3dq never makes a fence that
-	 * waits for userspace.
+	 * waits for userspace. Only a success sets @fence (else it may
+	 * point to a fence that was put).
 	 */
-	/* Only a success sets @fence: it may point to a put fence else. */
 	ret = d3dq_find_fence(file, &sync, &fence);
 	if (ret)
 		return ret;
