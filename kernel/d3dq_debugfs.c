@@ -60,11 +60,18 @@ static void d3dq_debugfs_queue(struct seq_file *m, struct d3dq_queue *queue)
 						&w->release->base : w->fence;
 
 			/* Only the flag: no fence callbacks under our lock. */
-			if (test_bit(DMA_FENCE_FLAG_SIGNALED_BIT, &dep->flags))
+			if (!dep ||
+			    test_bit(DMA_FENCE_FLAG_SIGNALED_BIT, &dep->flags))
 				continue;
-			seq_printf(m, "    job %llu waits syncobj=%u point=%llu%s\n",
-				   d3dq_job_seqno(job), w->handle, w->point,
-				   w->release ? " releasable" : "");
+			if (w->flags & DRM_D3DQ_SYNC_FENCE)
+				seq_printf(m, "    job %llu waits fence=%u value=%llu\n",
+					   d3dq_job_seqno(job), w->handle,
+					   w->point);
+			else
+				seq_printf(m, "    job %llu waits syncobj=%u point=%llu%s\n",
+					   d3dq_job_seqno(job), w->handle,
+					   w->point,
+					   w->release ? " releasable" : "");
 		}
 	}
 	spin_unlock(&queue->lock);

@@ -29,6 +29,7 @@
 
 #include "d3dq_device.h"
 #include "d3dq_fence.h"
+#include "d3dq_job.h"
 
 /* Values in a page; a fence's value is one aligned u64 of it. */
 #define D3DQ_FENCE_SLOTS	(PAGE_SIZE / sizeof(u64))
@@ -85,12 +86,14 @@ struct d3dq_fence_node {
 };
 
 /*
- * struct d3dq_fence_cond - A CPU wait or an event registration.
+ * struct d3dq_fence_cond - A CPU wait, an event registration or a job's
+ * fence wait.
  *
  * @remaining counts down as nodes are satisfied, from the number of
  * nodes (all) or from 1 (any); the node that takes it to 0 fires the
- * condition: it wakes the waiter, or signals the eventfd. A waiter owns
- * its condition. A registration is freed by a work item once it has
+ * condition: it wakes the waiter, signals the eventfd, or releases the
+ * job's wait (@release). A waiter owns its condition, and a job its
+ * fence waits'. A registration is freed by a work item once it has
  * fired and its registering ioctl is done (@refs), away from the value
  * write, which may run in any context.
  */
@@ -98,6 +101,8 @@ struct d3dq_fence_cond {
 	atomic_t remaining;
 	refcount_t refs;		/* registrations only */
 	struct eventfd_ctx *ctx;	/* NULL for a CPU wait */
+	/* A job's fence wait: its dependency (the job holds it). */
+	struct d3dq_release_fence *release;
 	wait_queue_head_t wq;		/* CPU waits */
 	struct work_struct work;	/* registrations: unlink and free */
 	struct d3dq_file *dfile;	/* registrations: holds a reference */
@@ -214,8 +219,9 @@ static void d3dq_fence_release(struct kref *ref)
 	struct d3dq_fence *fence = container_of(ref, struct d3dq_fence, ref);
 	struct d3dq_device *ddev = fence->ddev;
 
-	/* Every node holds a reference: none is left. */
+	/* Every node and job signal holds a reference: none is left. */
 	WARN_ON(!list_empty(&fence->nodes));
+	WARN_ON(!list_empty(&fence->pending));
 	spin_lock(&ddev->fences_lock);
 	list_del(&fence->link);
 	spin_unlock(&ddev->fences_lock);
@@ -263,6 +269,7 @@ static struct d3dq_fence *d3dq_fence_create(struct d3dq_file *dfile,
 	kref_init(&fence->ref);
 	spin_lock_init(&fence->lock);
 	INIT_LIST_HEAD(&fence->nodes);
+	INIT_LIST_HEAD(&fence->pending);
 	fence->shared = shared;
 	fence->value = &fence->fpage->values[fence->slot];
 	/* Nobody else sees the fence yet. */
@@ -306,6 +313,11 @@ static void d3dq_fence_cond_put(struct d3dq_fence_cond *cond)
 
 static void d3dq_fence_cond_fire(struct d3dq_fence_cond *cond)
 {
+	/* The value was reached: the job no longer waits for a job. */
+	if (cond->release) {
+		d3dq_release_fence_signal(cond->release, true);
+		return;
+	}
 	if (!cond->ctx) {
 		wake_up_all(&cond->wq);
 		return;
@@ -504,6 +516,201 @@ static void d3dq_fence_cond_arm(struct d3dq_fence_cond *cond)
 
 	for (i = 0; i < cond->count; i++)
 		d3dq_fence_node_arm(&cond->nodes[i]);
+}
+
+/* --- jobs' fence signals and waits (SUBMIT, uapi 1.4) ------------------ */
+
+/**
+ * d3dq_fence_qsignal_init - Resolve a fence signal of a job being submitted.
+ * @dfile: the submitting file
+ * @handle: the fence's handle in it
+ * @value: the value to set
+ * @qs: the signal, in the job
+ *
+ * Return: 0, or -ENOENT for an unknown handle.
+ */
+int d3dq_fence_qsignal_init(struct d3dq_file *dfile, u32 handle, u64 value,
+			    struct d3dq_fence_qsignal *qs)
+{
+	INIT_LIST_HEAD(&qs->link);
+	qs->fence = d3dq_fence_lookup(dfile, handle);
+	if (!qs->fence)
+		return -ENOENT;
+	qs->dfile = dfile;
+	qs->value = value;
+	return 0;
+}
+
+/**
+ * d3dq_fence_qsignal_arm - The signal's job is armed: list the signal.
+ * @qs: the signal
+ * @done: the job's fence (finished fence, or hardware fence of a job run
+ *	  inside SUBMIT), which fence waits of the same file may depend on
+ *
+ * Called before the job can run, so the job's completion finds it listed.
+ */
+void d3dq_fence_qsignal_arm(struct d3dq_fence_qsignal *qs,
+			    struct dma_fence *done)
+{
+	struct d3dq_fence *fence = qs->fence;
+	unsigned long flags;
+
+	spin_lock_irqsave(&fence->lock, flags);
+	qs->done = done;
+	list_add_tail(&qs->link, &fence->pending);
+	spin_unlock_irqrestore(&fence->lock, flags);
+}
+
+/**
+ * d3dq_fence_qsignal_end - The signal's job has ended.
+ * @qs: the signal, listed
+ * @write: the job completed: set the fence to the signal's value
+ *
+ * Called from the job's completion, after its memory writes and before
+ * its fence signals, in the signalling path: allocates nothing and
+ * sleeps nowhere (d3dq_fence_write_locked()). Jobs of several queues
+ * complete in some order, and the fence's lock orders their writes: the
+ * last one to complete sets the value.
+ */
+void d3dq_fence_qsignal_end(struct d3dq_fence_qsignal *qs, bool write)
+{
+	struct d3dq_fence *fence = qs->fence;
+	unsigned long flags;
+
+	spin_lock_irqsave(&fence->lock, flags);
+	list_del_init(&qs->link);
+	if (write)
+		d3dq_fence_write_locked(fence, qs->value);
+	spin_unlock_irqrestore(&fence->lock, flags);
+}
+
+/* The job is freed (process context). */
+void d3dq_fence_qsignal_fini(struct d3dq_fence_qsignal *qs)
+{
+	unsigned long flags;
+
+	if (!qs->fence)
+		return;
+	/* An armed job ended, which unlisted it; an unarmed one never was. */
+	spin_lock_irqsave(&qs->fence->lock, flags);
+	WARN_ON_ONCE(!list_empty(&qs->link));
+	list_del_init(&qs->link);
+	spin_unlock_irqrestore(&qs->fence->lock, flags);
+	d3dq_fence_put(qs->fence);
+}
+
+/* What a fence wait that depends on a job holds, besides its fence. */
+size_t d3dq_fence_qwait_bytes(void)
+{
+	return struct_size_t(struct d3dq_fence_cond, nodes, 1);
+}
+
+/**
+ * d3dq_fence_qwait_create - Decide a fence wait of a job being submitted.
+ * @dfile: the submitting file
+ * @handle: the fence's handle in it
+ * @value: the value waited for
+ * @condp: set to the wait's condition, or NULL
+ * @rfp: set to the job's dependency for the wait (a reference), or NULL
+ * @waitedp: set to the signal job's fence (a reference), or NULL
+ *
+ * Under the fence's lock, at one moment: if the value is reached (or the
+ * fence was removed, or the handle destroyed meanwhile) the wait is
+ * satisfied and the job gets no dependency (all three NULL). Otherwise
+ * the wait depends on a pending signal of this file that brings at least
+ * @value: the most recently armed one (values mostly grow, so it is
+ * usually the first one looked at). Any such signal will set its value
+ * when its job completes (signals take effect in completion order), and
+ * a later lower value does not take that back, since the condition's
+ * node, listed in the same critical section, is satisfied by whichever
+ * write reaches @value first: the dependency is a release fence that
+ * signals at the earlier of that write and the signal job's fence.
+ *
+ * Return: 0; -ENOENT unknown handle; -ENODATA the value is not reached
+ * and no pending signal of this file brings it; -ENOMEM.
+ */
+int d3dq_fence_qwait_create(struct d3dq_file *dfile, u32 handle, u64 value,
+			    struct d3dq_fence_cond **condp,
+			    struct d3dq_release_fence **rfp,
+			    struct dma_fence **waitedp)
+{
+	struct d3dq_fence_qsignal *qs, *found = NULL;
+	struct d3dq_release_fence *rf = NULL;
+	struct d3dq_fence_cond *cond = NULL;
+	struct d3dq_fence_node *node, *pos;
+	struct d3dq_fence *fence;
+	unsigned long flags;
+	int ret = 0;
+
+	*condp = NULL;
+	*rfp = NULL;
+	*waitedp = NULL;
+	fence = d3dq_fence_lookup(dfile, handle);
+	if (!fence)
+		return -ENOENT;
+	/* Allocated first: nothing allocates under the fence's lock. */
+	cond = kzalloc(d3dq_fence_qwait_bytes(), D3DQ_GFP);
+	rf = d3dq_release_fence_alloc();
+	if (!cond || !rf) {
+		ret = -ENOMEM;
+		goto out;
+	}
+	atomic_set(&cond->remaining, 1);
+	cond->count = 1;
+	node = &cond->nodes[0];
+	INIT_LIST_HEAD(&node->link);
+	node->cond = cond;
+	node->owner = dfile;
+	node->handle = handle;
+	node->value = value;
+
+	spin_lock_irqsave(&fence->lock, flags);
+	if (fence->removed || *fence->value >= value ||
+	    xa_load(&dfile->fences, handle) != fence) {
+		spin_unlock_irqrestore(&fence->lock, flags);
+		goto out;
+	}
+	list_for_each_entry_reverse(qs, &fence->pending, link) {
+		if (qs->dfile == dfile && qs->value >= value) {
+			found = qs;
+			break;
+		}
+	}
+	if (!found) {
+		spin_unlock_irqrestore(&fence->lock, flags);
+		ret = -ENODATA;
+		goto out;
+	}
+	*waitedp = dma_fence_get(found->done);
+	d3dq_release_fence_bind(rf, found->done);
+	cond->release = rf;
+	/* The node has the lookup's reference. */
+	node->fence = fence;
+	list_for_each_entry_reverse(pos, &fence->nodes, link) {
+		if (pos->value <= node->value)
+			break;
+	}
+	list_add(&node->link, &pos->link);
+	spin_unlock_irqrestore(&fence->lock, flags);
+	*condp = cond;
+	*rfp = rf;
+	return 0;
+
+out:
+	if (rf)
+		d3dq_release_fence_discard(rf);
+	kfree(cond);
+	d3dq_fence_put(fence);
+	return ret;
+}
+
+/* Free a job's fence wait: unlisted first, so nothing fires it after. */
+void d3dq_fence_qwait_free(struct d3dq_fence_cond *cond)
+{
+	if (!cond)
+		return;
+	d3dq_fence_cond_unlink(cond);
+	d3dq_fence_cond_free(cond);
 }
 
 /* --- handles ----------------------------------------------------------- */

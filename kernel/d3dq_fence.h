@@ -15,9 +15,12 @@
 #include <linux/types.h>
 
 struct d3dq_device;
+struct d3dq_fence_cond;
 struct d3dq_fence_page;
 struct d3dq_file;
+struct d3dq_release_fence;
 struct d3dq_user;
+struct dma_fence;
 struct drm_device;
 struct drm_file;
 struct file;
@@ -48,11 +51,47 @@ struct d3dq_fence {
 	bool removed;			/* at ~0 for good (device removal) */
 	/* Pending waits and registrations (&struct d3dq_fence_node), by value. */
 	struct list_head nodes;
+	/*
+	 * Fence signals of armed jobs that have not taken effect yet
+	 * (&struct d3dq_fence_qsignal), in the order they were armed.
+	 */
+	struct list_head pending;
 
 	struct list_head link;		/* in d3dq_device.fences */
 };
 
+/**
+ * struct d3dq_fence_qsignal - A fence signal of a job (uapi 1.4).
+ *
+ * Part of its job. Listed on its fence's @pending, under the fence's
+ * lock, from the job's arming until the job completes (the value is
+ * written then) or fails (nothing is written): while listed, a fence
+ * wait submitted through the same file may depend on @done.
+ */
+struct d3dq_fence_qsignal {
+	struct list_head link;		/* fence->pending; empty if not */
+	struct d3dq_fence *fence;	/* holds a reference */
+	/* The submitting file: its job's queue holds it. */
+	struct d3dq_file *dfile;
+	/* The job's fence, while listed: the job holds it. */
+	struct dma_fence *done;
+	u64 value;
+};
+
 void d3dq_fence_write_locked(struct d3dq_fence *fence, u64 value);
+
+int d3dq_fence_qsignal_init(struct d3dq_file *dfile, u32 handle, u64 value,
+			    struct d3dq_fence_qsignal *qs);
+void d3dq_fence_qsignal_arm(struct d3dq_fence_qsignal *qs,
+			    struct dma_fence *done);
+void d3dq_fence_qsignal_end(struct d3dq_fence_qsignal *qs, bool write);
+void d3dq_fence_qsignal_fini(struct d3dq_fence_qsignal *qs);
+int d3dq_fence_qwait_create(struct d3dq_file *dfile, u32 handle, u64 value,
+			    struct d3dq_fence_cond **condp,
+			    struct d3dq_release_fence **rfp,
+			    struct dma_fence **waitedp);
+void d3dq_fence_qwait_free(struct d3dq_fence_cond *cond);
+size_t d3dq_fence_qwait_bytes(void);
 
 int d3dq_fence_device_init(struct d3dq_device *ddev);
 void d3dq_fence_device_remove(struct d3dq_device *ddev);

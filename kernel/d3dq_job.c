@@ -25,6 +25,7 @@
 #include "d3dq_device.h"
 #include "d3dq_engine.h"
 #include "d3dq_fdinfo.h"
+#include "d3dq_fence.h"
 #include "d3dq_gem.h"
 #include "d3dq_job.h"
 #include "d3dq_queue.h"
@@ -132,9 +133,13 @@ void d3dq_job_set_bytes(struct d3dq_job *job, u32 cmd_bytes)
 	if (job->nwaits > D3DQ_JOIN_MIN)
 		job->bytes += struct_size_t(struct d3dq_join_fence, deps,
 					    job->nwaits);
-	for (i = 0; i < job->nwaits; i++)
+	for (i = 0; i < job->nwaits; i++) {
 		if (job->waits[i].release)
 			job->bytes += sizeof(struct d3dq_release_fence);
+		if (job->waits[i].cond)
+			job->bytes += d3dq_fence_qwait_bytes();
+	}
+	job->bytes += (u64)job->nfsignals * sizeof(struct d3dq_fence_qsignal);
 }
 
 /**
@@ -188,6 +193,9 @@ bool d3dq_job_claim_direct(struct d3dq_job *job, u32 nsignals, u32 nbos)
 		return false;
 	for (i = 0; i < job->nwaits; i++) {
 		w = &job->waits[i];
+		/* A fence wait satisfied at submit has no dependency. */
+		if (!w->release && !w->fence)
+			continue;
 		if (!dma_fence_is_signaled(w->release ? &w->release->base :
 					   w->fence))
 			return false;
@@ -243,6 +251,8 @@ bool d3dq_job_dependency_failed(struct d3dq_job *job)
 		rf = job->waits[i].release;
 		if (rf && READ_ONCE(rf->released))
 			continue;
+		if (!job->waits[i].fence)
+			continue;
 		fence = dma_fence_chain_contained(job->waits[i].fence);
 		if (dma_fence_get_status(fence) < 0)
 			return true;
@@ -263,16 +273,23 @@ void d3dq_job_finished(struct d3dq_job *job)
 }
 
 /*
- * End a job: account for it, then signal its hardware fence with @err.
- * The scheduler may free the job as soon as the fence signals, so the job
- * is not touched afterwards.
+ * End a job: set its fence signals if it completed (@err 0), account for
+ * it, then signal its hardware fence with @err. The fence values come
+ * first, after the job's memory writes and before its fences: whoever
+ * sees the job's fence signalled (a job that waited for it, a syncobj
+ * waiter) sees the values too (R17). The scheduler may free the job as
+ * soon as the fence signals, so the job is not touched afterwards.
  */
 void d3dq_job_signal(struct d3dq_job *job, int err)
 {
 	struct dma_fence *hw = dma_fence_get(&job->hw->base);
+	u32 i;
 
 	trace_d3dq_done(job->queue->usage->client_id, job->queue->id,
 			d3dq_job_seqno(job), err);
+	/* A job that did not complete sets nothing (uapi.rst). */
+	for (i = 0; i < job->nfsignals; i++)
+		d3dq_fence_qsignal_end(&job->fsignals[i], !err);
 	if (err) {
 		/* Older schedulers do not pass the error on: set both. */
 		if (!job->direct)
@@ -299,6 +316,8 @@ void d3dq_job_free(struct d3dq_job *job)
 		drm_sched_job_cleanup(&job->base);
 
 	for (i = 0; i < job->nwaits; i++) {
+		/* Unlisted before its release fence goes. */
+		d3dq_fence_qwait_free(job->waits[i].cond);
 		if (job->waits[i].release)
 			d3dq_release_fence_put(job->waits[i].release);
 		dma_fence_put(job->waits[i].fence);
@@ -306,6 +325,10 @@ void d3dq_job_free(struct d3dq_job *job)
 		cond_resched();
 	}
 	kvfree(job->waits);
+
+	for (i = 0; i < job->nfsignals; i++)
+		d3dq_fence_qsignal_fini(&job->fsignals[i]);
+	kvfree(job->fsignals);
 
 	for (i = 0; i < job->ncmds; i++) {
 		if (job->cmds[i].dst)
@@ -469,15 +492,21 @@ static const struct dma_fence_ops d3dq_release_fence_ops = {
 	.release = d3dq_release_fence_free,
 };
 
-/* Signal @rf unless it is signalled; @by_ioctl: WAIT_RELEASE did it. */
-static void d3dq_release_fence_signal(struct d3dq_release_fence *rf,
-				      bool by_ioctl)
+/**
+ * d3dq_release_fence_signal - Signal a release fence unless it is signalled.
+ * @rf: the fence
+ * @released: a release did it (WAIT_RELEASE, or a fence wait's value was
+ *	      reached), not the waited fence
+ *
+ * Any context: the fence value write calls it under a d3dq fence's lock.
+ */
+void d3dq_release_fence_signal(struct d3dq_release_fence *rf, bool released)
 {
 	unsigned long flags;
 
 	spin_lock_irqsave(&rf->lock, flags);
 	if (!test_bit(DMA_FENCE_FLAG_SIGNALED_BIT, &rf->base.flags)) {
-		WRITE_ONCE(rf->released, by_ioctl);
+		WRITE_ONCE(rf->released, released);
 		dma_fence_signal_locked(&rf->base);
 	}
 	spin_unlock_irqrestore(&rf->lock, flags);
@@ -507,6 +536,25 @@ struct d3dq_release_fence *d3dq_release_fence_create(struct dma_fence *waited)
 {
 	struct d3dq_release_fence *rf;
 
+	rf = d3dq_release_fence_alloc();
+	if (rf)
+		d3dq_release_fence_bind(rf, waited);
+	return rf;
+}
+
+/**
+ * d3dq_release_fence_alloc - A release fence waiting for nothing yet.
+ *
+ * For a fence wait, which finds its waited fence under a spinlock: bind
+ * it with d3dq_release_fence_bind(), or drop it with
+ * d3dq_release_fence_discard().
+ *
+ * Return: the fence (one reference, the caller's), or NULL.
+ */
+struct d3dq_release_fence *d3dq_release_fence_alloc(void)
+{
+	struct d3dq_release_fence *rf;
+
 	rf = kzalloc(sizeof(*rf), D3DQ_GFP);
 	if (!rf)
 		return NULL;
@@ -515,6 +563,19 @@ struct d3dq_release_fence *d3dq_release_fence_create(struct dma_fence *waited)
 	spin_lock_init(&rf->lock);
 	dma_fence_init(&rf->base, &d3dq_release_fence_ops, &rf->lock,
 		       dma_fence_context_alloc(1), 1);
+	return rf;
+}
+
+/**
+ * d3dq_release_fence_bind - Make a release fence wait for @waited.
+ * @rf: from d3dq_release_fence_alloc(), not bound yet
+ * @waited: the fence it stands for
+ *
+ * Allocates nothing and sleeps nowhere (it takes @waited's lock).
+ */
+void d3dq_release_fence_bind(struct d3dq_release_fence *rf,
+			     struct dma_fence *waited)
+{
 	rf->waited = dma_fence_get(waited);
 	/* A reference for the callback. */
 	dma_fence_get(&rf->base);
@@ -523,7 +584,13 @@ struct d3dq_release_fence *d3dq_release_fence_create(struct dma_fence *waited)
 		d3dq_release_fence_signal(rf, false);
 		dma_fence_put(&rf->base);
 	}
-	return rf;
+}
+
+/* Drop a release fence that was never bound (nothing depends on it). */
+void d3dq_release_fence_discard(struct d3dq_release_fence *rf)
+{
+	d3dq_release_fence_signal(rf, false);
+	dma_fence_put(&rf->base);
 }
 
 /**

@@ -19,6 +19,8 @@
 #include <drm/gpu_scheduler.h>
 
 struct d3dq_bo;
+struct d3dq_fence_cond;
+struct d3dq_fence_qsignal;
 struct d3dq_hw_fence;
 struct d3dq_queue;
 struct drm_device;
@@ -49,7 +51,11 @@ struct d3dq_release_fence {
 	spinlock_t lock;
 	struct dma_fence_cb cb;		/* on @waited, holds a reference */
 	struct dma_fence *waited;	/* reference */
-	bool released;			/* signalled by the ioctl, under @lock */
+	/*
+	 * Signalled by a release (WAIT_RELEASE, or the fence value a fence
+	 * wait waited for), not by @waited; under @lock.
+	 */
+	bool released;
 };
 
 /* A wait of a job, kept for debugfs and for the dependency error check. */
@@ -57,8 +63,12 @@ struct d3dq_wait {
 	u32 handle;
 	u32 flags;
 	u64 point;
+	/* NULL for a fence wait satisfied at submit (no dependency). */
 	struct dma_fence *fence;
-	struct d3dq_release_fence *release;	/* releasable wait, or NULL */
+	/* Releasable wait, or fence wait on a pending signal; or NULL. */
+	struct d3dq_release_fence *release;
+	/* A fence wait on a pending signal: its node on the fence. */
+	struct d3dq_fence_cond *cond;
 };
 
 /* Bits of d3dq_job.flags. */
@@ -94,6 +104,10 @@ struct d3dq_job {
 
 	struct d3dq_wait *waits;
 	u32 nwaits;
+
+	/* Fence signals, set when the job completes (uapi 1.4). */
+	struct d3dq_fence_qsignal *fsignals;
+	u32 nfsignals;
 
 	struct d3dq_cmd *cmds;
 	u32 ncmds;
@@ -176,6 +190,11 @@ void d3dq_job_free(struct d3dq_job *job);
 struct dma_fence *d3dq_join_fence_create(struct dma_fence **deps, u32 count);
 
 struct d3dq_release_fence *d3dq_release_fence_create(struct dma_fence *waited);
+struct d3dq_release_fence *d3dq_release_fence_alloc(void);
+void d3dq_release_fence_bind(struct d3dq_release_fence *rf,
+			     struct dma_fence *waited);
+void d3dq_release_fence_discard(struct d3dq_release_fence *rf);
+void d3dq_release_fence_signal(struct d3dq_release_fence *rf, bool released);
 void d3dq_release_fence_release(struct d3dq_release_fence *rf);
 void d3dq_release_fence_put(struct d3dq_release_fence *rf);
 

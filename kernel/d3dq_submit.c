@@ -26,6 +26,7 @@
 #include "d3dq_device.h"
 #include "d3dq_gem.h"
 #include "d3dq_fdinfo.h"
+#include "d3dq_fence.h"
 #include "d3dq_job.h"
 #include "d3dq_queue.h"
 #include "d3dq_trace.h"
@@ -36,7 +37,10 @@
  */
 #define D3DQ_MAX_SYNC_STRIDE	4096
 
-/* A signal point, resolved before the job is armed. */
+/*
+ * A signal point, resolved before the job is armed; a fence signal has
+ * no syncobj (it lives in the job: d3dq_job.fsignals).
+ */
 struct d3dq_signal {
 	struct drm_syncobj *syncobj;
 	struct dma_fence_chain *chain;	/* timeline points only */
@@ -89,6 +93,9 @@ static int d3dq_check_sync(const struct drm_d3dq_sync *sync, u32 flags)
 {
 	if (sync->flags & ~flags)
 		return -EINVAL;
+	/* A fence value may be anything; the flag stands alone. */
+	if (sync->flags & DRM_D3DQ_SYNC_FENCE)
+		return sync->flags == DRM_D3DQ_SYNC_FENCE ? 0 : -EINVAL;
 	if (!(sync->flags & DRM_D3DQ_SYNC_TIMELINE) && sync->point)
 		return -EINVAL;
 	return 0;
@@ -304,6 +311,52 @@ static int d3dq_find_fence(struct drm_file *file,
 }
 
 /*
+ * Resolve a checked wait @w into its fences, and @dep, what the job
+ * depends on for it: the waited fence, a release fence standing for it
+ * (a releasable wait, or a fence wait on a pending signal), or nothing
+ * (a fence wait whose value is reached).
+ */
+static int d3dq_resolve_wait(struct drm_file *file, struct d3dq_wait *w,
+			     struct dma_fence **dep)
+{
+	struct drm_d3dq_sync sync = {
+		.handle = w->handle, .flags = w->flags, .point = w->point,
+	};
+	struct dma_fence *fence;
+	int ret;
+
+	*dep = NULL;
+	if (w->flags & DRM_D3DQ_SYNC_FENCE) {
+		/* See "Fence waits and signals" in the uapi. */
+		ret = d3dq_fence_qwait_create(file->driver_priv, w->handle,
+					      w->point, &w->cond, &w->release,
+					      &w->fence);
+		if (!ret && w->release)
+			*dep = &w->release->base;
+		return ret;
+	}
+
+	/*
+	 * Without WAIT_FOR_SUBMIT this never sleeps: a point that has no
+	 * fence yet fails (-EINVAL), and d3dq never makes a fence that
+	 * waits for userspace. Only a success sets @fence (else it may
+	 * point to a fence that was put).
+	 */
+	ret = d3dq_find_fence(file, &sync, &fence);
+	if (ret)
+		return ret;
+	w->fence = fence;
+	*dep = fence;
+	if (w->flags & DRM_D3DQ_SYNC_RELEASABLE) {
+		w->release = d3dq_release_fence_create(w->fence);
+		if (!w->release)
+			return -ENOMEM;
+		*dep = &w->release->base;
+	}
+	return 0;
+}
+
+/*
  * Turn the waits of a submit into the job's dependencies. The scheduler
  * looks through a job's earlier dependencies for each one it is given
  * (drm_sched_job_add_dependency() keeps the latest fence of a context),
@@ -318,7 +371,8 @@ static int d3dq_add_waits(struct drm_file *file, struct d3dq_job *job,
 	struct dma_fence **deps = NULL;
 	struct drm_d3dq_sync *syncs;
 	struct dma_fence *fence;
-	u32 i;
+	struct d3dq_wait *w;
+	u32 i, ndeps = 0;
 	int ret;
 
 	ret = d3dq_copy_syncs(arr, &syncs);
@@ -347,36 +401,25 @@ static int d3dq_add_waits(struct drm_file *file, struct d3dq_job *job,
 		cond_resched();
 
 		ret = d3dq_check_sync(&syncs[i], DRM_D3DQ_SYNC_TIMELINE |
-					       DRM_D3DQ_SYNC_RELEASABLE);
+					       DRM_D3DQ_SYNC_RELEASABLE |
+					       DRM_D3DQ_SYNC_FENCE);
 		if (ret)
 			goto out;
 
-		/*
-		 * Without WAIT_FOR_SUBMIT this never sleeps: a point that
-		 * has no fence yet fails (-EINVAL), and d3dq never makes a
-		 * fence that waits for userspace.
-		 */
-		ret = d3dq_find_fence(file, &syncs[i], &fence);
-		if (ret)
-			goto out;
-
-		job->waits[i].handle = syncs[i].handle;
-		job->waits[i].flags = syncs[i].flags;
-		job->waits[i].point = syncs[i].point;
-		job->waits[i].fence = fence;
+		w = &job->waits[i];
+		w->handle = syncs[i].handle;
+		w->flags = syncs[i].flags;
+		w->point = syncs[i].point;
+		/* Counted first: job free drops what was resolved. */
 		job->nwaits = i + 1;
-
-		dep = fence;
-		if (syncs[i].flags & DRM_D3DQ_SYNC_RELEASABLE) {
-			job->waits[i].release = d3dq_release_fence_create(fence);
-			if (!job->waits[i].release) {
-				ret = -ENOMEM;
-				goto out;
-			}
-			dep = &job->waits[i].release->base;
-		}
+		ret = d3dq_resolve_wait(file, w, &dep);
+		if (ret)
+			goto out;
+		/* A fence wait whose value is reached: nothing to wait for. */
+		if (!dep)
+			continue;
 		if (deps) {
-			deps[i] = dep;
+			deps[ndeps++] = dep;
 			continue;
 		}
 		ret = drm_sched_job_add_dependency(&job->base,
@@ -385,8 +428,8 @@ static int d3dq_add_waits(struct drm_file *file, struct d3dq_job *job,
 			goto out;
 	}
 
-	if (deps) {
-		fence = d3dq_join_fence_create(deps, arr->count);
+	if (deps && ndeps) {
+		fence = d3dq_join_fence_create(deps, ndeps);
 		if (!fence) {
 			ret = -ENOMEM;
 			goto out;
@@ -412,13 +455,17 @@ static void d3dq_put_signals(struct d3dq_signal *signals, u32 count)
 	kvfree(signals);
 }
 
-static int d3dq_get_signals(struct drm_file *file,
+/*
+ * Resolve the signals of a submit: syncobj points into @out, fence
+ * signals into the job (which keeps them until it is freed).
+ */
+static int d3dq_get_signals(struct drm_file *file, struct d3dq_job *job,
 			    const struct drm_d3dq_obj_array *arr,
 			    struct d3dq_signal **out)
 {
 	struct drm_d3dq_sync *syncs;
 	struct d3dq_signal *signals;
-	u32 i;
+	u32 i, nfences = 0;
 	int ret;
 
 	*out = NULL;
@@ -433,7 +480,8 @@ static int d3dq_get_signals(struct drm_file *file,
 	}
 
 	for (i = 0; i < arr->count; i++) {
-		ret = d3dq_check_sync(&syncs[i], DRM_D3DQ_SYNC_TIMELINE);
+		ret = d3dq_check_sync(&syncs[i], DRM_D3DQ_SYNC_TIMELINE |
+					       DRM_D3DQ_SYNC_FENCE);
 		if (ret)
 			goto err;
 		if ((syncs[i].flags & DRM_D3DQ_SYNC_TIMELINE) &&
@@ -441,14 +489,37 @@ static int d3dq_get_signals(struct drm_file *file,
 			ret = -EINVAL;
 			goto err;
 		}
+		if (syncs[i].flags & DRM_D3DQ_SYNC_FENCE)
+			nfences++;
+	}
+	if (nfences) {
+		job->fsignals = kvcalloc(nfences, sizeof(*job->fsignals),
+					 D3DQ_GFP);
+		if (!job->fsignals) {
+			ret = -ENOMEM;
+			goto err;
+		}
+	}
+
+	for (i = 0; i < arr->count; i++) {
+		signals[i].point = syncs[i].point;
+		signals[i].handle = syncs[i].handle;
+		if (syncs[i].flags & DRM_D3DQ_SYNC_FENCE) {
+			ret = d3dq_fence_qsignal_init(file->driver_priv,
+						      syncs[i].handle,
+						      syncs[i].point,
+						      &job->fsignals[job->nfsignals]);
+			if (ret)
+				goto err;
+			job->nfsignals++;
+			continue;
+		}
 
 		signals[i].syncobj = drm_syncobj_find(file, syncs[i].handle);
 		if (!signals[i].syncobj) {
 			ret = -ENOENT;
 			goto err;
 		}
-		signals[i].point = syncs[i].point;
-		signals[i].handle = syncs[i].handle;
 		if (syncs[i].flags & DRM_D3DQ_SYNC_TIMELINE) {
 			/*
 			 * dma_fence_chain_alloc(), charged to the caller:
@@ -738,7 +809,7 @@ int d3dq_ioctl_submit(struct drm_device *drm, void *data,
 	if (ret)
 		goto err_job;
 
-	ret = d3dq_get_signals(file, &args->signals, &signals);
+	ret = d3dq_get_signals(file, job, &args->signals, &signals);
 	if (ret)
 		goto err_job;
 
@@ -772,9 +843,15 @@ int d3dq_ioctl_submit(struct drm_device *drm, void *data,
 	direct = d3dq_job_claim_direct(job, args->signals.count, bos.count);
 	fence = direct ? &job->hw->base : d3dq_job_arm(job);
 
+	/* Later fence waits of this file may depend on them from now. */
+	for (i = 0; i < job->nfsignals; i++)
+		d3dq_fence_qsignal_arm(&job->fsignals[i], fence);
+
 	for (i = 0; i < args->signals.count; i++) {
 		struct d3dq_signal *s = &signals[i];
 
+		if (!s->syncobj)
+			continue;
 		if (s->chain) {
 			drm_syncobj_add_point(s->syncobj, s->chain, fence,
 					      s->point);
@@ -841,8 +918,10 @@ int d3dq_ioctl_wait_release(struct drm_device *drm, void *data,
 	list_for_each_entry(job, &queue->jobs, link) {
 		if (job->file_seqno != args->seqno)
 			continue;
+		/* A fence wait is released by its value, not by this. */
 		if (args->index >= job->nwaits ||
-		    !job->waits[args->index].release) {
+		    !(job->waits[args->index].flags &
+		      DRM_D3DQ_SYNC_RELEASABLE)) {
 			ret = -EINVAL;
 		} else {
 			rf = job->waits[args->index].release;

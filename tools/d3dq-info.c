@@ -48,6 +48,7 @@ static const char *const feature_names[] = {
 	"priority",
 	"submit_done",
 	"fence",
+	"fence_submit",
 };
 
 static int is_d3dq(int fd, drmVersionPtr *out)

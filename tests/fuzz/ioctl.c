@@ -1,7 +1,9 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * d3dq ioctl fuzzer. Drives every d3dq ioctl (d3dq fences and their
- * value pages included), the syncobj ioctls, GEM close and PRIME with structure-aware random and boundary values: bad,
+ * value pages included, and fence waits and signals in SUBMIT), the
+ * syncobj ioctls, GEM close and PRIME with structure-aware random and
+ * boundary values: bad,
  * stale and foreign handles, zero and huge counts, strides whose product
  * with the count overflows, unaligned, unmapped, kernel and non-canonical
  * pointers, arrays ending on an unmapped page, reserved bits and padding,
@@ -696,6 +698,32 @@ static uint32_t gen_cmd(struct fz *f, uint8_t *p, bool *bad, bool *delay)
 	return size;
 }
 
+static uint32_t pick_fence(struct fz *f, bool *bad, int *idx);
+
+/*
+ * A d3dq fence element (DRM_D3DQ_SYNC_FENCE, uapi 1.4): one of our
+ * fences and any value, now and then with another flag or a stale
+ * handle. A wait may find its value neither reached nor pending.
+ */
+static struct drm_d3dq_sync gen_fence_sync(struct fz *f, bool wait, bool *bad,
+					   bool *maybe_nodata)
+{
+	struct drm_d3dq_sync s = { .flags = DRM_D3DQ_SYNC_FENCE };
+	int idx;
+
+	s.handle = pick_fence(f, bad, &idx);
+	s.point = one_in(f, 2) ? below(f, 8) : boundary64(f);
+	if (wait)
+		*maybe_nodata = true;
+	if (fault(f, 16)) {
+		/* FENCE stands alone. */
+		s.flags |= one_in(f, 2) ? DRM_D3DQ_SYNC_TIMELINE :
+					  DRM_D3DQ_SYNC_RELEASABLE;
+		*bad = true;
+	}
+	return s;
+}
+
 /* An array of syncs for a submit: waits (@wait) or signals. */
 static void gen_syncs(struct fz *f, struct drm_d3dq_obj_array *arr,
 		      uint8_t *buf, size_t buflen, bool wait, bool *bad,
@@ -742,8 +770,13 @@ static void gen_syncs(struct fz *f, struct drm_d3dq_obj_array *arr,
 	memset(buf, 0, (size_t)count * stride);
 	for (i = 0; i < count; i++) {
 		struct drm_d3dq_sync s = { 0 };
-		struct sobj *so = pick_so(f);
+		struct sobj *so;
 
+		if (one_in(f, 5)) {
+			s = gen_fence_sync(f, wait, bad, maybe_nodata);
+			goto place;
+		}
+		so = pick_so(f);
 		if (!so || fault(f, 16)) {
 			s.handle = pick_stale(f, f->stale_so, f->nstale_so,
 					      f->foreign_so);
@@ -781,6 +814,7 @@ static void gen_syncs(struct fz *f, struct drm_d3dq_obj_array *arr,
 						 DRM_D3DQ_SYNC_RELEASABLE))
 				*bad = true;
 		}
+place:
 		memcpy(buf + (size_t)i * stride, &s, sizeof(s));
 		if (stride > sizeof(s) && fault(f, 8)) {
 			buf[(size_t)i * stride + stride - 1] = 1;
@@ -822,7 +856,9 @@ static void note_signals(struct fz *f, const struct drm_d3dq_sync *s, uint32_t n
 
 	for (i = 0; i < n; i++)
 		for (k = 0; k < f->nso; k++) {
-			if (f->so[k].handle != s[i].handle)
+			/* A fence handle may have a syncobj's number. */
+			if (f->so[k].handle != s[i].handle ||
+			    s[i].flags & DRM_D3DQ_SYNC_FENCE)
 				continue;
 			if (s[i].flags & DRM_D3DQ_SYNC_TIMELINE) {
 				if (s[i].point > f->so[k].max_point)

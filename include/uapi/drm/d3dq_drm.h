@@ -19,10 +19,11 @@ extern "C" {
  *
  * d3dq exposes one render node per virtual device. Userspace creates
  * buffers (shmem GEM objects) and queues, and submits jobs to queues. A job
- * is a list of syncobj points to wait on, a command stream for the software
- * engine (possibly empty) and a list of syncobj points to signal when the
- * job is done. Jobs of one queue run strictly in submission order; jobs of
- * different queues run concurrently.
+ * is a list of syncobj points (or d3dq fence values) to wait on, a command
+ * stream for the software engine (possibly empty) and a list of syncobj
+ * points (or fence values) to signal when the job is done. Jobs of one
+ * queue run strictly in submission order; jobs of different queues run
+ * concurrently.
  *
  * Rules every structure here follows:
  *
@@ -104,7 +105,7 @@ enum drm_d3dq_ioctl_id {
  * number grows with every addition.
  */
 #define DRM_D3DQ_UAPI_MAJOR	1
-#define DRM_D3DQ_UAPI_MINOR	3
+#define DRM_D3DQ_UAPI_MINOR	4
 
 /**
  * struct drm_d3dq_obj_array - A user array of structures.
@@ -202,7 +203,8 @@ enum drm_d3dq_param {
  * Bits of %DRM_D3DQ_PARAM_FEATURES. Version 1.0 sets the first three,
  * version 1.1 adds %DRM_D3DQ_FEATURE_WAIT_RELEASE and
  * %DRM_D3DQ_FEATURE_PRIORITY, version 1.2 %DRM_D3DQ_FEATURE_SUBMIT_DONE,
- * version 1.3 %DRM_D3DQ_FEATURE_FENCE.
+ * version 1.3 %DRM_D3DQ_FEATURE_FENCE, version 1.4
+ * %DRM_D3DQ_FEATURE_FENCE_SUBMIT.
  */
 /** DRM_D3DQ_FEATURE_TIMELINE - timeline syncobjs in waits and signals. */
 #define DRM_D3DQ_FEATURE_TIMELINE	(1ull << 0)
@@ -230,6 +232,12 @@ enum drm_d3dq_param {
  * other FENCE ioctls (see "Fences"). Since 1.3.
  */
 #define DRM_D3DQ_FEATURE_FENCE		(1ull << 6)
+/**
+ * DRM_D3DQ_FEATURE_FENCE_SUBMIT - %DRM_D3DQ_SYNC_FENCE waits and signals
+ * of d3dq fences in %DRM_IOCTL_D3DQ_SUBMIT (see "Fence waits and
+ * signals"). Since 1.4.
+ */
+#define DRM_D3DQ_FEATURE_FENCE_SUBMIT	(1ull << 7)
 
 /**
  * struct drm_d3dq_get_param - Argument of %DRM_IOCTL_D3DQ_GET_PARAM.
@@ -456,12 +464,16 @@ struct drm_d3dq_queue_get_state {
  * synchronisation point.
  *
  * Each wait names a syncobj (binary, or timeline with a point) that must
- * already hold a fence: the driver never waits for a fence to be submitted
- * and never creates a fence that depends on userspace. A wait on a point
- * that has no fence yet fails at once with -ENODATA, so userspace can hold
- * the job back until the point is submitted (see DRM_IOCTL_SYNCOBJ_TIMELINE_WAIT
- * with DRM_SYNCOBJ_WAIT_FLAGS_WAIT_AVAILABLE). A timeline wait on point N is
- * satisfied by the first point >= N, as everywhere in DRM.
+ * already hold a fence, or (uapi 1.4) a d3dq fence value that is reached
+ * or that an armed signal of this file brings (see "Fence waits and
+ * signals"): the driver never waits for a fence to be submitted and never
+ * creates a fence that depends on userspace. A wait on a point that has
+ * no fence yet, or on a fence value nothing armed brings yet, fails at
+ * once with -ENODATA, so userspace can hold the job back until the point
+ * is submitted (see DRM_IOCTL_SYNCOBJ_TIMELINE_WAIT with
+ * DRM_SYNCOBJ_WAIT_FLAGS_WAIT_AVAILABLE) or the signal armed. A timeline
+ * wait on point N is satisfied by the first point >= N, as everywhere in
+ * DRM.
  *
  * A binary signal replaces the syncobj's fence. A timeline signal adds
  * point @point, which must be non-zero; userspace keeps points of one
@@ -470,10 +482,12 @@ struct drm_d3dq_queue_get_state {
  * The submit is all or nothing: when it fails, no job was queued and no
  * signal point was attached.
  *
- * Errors: -ENOENT unknown queue id, syncobj or buffer handle; -EINVAL bad
- * flags, padding, a non-zero out field, stride, count or command stream,
- * or a timeline wait on a
- * syncobj whose fence is binary; -ENODATA a wait point has no fence yet;
+ * Errors: -ENOENT unknown queue id, syncobj, fence or buffer handle;
+ * -EINVAL bad flags (%DRM_D3DQ_SYNC_FENCE with any other flag), padding,
+ * a non-zero out field, stride, count or command stream, or a timeline
+ * wait on a syncobj whose fence is binary; -ENODATA a wait point has no
+ * fence yet, or a fence wait's value is neither reached nor brought by
+ * an armed signal of this file;
  * -ECANCELED the queue is lost; -EFAULT bad pointer; -ENOMEM; -EINTR when
  * a signal interrupts a submit sleeping because the queue holds
  * %DRM_D3DQ_PARAM_MAX_PENDING_JOBS jobs, the file's jobs hold
@@ -522,19 +536,83 @@ struct drm_d3dq_queue_get_state {
 #define DRM_D3DQ_SYNC_RELEASABLE	(1u << 1)
 
 /**
- * struct drm_d3dq_sync - A syncobj point to wait on or to signal.
+ * DRM_D3DQ_SYNC_FENCE - &drm_d3dq_sync.handle is a d3dq fence of this
+ * file and &drm_d3dq_sync.point a fence value (uapi 1.4,
+ * %DRM_D3DQ_FEATURE_FENCE_SUBMIT), in waits and signals alike; alone:
+ * with any other flag -EINVAL. See "Fence waits and signals".
+ */
+#define DRM_D3DQ_SYNC_FENCE		(1u << 2)
+
+/**
+ * DOC: Fence waits and signals
+ *
+ * From 1.4 (%DRM_D3DQ_FEATURE_FENCE_SUBMIT) a wait or signal element
+ * with %DRM_D3DQ_SYNC_FENCE names a d3dq fence (see "Fences") by its
+ * handle in this file, and a value in &drm_d3dq_sync.point: D3D12's
+ * queue Wait and Signal. Unknown handles fail with -ENOENT.
+ *
+ * A fence signal sets the fence to exactly that value (lower than before
+ * or not) when the job's work is done: after the job's memory writes, with
+ * the same release store and the same processing of waits and event
+ * registrations as %DRM_D3DQ_FENCE_SIGNAL. Signals of one fence take
+ * effect in the order their jobs complete, whatever the order of their
+ * submits: the job that completes last sets the value. A job run inside
+ * the submit (%DRM_D3DQ_SUBMIT_DONE) has set its fences when the ioctl
+ * returns. A job that does not complete (it timed out, its queue was
+ * lost, destroyed or removed, or the device unplugged: its fence
+ * signals with an error) sets nothing: the values stay as they are, and
+ * userspace that sees the loss removes the device (%DRM_D3DQ_REMOVE),
+ * which sets every fence to ~0. A fence set to ~0 by a removal stays
+ * there; signals of it then do nothing.
+ *
+ * A fence wait on value v is decided when the job is submitted:
+ *
+ * - The fence's value is at least v, or the fence was set to ~0 by a
+ *   removal: the wait is satisfied, the job does not depend on anything
+ *   for it.
+ * - Otherwise, if a fence signal of a job submitted before through this
+ *   same file brings a value of at least v and has not taken effect
+ *   yet, the job depends on that signal's job, and is released as soon
+ *   as the fence's value reaches v by any other means (a CPU signal,
+ *   another job, another process): the first write of a value >= v
+ *   satisfies the wait for good, a later lower value does not take it
+ *   back. If the signal's job fails before the value was reached, its
+ *   error reaches the job as for any wait: the queue becomes lost.
+ *   Destroying the fence handle (or closing the file) releases the
+ *   wait too. Signals of other files are never used: their process's
+ *   exit or removal must not stop this one's queues.
+ * - Otherwise the submit fails with -ENODATA and nothing was queued,
+ *   as for a syncobj point without a fence: userspace holds the job back
+ *   until the value is reached or a signal that brings it was
+ *   submitted. (-ENODATA, not -EAGAIN or -EINTR, which libdrm retries for
+ *   ever; a later version will hold such a job in the kernel instead.)
+ *
+ * So every dependency is the fence of a job that was already submitted,
+ * which completes in bounded time: the dma-fence rules hold.
+ * %DRM_D3DQ_SYNC_RELEASABLE is not needed, and refused (-EINVAL), with
+ * %DRM_D3DQ_SYNC_FENCE; %DRM_D3DQ_WAIT_RELEASE of a fence wait fails with
+ * -EINVAL. Fence waits and signals count against
+ * %DRM_D3DQ_PARAM_MAX_SYNCS with the others.
+ */
+
+/**
+ * struct drm_d3dq_sync - A syncobj point or fence value to wait on or to
+ * signal.
  */
 struct drm_d3dq_sync {
-	/** @handle: Syncobj handle. */
+	/** @handle: Syncobj handle, or d3dq fence handle with FENCE. */
 	__u32 handle;
 
 	/**
 	 * @flags: 0 (binary) or %DRM_D3DQ_SYNC_TIMELINE, and for a wait
-	 * %DRM_D3DQ_SYNC_RELEASABLE.
+	 * %DRM_D3DQ_SYNC_RELEASABLE; or %DRM_D3DQ_SYNC_FENCE alone.
 	 */
 	__u32 flags;
 
-	/** @point: Timeline point; must be 0 for a binary syncobj. */
+	/**
+	 * @point: Timeline point; must be 0 for a binary syncobj. With
+	 * %DRM_D3DQ_SYNC_FENCE: the fence value (any).
+	 */
 	__u64 point;
 };
 
@@ -799,7 +877,8 @@ struct drm_d3dq_remove {
  * Errors: -ENOENT unknown queue id; -EINVAL @seqno 0 or
  * not yet returned by a submit of this file, @index not below
  * %DRM_D3DQ_PARAM_MAX_SYNCS, or (while the job exists) @index not below
- * its number of waits or naming a wait without %DRM_D3DQ_SYNC_RELEASABLE.
+ * its number of waits or naming a wait without %DRM_D3DQ_SYNC_RELEASABLE
+ * (a fence wait, for one).
  */
 struct drm_d3dq_wait_release {
 	/** @queue_id: Queue of the job. */
@@ -834,17 +913,20 @@ struct drm_d3dq_wait_release {
  * can be exported.
  *
  * The value changes only by %DRM_D3DQ_FENCE_SIGNAL, which sets any value
- * (lower ones, 0 and ~0 included), and by device removal. Every change
+ * (lower ones, 0 and ~0 included), by fence signals of jobs (uapi 1.4,
+ * see "Fence waits and signals") and by device removal. Every change
  * is seen by every process at once, and marks every pending wait and
  * event registration whose value it reaches as satisfied, for good: a
  * later lower value does not take that back.
  *
  * A handle is private to its file. The fence lives while a handle, an
- * exported fd, a waiter or an event registration refers to it.
- * Destroying a handle (or closing the file) releases the waits and
- * event registrations made through that handle as if the fence had
- * reached ~0 (an event then fires); those made through other handles,
- * in this file or another, do not change.
+ * exported fd, a waiter, an event registration or a job's fence wait or
+ * signal refers to it. Destroying a handle (or closing the file)
+ * releases the waits (jobs' fence waits included) and event
+ * registrations made through that handle as if the fence had reached ~0
+ * (an event then fires); those made through other handles, in this file
+ * or another, do not change. A job's fence signal still takes effect
+ * when the handle it named is gone.
  *
  * Device removal (%DRM_D3DQ_REMOVE, or an unbind of the device): every
  * fence the file holds a handle to (for an unbind, every fence of the
