@@ -9,6 +9,7 @@
 
 #include <linux/anon_inodes.h>
 #include <linux/bitmap.h>
+#include <linux/dma-fence-chain.h>
 #include <linux/eventfd.h>
 #include <linux/file.h>
 #include <linux/fs.h>
@@ -24,6 +25,7 @@
 #include <drm/drm_drv.h>
 #include <drm/drm_file.h>
 #include <drm/drm_managed.h>
+#include <drm/drm_syncobj.h>
 #include <drm/drm_vma_manager.h>
 #include <drm/d3dq_drm.h>
 
@@ -92,12 +94,18 @@ struct d3dq_fence_node {
  * condition: it wakes the waiter, or signals the eventfd. A waiter owns
  * its condition. A registration is freed by a work item once it has
  * fired and its registering ioctl is done (@refs), away from the value
- * write, which may run in any context.
+ * write, which may run in any context. A syncobj registration
+ * (%DRM_D3DQ_FENCE_EVENT_SYNCOBJ) adds its point in that work item, in
+ * process context: the syncobj's lock is not one to take where a value
+ * write may run, and the chain node was allocated at registration.
  */
 struct d3dq_fence_cond {
 	atomic_t remaining;
 	refcount_t refs;		/* registrations only */
 	struct eventfd_ctx *ctx;	/* NULL for a CPU wait */
+	struct drm_syncobj *syncobj;	/* or this, referenced, and: */
+	struct dma_fence_chain *chain;
+	u64 point;
 	wait_queue_head_t wq;		/* CPU waits */
 	struct work_struct work;	/* registrations: unlink and free */
 	struct d3dq_file *dfile;	/* registrations: holds a reference */
@@ -306,11 +314,13 @@ static void d3dq_fence_cond_put(struct d3dq_fence_cond *cond)
 
 static void d3dq_fence_cond_fire(struct d3dq_fence_cond *cond)
 {
-	if (!cond->ctx) {
+	if (!cond->ctx && !cond->syncobj) {
 		wake_up_all(&cond->wq);
 		return;
 	}
-	d3dq_eventfd_signal(cond->ctx);
+	/* A syncobj registration adds its point when it is freed. */
+	if (cond->ctx)
+		d3dq_eventfd_signal(cond->ctx);
 	d3dq_fence_cond_put(cond);
 }
 
@@ -419,15 +429,28 @@ static void d3dq_fence_cond_free(struct d3dq_fence_cond *cond)
 	kvfree(cond);
 }
 
-/* A registration fired and its ioctl is done. */
+/*
+ * A registration fired and its ioctl is done. A syncobj registration
+ * adds its point now: a stub fence, signalled already, in the chain node
+ * allocated at registration.
+ */
 static void d3dq_fence_event_free(struct work_struct *work)
 {
 	struct d3dq_fence_cond *cond =
 		container_of(work, struct d3dq_fence_cond, work);
 	struct d3dq_file *dfile = cond->dfile;
+	struct dma_fence *stub;
 
 	d3dq_fence_cond_unlink(cond);
-	eventfd_ctx_put(cond->ctx);
+	if (cond->syncobj) {
+		stub = dma_fence_get_stub();
+		drm_syncobj_add_point(cond->syncobj, cond->chain, stub,
+				      cond->point);
+		dma_fence_put(stub);
+		drm_syncobj_put(cond->syncobj);
+	} else {
+		eventfd_ctx_put(cond->ctx);
+	}
 	d3dq_fence_cond_free(cond);
 	atomic_dec(&dfile->ddev->count.fence_events);
 	d3dq_user_uncount_fence_event(dfile->user);
@@ -777,29 +800,71 @@ int d3dq_ioctl_fence_wait(struct drm_device *drm, void *data,
 	return ret;
 }
 
+/*
+ * The target of a registration: an eventfd, or with
+ * %DRM_D3DQ_FENCE_EVENT_SYNCOBJ a point of a syncobj of @file, with the
+ * chain node that adding the point needs.
+ */
+static int d3dq_fence_event_target(struct drm_file *file,
+				   const struct drm_d3dq_fence_event *args,
+				   struct d3dq_fence_cond *cond)
+{
+	struct eventfd_ctx *ctx;
+
+	if (!(args->flags & DRM_D3DQ_FENCE_EVENT_SYNCOBJ)) {
+		if (args->syncobj || args->pad || args->point)
+			return -EINVAL;
+		/* -EBADF for a closed fd, -EINVAL for anything else. */
+		ctx = eventfd_ctx_fdget(args->eventfd);
+		if (IS_ERR(ctx))
+			return PTR_ERR(ctx);
+		cond->ctx = ctx;
+		return 0;
+	}
+	if (args->eventfd || args->pad || !args->point)
+		return -EINVAL;
+	cond->chain = dma_fence_chain_alloc();
+	if (!cond->chain)
+		return -ENOMEM;
+	cond->syncobj = drm_syncobj_find(file, args->syncobj);
+	if (!cond->syncobj) {
+		dma_fence_chain_free(cond->chain);
+		cond->chain = NULL;
+		return -ENOENT;
+	}
+	cond->point = args->point;
+	return 0;
+}
+
+static void d3dq_fence_event_target_put(struct d3dq_fence_cond *cond)
+{
+	if (cond->syncobj) {
+		dma_fence_chain_free(cond->chain);
+		drm_syncobj_put(cond->syncobj);
+	} else {
+		eventfd_ctx_put(cond->ctx);
+	}
+}
+
 int d3dq_ioctl_fence_event(struct drm_device *drm, void *data,
 			   struct drm_file *file)
 {
 	struct d3dq_file *dfile = file->driver_priv;
 	struct drm_d3dq_fence_event *args = data;
 	struct d3dq_fence_cond *cond;
-	struct eventfd_ctx *ctx;
 	int ret;
 
-	cond = d3dq_fence_cond_create(dfile, &args->fences, args->flags);
+	cond = d3dq_fence_cond_create(dfile, &args->fences,
+				      args->flags & ~DRM_D3DQ_FENCE_EVENT_SYNCOBJ);
 	if (IS_ERR(cond))
 		return PTR_ERR(cond);
-	/* -EBADF for a closed fd, -EINVAL for anything but an eventfd. */
-	ctx = eventfd_ctx_fdget(args->eventfd);
-	if (IS_ERR(ctx)) {
-		ret = PTR_ERR(ctx);
+	ret = d3dq_fence_event_target(file, args, cond);
+	if (ret)
 		goto err_free;
-	}
 	ret = d3dq_user_count_fence_event(dfile->user);
 	if (ret)
-		goto err_ctx;
+		goto err_target;
 
-	cond->ctx = ctx;
 	cond->dfile = dfile;
 	d3dq_file_get(dfile);
 	INIT_WORK(&cond->work, d3dq_fence_event_free);
@@ -809,8 +874,8 @@ int d3dq_ioctl_fence_event(struct drm_device *drm, void *data,
 	d3dq_fence_cond_put(cond);
 	return 0;
 
-err_ctx:
-	eventfd_ctx_put(ctx);
+err_target:
+	d3dq_fence_event_target_put(cond);
 err_free:
 	d3dq_fence_cond_free(cond);
 	return ret;

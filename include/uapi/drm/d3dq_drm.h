@@ -104,7 +104,7 @@ enum drm_d3dq_ioctl_id {
  * number grows with every addition.
  */
 #define DRM_D3DQ_UAPI_MAJOR	1
-#define DRM_D3DQ_UAPI_MINOR	3
+#define DRM_D3DQ_UAPI_MINOR	4
 
 /**
  * struct drm_d3dq_obj_array - A user array of structures.
@@ -202,7 +202,8 @@ enum drm_d3dq_param {
  * Bits of %DRM_D3DQ_PARAM_FEATURES. Version 1.0 sets the first three,
  * version 1.1 adds %DRM_D3DQ_FEATURE_WAIT_RELEASE and
  * %DRM_D3DQ_FEATURE_PRIORITY, version 1.2 %DRM_D3DQ_FEATURE_SUBMIT_DONE,
- * version 1.3 %DRM_D3DQ_FEATURE_FENCE.
+ * version 1.3 %DRM_D3DQ_FEATURE_FENCE, version 1.4
+ * %DRM_D3DQ_FEATURE_FENCE_EVENT_SYNCOBJ.
  */
 /** DRM_D3DQ_FEATURE_TIMELINE - timeline syncobjs in waits and signals. */
 #define DRM_D3DQ_FEATURE_TIMELINE	(1ull << 0)
@@ -230,6 +231,12 @@ enum drm_d3dq_param {
  * other FENCE ioctls (see "Fences"). Since 1.3.
  */
 #define DRM_D3DQ_FEATURE_FENCE		(1ull << 6)
+/**
+ * DRM_D3DQ_FEATURE_FENCE_EVENT_SYNCOBJ - %DRM_D3DQ_FENCE_EVENT_SYNCOBJ
+ * registrations that add a signalled point to a timeline syncobj instead
+ * of signalling an eventfd (see "Fences"). Since 1.4.
+ */
+#define DRM_D3DQ_FEATURE_FENCE_EVENT_SYNCOBJ	(1ull << 7)
 
 /**
  * struct drm_d3dq_get_param - Argument of %DRM_IOCTL_D3DQ_GET_PARAM.
@@ -1022,6 +1029,14 @@ struct drm_d3dq_fence_wait {
 };
 
 /**
+ * DRM_D3DQ_FENCE_EVENT_SYNCOBJ - flag of &drm_d3dq_fence_event: when the
+ * condition holds, add a signalled point to a timeline syncobj instead
+ * of signalling an eventfd (uapi 1.4,
+ * %DRM_D3DQ_FEATURE_FENCE_EVENT_SYNCOBJ).
+ */
+#define DRM_D3DQ_FENCE_EVENT_SYNCOBJ	(1u << 1)
+
+/**
  * struct drm_d3dq_fence_event - Argument of %DRM_IOCTL_D3DQ_FENCE_EVENT.
  *
  * Registers an eventfd that the kernel signals (adds 1 to) exactly once,
@@ -1029,19 +1044,49 @@ struct drm_d3dq_fence_wait {
  * already. The kernel keeps its own reference to the eventfd, so
  * closing @eventfd afterwards changes nothing. A registration ends when
  * it fires; it counts against ``max_user_fence_events`` until then.
+ *
+ * With %DRM_D3DQ_FENCE_EVENT_SYNCOBJ (uapi 1.4) the registration, instead
+ * of an eventfd, adds point @point to the timeline syncobj @syncobj of
+ * this file, once, when the condition holds (or the registration is
+ * released, as an eventfd registration fires then). The point is
+ * already signalled when it is added (the stub fence, in a chain node
+ * allocated at registration): nothing unsignalled is ever published, so
+ * a wait for that point (with %DRM_SYNCOBJ_WAIT_FLAGS_WAIT_FOR_SUBMIT)
+ * is how a thread that waits on syncobjs learns that the condition held,
+ * and no dma-fence ever depends on a fence value. The point is added
+ * from a work item shortly after the value write that satisfied the
+ * condition. Points added out of order (a registration for a higher
+ * point firing first) follow the timeline's rules: the timeline keeps
+ * its highest point. @eventfd must be 0 then; without the flag,
+ * @syncobj, @pad and @point must be 0. The structure ends at @eventfd in
+ * uapi 1.3; the kernel reads an older, shorter one with those fields 0.
+ *
  * Errors: -EBADF @eventfd is not open; -EINVAL it is not an eventfd, and
- * as for &drm_d3dq_fence_wait (nothing is written then); -ENOENT;
- * -EDQUOT; -EFAULT; -ENOMEM.
+ * as for &drm_d3dq_fence_wait (nothing is written then), @point 0 with
+ * %DRM_D3DQ_FENCE_EVENT_SYNCOBJ, non-zero fields the flags do not use;
+ * -ENOENT unknown fence or syncobj handle; -EDQUOT; -EFAULT; -ENOMEM.
  */
 struct drm_d3dq_fence_event {
 	/** @fences: Array of &struct drm_d3dq_fence_value. */
 	struct drm_d3dq_obj_array fences;
 
-	/** @flags: 0 (all) or %DRM_D3DQ_FENCE_WAIT_ANY. */
+	/**
+	 * @flags: 0 (all) or %DRM_D3DQ_FENCE_WAIT_ANY, and
+	 * %DRM_D3DQ_FENCE_EVENT_SYNCOBJ.
+	 */
 	__u32 flags;
 
 	/** @eventfd: The eventfd to signal. */
 	__s32 eventfd;
+
+	/** @syncobj: With %DRM_D3DQ_FENCE_EVENT_SYNCOBJ: the syncobj. */
+	__u32 syncobj;
+
+	/** @pad: Must be zero. */
+	__u32 pad;
+
+	/** @point: With %DRM_D3DQ_FENCE_EVENT_SYNCOBJ: the point, not 0. */
+	__u64 point;
 };
 
 /**
