@@ -70,6 +70,21 @@ struct d3dq_fence_page {
 struct d3dq_fence_cond;
 
 /*
+ * struct d3dq_fence_evt - An eventfd of single-fence registrations.
+ *
+ * Registrations of one fence with the same eventfd share it (R10: the
+ * eventfd is signalled once per change of the value, however many of
+ * them the change satisfies). Listed on the fence while a registration
+ * uses it; everything under the fence's lock.
+ */
+struct d3dq_fence_evt {
+	struct list_head link;		/* fence->evts */
+	struct eventfd_ctx *ctx;	/* a key: each user holds the ctx */
+	unsigned int users;
+	u64 signalled;			/* the fence change that last did */
+};
+
+/*
  * struct d3dq_fence_node - One fence and value of a wait or registration.
  *
  * Listed on its fence, sorted by value, until the value is reached
@@ -103,6 +118,7 @@ struct d3dq_fence_cond {
 	atomic_t remaining;
 	refcount_t refs;		/* registrations only */
 	struct eventfd_ctx *ctx;	/* NULL for a CPU wait */
+	struct d3dq_fence_evt *evt;	/* single-fence eventfd registrations */
 	struct drm_syncobj *syncobj;	/* or this, referenced, and: */
 	struct dma_fence_chain *chain;
 	u64 point;
@@ -224,6 +240,7 @@ static void d3dq_fence_release(struct kref *ref)
 
 	/* Every node holds a reference: none is left. */
 	WARN_ON(!list_empty(&fence->nodes));
+	WARN_ON(!list_empty(&fence->evts));
 	spin_lock(&ddev->fences_lock);
 	list_del(&fence->link);
 	spin_unlock(&ddev->fences_lock);
@@ -271,6 +288,7 @@ static struct d3dq_fence *d3dq_fence_create(struct d3dq_file *dfile,
 	kref_init(&fence->ref);
 	spin_lock_init(&fence->lock);
 	INIT_LIST_HEAD(&fence->nodes);
+	INIT_LIST_HEAD(&fence->evts);
 	fence->shared = shared;
 	fence->value = &fence->fpage->values[fence->slot];
 	/* Nobody else sees the fence yet. */
@@ -312,24 +330,38 @@ static void d3dq_fence_cond_put(struct d3dq_fence_cond *cond)
 		queue_work(d3dq_wq.cleanup, &cond->work);
 }
 
-static void d3dq_fence_cond_fire(struct d3dq_fence_cond *cond)
+/* @node fired its condition: its fence's lock is held. */
+static void d3dq_fence_cond_fire(struct d3dq_fence_node *node)
 {
+	struct d3dq_fence_cond *cond = node->cond;
+	struct d3dq_fence_evt *evt = cond->evt;
+
 	if (!cond->ctx && !cond->syncobj) {
 		wake_up_all(&cond->wq);
 		return;
 	}
-	/* A syncobj registration adds its point when it is freed. */
-	if (cond->ctx)
+	/*
+	 * A syncobj registration adds its point when it is freed; an
+	 * eventfd another registration of this fence signalled in the same
+	 * change is not signalled again.
+	 */
+	if (cond->ctx && (!evt || evt->signalled != node->fence->changes)) {
+		if (evt)
+			evt->signalled = node->fence->changes;
 		d3dq_eventfd_signal(cond->ctx);
+	}
 	d3dq_fence_cond_put(cond);
 }
 
-/* A node is satisfied (its fence's lock held, or it was never listed). */
+/*
+ * A node is satisfied, by the current change of its fence (its fence's
+ * lock held).
+ */
 static void d3dq_fence_node_done(struct d3dq_fence_node *node)
 {
 	list_del_init(&node->link);
 	if (atomic_dec_return(&node->cond->remaining) == 0)
-		d3dq_fence_cond_fire(node->cond);
+		d3dq_fence_cond_fire(node);
 }
 
 /**
@@ -355,6 +387,7 @@ void d3dq_fence_write_locked(struct d3dq_fence *fence, u64 value)
 	 * written before the signal is seen by whoever sees the value.
 	 */
 	smp_store_release(fence->value, value);
+	fence->changes++;
 	list_for_each_entry_safe(node, tmp, &fence->nodes, link) {
 		if (node->value > value)
 			break;
@@ -388,6 +421,8 @@ static void d3dq_fence_node_arm(struct d3dq_fence_node *node)
 	spin_lock_irqsave(&fence->lock, flags);
 	if (fence->removed || *fence->value >= node->value ||
 	    xa_load(&node->owner->fences, node->handle) != fence) {
+		/* Firing at its call is a change of its own. */
+		fence->changes++;
 		d3dq_fence_node_done(node);
 		goto out;
 	}
@@ -430,6 +465,56 @@ static void d3dq_fence_cond_free(struct d3dq_fence_cond *cond)
 }
 
 /*
+ * Share the eventfd of a single-fence registration with the fence's
+ * other registrations of it: @evt, allocated by the caller, is listed if
+ * none is, else freed.
+ */
+static void d3dq_fence_evt_get(struct d3dq_fence_cond *cond,
+			       struct d3dq_fence_evt *evt)
+{
+	struct d3dq_fence *fence = cond->nodes[0].fence;
+	struct d3dq_fence_evt *pos;
+	unsigned long flags;
+
+	spin_lock_irqsave(&fence->lock, flags);
+	list_for_each_entry(pos, &fence->evts, link) {
+		if (pos->ctx == cond->ctx) {
+			pos->users++;
+			cond->evt = pos;
+			break;
+		}
+	}
+	if (!cond->evt) {
+		evt->ctx = cond->ctx;
+		evt->users = 1;
+		evt->signalled = fence->changes - 1;
+		list_add(&evt->link, &fence->evts);
+		cond->evt = evt;
+		evt = NULL;
+	}
+	spin_unlock_irqrestore(&fence->lock, flags);
+	kfree(evt);
+}
+
+static void d3dq_fence_evt_put(struct d3dq_fence_cond *cond)
+{
+	struct d3dq_fence_evt *evt = cond->evt;
+	struct d3dq_fence *fence;
+	unsigned long flags;
+
+	if (!evt)
+		return;
+	fence = cond->nodes[0].fence;
+	spin_lock_irqsave(&fence->lock, flags);
+	if (--evt->users == 0)
+		list_del(&evt->link);
+	else
+		evt = NULL;
+	spin_unlock_irqrestore(&fence->lock, flags);
+	kfree(evt);
+}
+
+/*
  * A registration fired and its ioctl is done. A syncobj registration
  * adds its point now: a stub fence, signalled already, in the chain node
  * allocated at registration.
@@ -442,6 +527,7 @@ static void d3dq_fence_event_free(struct work_struct *work)
 	struct dma_fence *stub;
 
 	d3dq_fence_cond_unlink(cond);
+	d3dq_fence_evt_put(cond);
 	if (cond->syncobj) {
 		stub = dma_fence_get_stub();
 		drm_syncobj_add_point(cond->syncobj, cond->chain, stub,
@@ -569,6 +655,7 @@ static void d3dq_fence_handle_release(struct d3dq_file *dfile,
 	unsigned long flags;
 
 	spin_lock_irqsave(&fence->lock, flags);
+	fence->changes++;
 	list_for_each_entry_safe(node, tmp, &fence->nodes, link) {
 		if (node->owner == dfile && node->handle == handle)
 			d3dq_fence_node_done(node);
@@ -851,6 +938,7 @@ int d3dq_ioctl_fence_event(struct drm_device *drm, void *data,
 {
 	struct d3dq_file *dfile = file->driver_priv;
 	struct drm_d3dq_fence_event *args = data;
+	struct d3dq_fence_evt *evt = NULL;
 	struct d3dq_fence_cond *cond;
 	int ret;
 
@@ -861,9 +949,18 @@ int d3dq_ioctl_fence_event(struct drm_device *drm, void *data,
 	ret = d3dq_fence_event_target(file, args, cond);
 	if (ret)
 		goto err_free;
+	if (cond->ctx && cond->count == 1) {
+		evt = kzalloc(sizeof(*evt), D3DQ_GFP);
+		if (!evt) {
+			ret = -ENOMEM;
+			goto err_target;
+		}
+	}
 	ret = d3dq_user_count_fence_event(dfile->user);
 	if (ret)
 		goto err_target;
+	if (evt)
+		d3dq_fence_evt_get(cond, evt);
 
 	cond->dfile = dfile;
 	d3dq_file_get(dfile);
@@ -875,6 +972,7 @@ int d3dq_ioctl_fence_event(struct drm_device *drm, void *data,
 	return 0;
 
 err_target:
+	kfree(evt);
 	d3dq_fence_event_target_put(cond);
 err_free:
 	d3dq_fence_cond_free(cond);

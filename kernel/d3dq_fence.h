@@ -48,6 +48,13 @@ struct d3dq_fence {
 	bool removed;			/* at ~0 for good (device removal) */
 	/* Pending waits and registrations (&struct d3dq_fence_node), by value. */
 	struct list_head nodes;
+	/*
+	 * The eventfds of pending single-fence registrations, each once
+	 * (&struct d3dq_fence_evt), and a count of the value's changes:
+	 * one change signals each of them at most once (R10).
+	 */
+	struct list_head evts;
+	u64 changes;
 
 	struct list_head link;		/* in d3dq_device.fences */
 };

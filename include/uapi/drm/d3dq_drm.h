@@ -1044,6 +1044,11 @@ struct drm_d3dq_fence_wait {
  * already. The kernel keeps its own reference to the eventfd, so
  * closing @eventfd afterwards changes nothing. A registration ends when
  * it fires; it counts against ``max_user_fence_events`` until then.
+ * Single-fence registrations of one fence with the same eventfd that one
+ * change of the value satisfies (or one destruction of a handle
+ * releases) signal it once, not once each (R10: an event fires at most
+ * once per crossing); a registration that fires during its call, and a
+ * multi-fence one, signal it on their own.
  *
  * With %DRM_D3DQ_FENCE_EVENT_SYNCOBJ (uapi 1.4) the registration, instead
  * of an eventfd, adds point @point to the timeline syncobj @syncobj of
