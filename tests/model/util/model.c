@@ -70,12 +70,18 @@ struct mst {
 	 */
 	uint8_t rmpeer[2];
 	/*
+	 * Shared fences (bits) a removal took to UINT64_MAX for good: the
+	 * kernel refuses their CPU signals with -ENODEV in every process
+	 * and ignores their queue signals.
+	 */
+	uint8_t fgone;
+	/*
 	 * pending eventfd writes: efd, writes still owed, writes allowed,
 	 * and 1 + the shared fence whose later changes by another process
 	 * may still join the unit (0: none may)
 	 */
 	uint8_t ue[MAXU], umin[MAXU], umax[MAXU], umg[MAXU];
-	uint8_t pad[3];
+	uint8_t pad[2];
 };
 
 /* States are hashed whole: no padding the compiler might not copy. */
@@ -383,6 +389,7 @@ static void rm_peer(struct ctx *c, struct mst *s, int proc, int f)
 	s->rmpeer[proc] &= ~(1u << f);
 	if (s->fdead[f])
 		return;
+	s->fgone |= 1u << f;
 	s->val[f] = M_MAX;
 	on_value_in(c, s, f, M_MAX, 1 - proc, proc);
 }
@@ -462,7 +469,12 @@ static bool do_step(struct ctx *c, struct mst *s, const struct step *st,
 
 	switch (o->kind) {
 	case K_CSIG:
-		want_ret = s->removed[proc] ? -ENODEV : 0;
+		/*
+		 * A removal took the shared fence to UINT64_MAX for good, in
+		 * every process: the kernel refuses the signal.
+		 */
+		want_ret = s->removed[proc] || (s->fgone >> o->f & 1) ?
+			   -ENODEV : 0;
 		if ((c->relax & M_RELAX_REMOVAL) && ob->ret == 0) {
 			s->val[o->f] = o->v;
 			on_value(c, s, o->f, o->v, -1);
@@ -470,7 +482,7 @@ static bool do_step(struct ctx *c, struct mst *s, const struct step *st,
 		}
 		if (ob->ret != want_ret)
 			goto bad_ret;
-		if (s->removed[proc])
+		if (want_ret)
 			return true;
 		/*
 		 * Any value, shared or not (R2, R20); another process sees a
@@ -666,6 +678,7 @@ static bool do_step(struct ctx *c, struct mst *s, const struct step *st,
 			if (s->fdead[j])
 				continue;
 			if (p->fshared[j]) {
+				s->fgone |= 1u << j;
 				/* This process's own view: at the release. */
 				on_value_in(c, s, j, M_MAX, proc,
 					    (c->relax & M_RELAX_REMOVAL) ?
@@ -726,6 +739,8 @@ static bool resolve(struct ctx *c, struct mst *s, int i, bool backwards,
 	s->st[i] = S_APPLIED;
 	if (s->fdead[o->f] || drop) {
 		/* nothing to change */
+	} else if (s->fgone >> o->f & 1) {
+		/* a removal took the shared fence to UINT64_MAX for good */
 	} else if (c->p->fshared[o->f]) {
 		/* R20: as any fence, a lower value too */
 		(void)backwards;
