@@ -19,11 +19,13 @@
  * edge names: that point completed before the waiting job could run, and
  * whatever it produced was a cause of what comes after the edge (R17).
  * Edges only point to work submitted earlier, so this terminates. It runs
- * under the device's apply_lock, on the worker, on a thread blocked in
- * d3dq_fence_wait(), when a queue is destroyed and when a record is added
- * for a point already known to be complete: every completion is applied
- * here, in an order where causes come first. The eventfd writes and early
- * releases it causes happen under the same lock, in the same order.
+ * under the device's apply_lock, on the worker, on a thread that looks
+ * at a fence nothing observed (fence_refresh()), when a queue is
+ * destroyed and when a record is added for a point already known to be
+ * complete: every completion is applied here, in an order where causes
+ * come first. The kernel fence writes (which fire the kernel's eventfds)
+ * and early releases it causes happen under the same lock, in the same
+ * order.
  *
  * An edge that was released early (the wait it stands for was satisfied
  * by something else, R6) is no dependency any more and is passed over.
@@ -566,8 +568,9 @@ static void wait_all_jobs(struct d3dq_device *dev)
 
 /*
  * Remove the device (R15), in this order: make sure no job of ours runs
- * any more; every fence reads UINT64_MAX (shared ones also on their
- * timelines, for other processes); publish the reason; release every
+ * any more (the kernel's REMOVE also sets every fence of the file to
+ * UINT64_MAX for good, which other processes holding a shared one see);
+ * every fence reads UINT64_MAX; publish the reason; release every
  * waiter; drop every held FIFO (through the ready list). Concurrent
  * callers wait for the first one; the first reason stays. Called with no
  * lock held, or only the caller's queue lock.
