@@ -248,7 +248,9 @@ int kfence_event(int fd, const struct drm_d3dq_fence_value *fv, uint32_t n,
 /*
  * Value pages. Fences that are not shared share the kernel's pages of
  * 512 values: each page is mapped once, read-only, and unmapped when its
- * last fence goes.
+ * last fence goes, before the kernel handle is destroyed (the kernel may
+ * give a freed page's mmap offset to a new fence, which must then get a
+ * mapping of its own page).
  */
 int vpage_map(struct d3dq_device *dev, uint64_t offset, uint32_t value_offset,
 	      struct vpage **page, const _Atomic uint64_t **vp)

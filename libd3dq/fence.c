@@ -89,10 +89,15 @@ void fence_unref(struct d3dq_fence *f)
 		free(f->heap[i]);
 	}
 	free(f->heap);
+	/*
+	 * Unmapped first: once the kernel frees the fence (its last handle
+	 * here and elsewhere gone), its page's mmap offset may be given to
+	 * a new fence, which must not find this mapping in the cache.
+	 */
+	vpage_unmap(dev, f->page);
 	kfence_destroy(dev->fd, f->reg);
 	kfence_destroy(dev->fd, f->wake);
 	kfence_destroy(dev->fd, f->handle);
-	vpage_unmap(dev, f->page);
 	pthread_mutex_destroy(&f->lock);
 	free(f);
 }
