@@ -404,11 +404,14 @@ static bool reads(struct d3dq_fence *f, uint64_t want)
  */
 TEST_F(sh, read_without_system_call_in_other_process)
 {
-	int fd, status, up[2], down[2];
+	int fd, status, up[2];
 	pid_t pid;
 
+#ifdef __SANITIZE_THREAD__
+	/* The sanitizer's runtime may make calls of its own in the child. */
+	SKIP(return, "ThreadSanitizer: a seccomp filter on ioctl(2)");
+#endif
 	ASSERT_EQ(0, pipe(up));
-	ASSERT_EQ(0, pipe(down));
 	ASSERT_EQ(0, d3dq_fence_export(self->e.f, &fd));
 	pid = fork();
 	ASSERT_GE(pid, 0);
@@ -428,6 +431,8 @@ TEST_F(sh, read_without_system_call_in_other_process)
 		_exit(0);
 	}
 	close(fd);
+	/* A child killed by the filter ends the pipe: reads fail. */
+	close(up[1]);
 	ASSERT_TRUE(sync_read(up[0]));
 	ASSERT_EQ(0, d3dq_fence_signal(self->e.f, 100));
 	ASSERT_TRUE(sync_read(up[0]));
@@ -438,9 +443,6 @@ TEST_F(sh, read_without_system_call_in_other_process)
 	EXPECT_TRUE(WIFEXITED(status));
 	EXPECT_EQ(0, WEXITSTATUS(status));
 	close(up[0]);
-	close(up[1]);
-	close(down[0]);
-	close(down[1]);
 }
 
 /*
