@@ -175,7 +175,8 @@ int d3dq_ioctl_get_param(struct drm_device *drm, void *data,
 			      DRM_D3DQ_FEATURE_PRIORITY |
 			      DRM_D3DQ_FEATURE_SUBMIT_DONE |
 			      DRM_D3DQ_FEATURE_FENCE |
-			      DRM_D3DQ_FEATURE_FENCE_SUBMIT;
+			      DRM_D3DQ_FEATURE_FENCE_SUBMIT |
+			      DRM_D3DQ_FEATURE_FENCE_EVENT_SYNCOBJ;
 		break;
 	case DRM_D3DQ_PARAM_MAX_QUEUES:
 		args->value = d3dq_max_queues;

@@ -9,6 +9,7 @@
 
 #include <linux/anon_inodes.h>
 #include <linux/bitmap.h>
+#include <linux/dma-fence-chain.h>
 #include <linux/eventfd.h>
 #include <linux/file.h>
 #include <linux/fs.h>
@@ -24,6 +25,7 @@
 #include <drm/drm_drv.h>
 #include <drm/drm_file.h>
 #include <drm/drm_managed.h>
+#include <drm/drm_syncobj.h>
 #include <drm/drm_vma_manager.h>
 #include <drm/d3dq_drm.h>
 
@@ -69,6 +71,21 @@ struct d3dq_fence_page {
 struct d3dq_fence_cond;
 
 /*
+ * struct d3dq_fence_evt - An eventfd of single-fence registrations.
+ *
+ * Registrations of one fence with the same eventfd share it (R10: the
+ * eventfd is signalled once per change of the value, however many of
+ * them the change satisfies). Listed on the fence while a registration
+ * uses it; everything under the fence's lock.
+ */
+struct d3dq_fence_evt {
+	struct list_head link;		/* fence->evts */
+	struct eventfd_ctx *ctx;	/* a key: each user holds the ctx */
+	unsigned int users;
+	u64 signalled;			/* the fence change that last did */
+};
+
+/*
  * struct d3dq_fence_node - One fence and value of a wait or registration.
  *
  * Listed on its fence, sorted by value, until the value is reached
@@ -95,7 +112,10 @@ struct d3dq_fence_node {
  * job's wait (@release). A waiter owns its condition, and a job its
  * fence waits'. A registration is freed by a work item once it has
  * fired and its registering ioctl is done (@refs), away from the value
- * write, which may run in any context.
+ * write, which may run in any context. A syncobj registration
+ * (%DRM_D3DQ_FENCE_EVENT_SYNCOBJ) adds its point in that work item, in
+ * process context: the syncobj's lock is not one to take where a value
+ * write may run, and the chain node was allocated at registration.
  */
 struct d3dq_fence_cond {
 	atomic_t remaining;
@@ -103,6 +123,10 @@ struct d3dq_fence_cond {
 	struct eventfd_ctx *ctx;	/* NULL for a CPU wait */
 	/* A job's fence wait: its dependency (the job holds it). */
 	struct d3dq_release_fence *release;
+	struct d3dq_fence_evt *evt;	/* single-fence eventfd registrations */
+	struct drm_syncobj *syncobj;	/* or this, referenced, and: */
+	struct dma_fence_chain *chain;
+	u64 point;
 	wait_queue_head_t wq;		/* CPU waits */
 	struct work_struct work;	/* registrations: unlink and free */
 	struct d3dq_file *dfile;	/* registrations: holds a reference */
@@ -222,6 +246,7 @@ static void d3dq_fence_release(struct kref *ref)
 	/* Every node and job signal holds a reference: none is left. */
 	WARN_ON(!list_empty(&fence->nodes));
 	WARN_ON(!list_empty(&fence->pending));
+	WARN_ON(!list_empty(&fence->evts));
 	spin_lock(&ddev->fences_lock);
 	list_del(&fence->link);
 	spin_unlock(&ddev->fences_lock);
@@ -270,6 +295,7 @@ static struct d3dq_fence *d3dq_fence_create(struct d3dq_file *dfile,
 	spin_lock_init(&fence->lock);
 	INIT_LIST_HEAD(&fence->nodes);
 	INIT_LIST_HEAD(&fence->pending);
+	INIT_LIST_HEAD(&fence->evts);
 	fence->shared = shared;
 	fence->value = &fence->fpage->values[fence->slot];
 	/* Nobody else sees the fence yet. */
@@ -311,27 +337,43 @@ static void d3dq_fence_cond_put(struct d3dq_fence_cond *cond)
 		queue_work(d3dq_wq.cleanup, &cond->work);
 }
 
-static void d3dq_fence_cond_fire(struct d3dq_fence_cond *cond)
+/* @node fired its condition: its fence's lock is held. */
+static void d3dq_fence_cond_fire(struct d3dq_fence_node *node)
 {
+	struct d3dq_fence_cond *cond = node->cond;
+	struct d3dq_fence_evt *evt = cond->evt;
+
 	/* The value was reached: the job no longer waits for a job. */
 	if (cond->release) {
 		d3dq_release_fence_signal(cond->release, true);
 		return;
 	}
-	if (!cond->ctx) {
+	if (!cond->ctx && !cond->syncobj) {
 		wake_up_all(&cond->wq);
 		return;
 	}
-	d3dq_eventfd_signal(cond->ctx);
+	/*
+	 * A syncobj registration adds its point when it is freed; an
+	 * eventfd another registration of this fence signalled in the same
+	 * change is not signalled again.
+	 */
+	if (cond->ctx && (!evt || evt->signalled != node->fence->changes)) {
+		if (evt)
+			evt->signalled = node->fence->changes;
+		d3dq_eventfd_signal(cond->ctx);
+	}
 	d3dq_fence_cond_put(cond);
 }
 
-/* A node is satisfied (its fence's lock held, or it was never listed). */
+/*
+ * A node is satisfied, by the current change of its fence (its fence's
+ * lock held).
+ */
 static void d3dq_fence_node_done(struct d3dq_fence_node *node)
 {
 	list_del_init(&node->link);
 	if (atomic_dec_return(&node->cond->remaining) == 0)
-		d3dq_fence_cond_fire(node->cond);
+		d3dq_fence_cond_fire(node);
 }
 
 /**
@@ -357,6 +399,7 @@ void d3dq_fence_write_locked(struct d3dq_fence *fence, u64 value)
 	 * written before the signal is seen by whoever sees the value.
 	 */
 	smp_store_release(fence->value, value);
+	fence->changes++;
 	list_for_each_entry_safe(node, tmp, &fence->nodes, link) {
 		if (node->value > value)
 			break;
@@ -390,6 +433,8 @@ static void d3dq_fence_node_arm(struct d3dq_fence_node *node)
 	spin_lock_irqsave(&fence->lock, flags);
 	if (fence->removed || *fence->value >= node->value ||
 	    xa_load(&node->owner->fences, node->handle) != fence) {
+		/* Firing at its call is a change of its own. */
+		fence->changes++;
 		d3dq_fence_node_done(node);
 		goto out;
 	}
@@ -431,15 +476,79 @@ static void d3dq_fence_cond_free(struct d3dq_fence_cond *cond)
 	kvfree(cond);
 }
 
-/* A registration fired and its ioctl is done. */
+/*
+ * Share the eventfd of a single-fence registration with the fence's
+ * other registrations of it: @evt, allocated by the caller, is listed if
+ * none is, else freed.
+ */
+static void d3dq_fence_evt_get(struct d3dq_fence_cond *cond,
+			       struct d3dq_fence_evt *evt)
+{
+	struct d3dq_fence *fence = cond->nodes[0].fence;
+	struct d3dq_fence_evt *pos;
+	unsigned long flags;
+
+	spin_lock_irqsave(&fence->lock, flags);
+	list_for_each_entry(pos, &fence->evts, link) {
+		if (pos->ctx == cond->ctx) {
+			pos->users++;
+			cond->evt = pos;
+			break;
+		}
+	}
+	if (!cond->evt) {
+		evt->ctx = cond->ctx;
+		evt->users = 1;
+		evt->signalled = fence->changes - 1;
+		list_add(&evt->link, &fence->evts);
+		cond->evt = evt;
+		evt = NULL;
+	}
+	spin_unlock_irqrestore(&fence->lock, flags);
+	kfree(evt);
+}
+
+static void d3dq_fence_evt_put(struct d3dq_fence_cond *cond)
+{
+	struct d3dq_fence_evt *evt = cond->evt;
+	struct d3dq_fence *fence;
+	unsigned long flags;
+
+	if (!evt)
+		return;
+	fence = cond->nodes[0].fence;
+	spin_lock_irqsave(&fence->lock, flags);
+	if (--evt->users == 0)
+		list_del(&evt->link);
+	else
+		evt = NULL;
+	spin_unlock_irqrestore(&fence->lock, flags);
+	kfree(evt);
+}
+
+/*
+ * A registration fired and its ioctl is done. A syncobj registration
+ * adds its point now: a stub fence, signalled already, in the chain node
+ * allocated at registration.
+ */
 static void d3dq_fence_event_free(struct work_struct *work)
 {
 	struct d3dq_fence_cond *cond =
 		container_of(work, struct d3dq_fence_cond, work);
 	struct d3dq_file *dfile = cond->dfile;
+	struct dma_fence *stub;
 
 	d3dq_fence_cond_unlink(cond);
-	eventfd_ctx_put(cond->ctx);
+	d3dq_fence_evt_put(cond);
+	if (cond->syncobj) {
+		stub = dma_fence_get_stub();
+		drm_syncobj_add_point(cond->syncobj, cond->chain, stub,
+				      cond->point);
+		dma_fence_put(stub);
+		drm_syncobj_put(cond->syncobj);
+	} else {
+		eventfd_ctx_put(cond->ctx);
+	}
 	d3dq_fence_cond_free(cond);
 	atomic_dec(&dfile->ddev->count.fence_events);
 	d3dq_user_uncount_fence_event(dfile->user);
@@ -753,6 +862,7 @@ static void d3dq_fence_handle_release(struct d3dq_file *dfile,
 	unsigned long flags;
 
 	spin_lock_irqsave(&fence->lock, flags);
+	fence->changes++;
 	list_for_each_entry_safe(node, tmp, &fence->nodes, link) {
 		if (node->owner == dfile && node->handle == handle)
 			d3dq_fence_node_done(node);
@@ -984,29 +1094,81 @@ int d3dq_ioctl_fence_wait(struct drm_device *drm, void *data,
 	return ret;
 }
 
+/*
+ * The target of a registration: an eventfd, or with
+ * %DRM_D3DQ_FENCE_EVENT_SYNCOBJ a point of a syncobj of @file, with the
+ * chain node that adding the point needs.
+ */
+static int d3dq_fence_event_target(struct drm_file *file,
+				   const struct drm_d3dq_fence_event *args,
+				   struct d3dq_fence_cond *cond)
+{
+	struct eventfd_ctx *ctx;
+
+	if (!(args->flags & DRM_D3DQ_FENCE_EVENT_SYNCOBJ)) {
+		if (args->syncobj || args->pad || args->point)
+			return -EINVAL;
+		/* -EBADF for a closed fd, -EINVAL for anything else. */
+		ctx = eventfd_ctx_fdget(args->eventfd);
+		if (IS_ERR(ctx))
+			return PTR_ERR(ctx);
+		cond->ctx = ctx;
+		return 0;
+	}
+	if (args->eventfd || args->pad || !args->point)
+		return -EINVAL;
+	cond->chain = dma_fence_chain_alloc();
+	if (!cond->chain)
+		return -ENOMEM;
+	cond->syncobj = drm_syncobj_find(file, args->syncobj);
+	if (!cond->syncobj) {
+		dma_fence_chain_free(cond->chain);
+		cond->chain = NULL;
+		return -ENOENT;
+	}
+	cond->point = args->point;
+	return 0;
+}
+
+static void d3dq_fence_event_target_put(struct d3dq_fence_cond *cond)
+{
+	if (cond->syncobj) {
+		dma_fence_chain_free(cond->chain);
+		drm_syncobj_put(cond->syncobj);
+	} else {
+		eventfd_ctx_put(cond->ctx);
+	}
+}
+
 int d3dq_ioctl_fence_event(struct drm_device *drm, void *data,
 			   struct drm_file *file)
 {
 	struct d3dq_file *dfile = file->driver_priv;
 	struct drm_d3dq_fence_event *args = data;
+	struct d3dq_fence_evt *evt = NULL;
 	struct d3dq_fence_cond *cond;
-	struct eventfd_ctx *ctx;
 	int ret;
 
-	cond = d3dq_fence_cond_create(dfile, &args->fences, args->flags);
+	cond = d3dq_fence_cond_create(dfile, &args->fences,
+				      args->flags & ~DRM_D3DQ_FENCE_EVENT_SYNCOBJ);
 	if (IS_ERR(cond))
 		return PTR_ERR(cond);
-	/* -EBADF for a closed fd, -EINVAL for anything but an eventfd. */
-	ctx = eventfd_ctx_fdget(args->eventfd);
-	if (IS_ERR(ctx)) {
-		ret = PTR_ERR(ctx);
+	ret = d3dq_fence_event_target(file, args, cond);
+	if (ret)
 		goto err_free;
+	if (cond->ctx && cond->count == 1) {
+		evt = kzalloc(sizeof(*evt), D3DQ_GFP);
+		if (!evt) {
+			ret = -ENOMEM;
+			goto err_target;
+		}
 	}
 	ret = d3dq_user_count_fence_event(dfile->user);
 	if (ret)
-		goto err_ctx;
+		goto err_target;
+	if (evt)
+		d3dq_fence_evt_get(cond, evt);
 
-	cond->ctx = ctx;
 	cond->dfile = dfile;
 	d3dq_file_get(dfile);
 	INIT_WORK(&cond->work, d3dq_fence_event_free);
@@ -1016,8 +1178,9 @@ int d3dq_ioctl_fence_event(struct drm_device *drm, void *data,
 	d3dq_fence_cond_put(cond);
 	return 0;
 
-err_ctx:
-	eventfd_ctx_put(ctx);
+err_target:
+	kfree(evt);
+	d3dq_fence_event_target_put(cond);
 err_free:
 	d3dq_fence_cond_free(cond);
 	return ret;

@@ -56,6 +56,13 @@ struct d3dq_fence {
 	 * (&struct d3dq_fence_qsignal), in the order they were armed.
 	 */
 	struct list_head pending;
+	/*
+	 * The eventfds of pending single-fence registrations, each once
+	 * (&struct d3dq_fence_evt), and a count of the value's changes:
+	 * one change signals each of them at most once (R10).
+	 */
+	struct list_head evts;
+	u64 changes;
 
 	struct list_head link;		/* in d3dq_device.fences */
 };

@@ -1,20 +1,16 @@
 // SPDX-License-Identifier: MIT
 /*
- * libd3dq: devices, the kernel calls everything else uses, the library's
- * references to eventfds, and the ready list.
+ * libd3dq: devices, the kernel calls everything else uses, the mapped
+ * pages of fence values, token events, and the ready list.
  *
  * Copyright (C) 2026 The d3dq authors
  */
 #define _GNU_SOURCE
 #include <fcntl.h>
-#include <limits.h>
-#include <linux/kcmp.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/eventfd.h>
-#include <sys/stat.h>
-#include <sys/syscall.h>
+#include <sys/mman.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -56,21 +52,15 @@ int syncobj_query(int fd, uint32_t *handles, uint64_t *points, uint32_t n,
 	return d3dq_ioctl(fd, DRM_IOCTL_SYNCOBJ_QUERY, &args);
 }
 
-int syncobj_timeline_signal_many(int fd, const uint32_t *handles,
-				 const uint64_t *points, uint32_t n)
+int syncobj_timeline_signal(int fd, uint32_t handle, uint64_t point)
 {
 	struct drm_syncobj_timeline_array args = {
-		.handles = (uintptr_t)handles,
-		.points = (uintptr_t)points,
-		.count_handles = n,
+		.handles = (uintptr_t)&handle,
+		.points = (uintptr_t)&point,
+		.count_handles = 1,
 	};
 
 	return d3dq_ioctl(fd, DRM_IOCTL_SYNCOBJ_TIMELINE_SIGNAL, &args);
-}
-
-int syncobj_timeline_signal(int fd, uint32_t handle, uint64_t point)
-{
-	return syncobj_timeline_signal_many(fd, &handle, &point, 1);
 }
 
 int syncobj_timeline_wait(int fd, uint32_t *handles, uint64_t *points,
@@ -170,224 +160,165 @@ void dev_ring(struct d3dq_device *dev)
 	pthread_mutex_unlock(&dev->doorbell_lock);
 }
 
-/* Eventfd references. */
+/* Kernel fences. */
 
-static struct evref **evtab_slot(struct d3dq_device *dev, int app_fd)
+int kfence_create(int fd, uint64_t value, uint32_t flags, uint32_t *handle,
+		  uint64_t *mmap_offset, uint32_t *value_offset)
 {
-	return &dev->evtab[(unsigned int)app_fd % EVTAB_SIZE];
+	struct drm_d3dq_fence_create args = { .value = value, .flags = flags };
+	int ret = d3dq_ioctl(fd, DRM_IOCTL_D3DQ_FENCE_CREATE, &args);
+
+	if (ret)
+		return ret;
+	*handle = args.handle;
+	if (mmap_offset)
+		*mmap_offset = args.mmap_offset;
+	if (value_offset)
+		*value_offset = args.value_offset;
+	return 0;
 }
 
-static struct evref *evtab_find_locked(struct d3dq_device *dev, int app_fd)
+int kfence_import(int fd, int xfd, uint32_t *handle, uint64_t *mmap_offset,
+		  uint32_t *value_offset)
 {
-	struct evref *e;
+	struct drm_d3dq_fence_import args = { .fd = xfd };
+	int ret = d3dq_ioctl(fd, DRM_IOCTL_D3DQ_FENCE_IMPORT, &args);
 
-	for (e = *evtab_slot(dev, app_fd); e; e = e->hnext)
-		if (e->app_fd == app_fd)
-			return e;
-	return NULL;
+	if (ret)
+		return ret;
+	*handle = args.handle;
+	if (mmap_offset)
+		*mmap_offset = args.mmap_offset;
+	if (value_offset)
+		*value_offset = args.value_offset;
+	return 0;
 }
 
-static void evtab_unlink_locked(struct d3dq_device *dev, struct evref *e)
+int kfence_export(int fd, uint32_t handle, int *xfd)
 {
-	struct evref **p;
+	struct drm_d3dq_fence_export args = { .handle = handle };
+	int ret = d3dq_ioctl(fd, DRM_IOCTL_D3DQ_FENCE_EXPORT, &args);
 
-	if (!e->in_table)
-		return;
-	for (p = evtab_slot(dev, e->app_fd); *p; p = &(*p)->hnext) {
-		if (*p == e) {
-			*p = e->hnext;
-			break;
+	if (!ret)
+		*xfd = args.fd;
+	return ret;
+}
+
+void kfence_destroy(int fd, uint32_t handle)
+{
+	struct drm_d3dq_fence_destroy args = { .handle = handle };
+
+	if (handle)
+		d3dq_ioctl(fd, DRM_IOCTL_D3DQ_FENCE_DESTROY, &args);
+}
+
+int kfence_signal(int fd, uint32_t handle, uint64_t value)
+{
+	struct drm_d3dq_fence_signal args = { .handle = handle, .value = value };
+
+	return d3dq_ioctl(fd, DRM_IOCTL_D3DQ_FENCE_SIGNAL, &args);
+}
+
+int kfence_wait(int fd, const struct drm_d3dq_fence_value *fv, uint32_t n,
+		uint32_t flags, int64_t deadline)
+{
+	struct drm_d3dq_fence_wait args = {
+		.fences = DRM_D3DQ_OBJ_ARRAY(n, fv),
+		.deadline_ns = deadline,
+		.flags = flags,
+	};
+
+	return d3dq_ioctl(fd, DRM_IOCTL_D3DQ_FENCE_WAIT, &args);
+}
+
+int kfence_event(int fd, const struct drm_d3dq_fence_value *fv, uint32_t n,
+		 uint32_t flags, int eventfd, uint32_t sobj, uint64_t point)
+{
+	struct drm_d3dq_fence_event args = {
+		.fences = DRM_D3DQ_OBJ_ARRAY(n, fv),
+		.flags = flags,
+		.eventfd = eventfd,
+		.syncobj = sobj,
+		.point = point,
+	};
+
+	return d3dq_ioctl(fd, DRM_IOCTL_D3DQ_FENCE_EVENT, &args);
+}
+
+/*
+ * Value pages. Fences that are not shared share the kernel's pages of
+ * 512 values: each page is mapped once, read-only, and unmapped when its
+ * last fence goes, before the kernel handle is destroyed (the kernel may
+ * give a freed page's mmap offset to a new fence, which must then get a
+ * mapping of its own page).
+ */
+int vpage_map(struct d3dq_device *dev, uint64_t offset, uint32_t value_offset,
+	      struct vpage **page, const _Atomic uint64_t **vp)
+{
+	struct vpage *p;
+	int ret = 0;
+
+	if (value_offset % sizeof(uint64_t) ||
+	    value_offset >= (uint64_t)dev->page_size)
+		return -EINVAL;
+	pthread_mutex_lock(&dev->page_lock);
+	for (p = dev->pages; p && p->offset != offset; p = p->next)
+		;
+	if (!p) {
+		p = calloc(1, sizeof(*p));
+		if (!p) {
+			ret = -ENOMEM;
+			goto out;
 		}
+		p->addr = mmap(NULL, dev->page_size, PROT_READ, MAP_SHARED,
+			       dev->fd, (off_t)offset);
+		if (p->addr == MAP_FAILED) {
+			ret = -errno;
+			free(p);
+			goto out;
+		}
+		p->offset = offset;
+		p->next = dev->pages;
+		dev->pages = p;
 	}
-	e->in_table = false;
+	p->refs++;
+	*page = p;
+	*vp = (const _Atomic uint64_t *)((const char *)p->addr +
+					 value_offset);
+out:
+	pthread_mutex_unlock(&dev->page_lock);
+	return ret;
 }
 
-void evref_put(struct d3dq_device *dev, struct evref *e)
+void vpage_unmap(struct d3dq_device *dev, struct vpage *page)
 {
-	bool last;
+	struct vpage **pp;
 
-	pthread_mutex_lock(&dev->evtab_lock);
-	last = --e->refs == 0;
-	if (last)
-		evtab_unlink_locked(dev, e);
-	pthread_mutex_unlock(&dev->evtab_lock);
-	if (!last)
+	if (!page)
 		return;
-	if (e->fd >= 0)
-		close(e->fd);
+	pthread_mutex_lock(&dev->page_lock);
+	if (--page->refs == 0) {
+		for (pp = &dev->pages; *pp != page; pp = &(*pp)->next)
+			;
+		*pp = page->next;
+		munmap(page->addr, dev->page_size);
+		free(page);
+	}
+	pthread_mutex_unlock(&dev->page_lock);
+}
+
+/* Token events. */
+
+void evref_put(struct evref *e)
+{
 	if (e->item)
 		dispatch_item_free(e->item);
 	free(e);
 }
 
 /*
- * Do @a and @b name the same open file? 1 yes, 0 no, -errno if the
- * kernel cannot tell (no kcmp(2): CONFIG_KCMP off, or a seccomp policy).
- */
-static int same_file(int a, int b)
-{
-	pid_t pid = getpid();
-	long r = syscall(SYS_kcmp, pid, pid, KCMP_FILE, a, b);
-
-	if (r < 0)
-		return -errno;
-	return r == 0;
-}
-
-/* Take a reference on the table's entry for @app_fd if it is that file. */
-static int evref_lookup(struct d3dq_device *dev, int app_fd, int fd,
-			struct evref **out)
-{
-	struct evref *e;
-	int same;
-
-	*out = NULL;
-	pthread_mutex_lock(&dev->evtab_lock);
-	e = evtab_find_locked(dev, app_fd);
-	if (e)
-		e->refs++;
-	pthread_mutex_unlock(&dev->evtab_lock);
-	if (!e)
-		return 0;
-	same = same_file(fd, e->fd);
-	if (same == 1) {
-		*out = e;
-		return 0;
-	}
-	if (same == -EBADF && fd == app_fd) {
-		/* Closed: not an eventfd (R19). */
-		evref_put(dev, e);
-		return -EINVAL;
-	}
-	if (same < 0)
-		atomic_store(&dev->kcmp_state, -1);
-	/* The application closed the number and reused it: forget it. */
-	pthread_mutex_lock(&dev->evtab_lock);
-	evtab_unlink_locked(dev, e);
-	pthread_mutex_unlock(&dev->evtab_lock);
-	evref_put(dev, e);
-	return 0;
-}
-
-/*
- * The inode every eventfd shares (eventfd(2) files are anonymous inodes),
- * for when /proc is not mounted; anon_known false if it cannot be known.
- */
-static pthread_once_t anon_once = PTHREAD_ONCE_INIT;
-static bool anon_known;
-static dev_t anon_dev;
-static ino_t anon_ino;
-
-static void anon_probe(void)
-{
-	int probe = eventfd(0, EFD_CLOEXEC);
-	struct stat st;
-
-	if (probe < 0)
-		return;
-	if (!fstat(probe, &st)) {
-		anon_dev = st.st_dev;
-		anon_ino = st.st_ino;
-		anon_known = true;
-	}
-	close(probe);
-}
-
-static bool anon_inode(const struct stat *st)
-{
-	pthread_once(&anon_once, anon_probe);
-	return anon_known && st->st_dev == anon_dev && st->st_ino == anon_ino;
-}
-
-/*
- * Rule R19: an event is an eventfd and nothing else. 0 if @fd is one;
- * -EINVAL for anything else (a pipe, a socket, a tty, a file, a closed
- * number), before anything is written to it. The kernel names an
- * eventfd "anon_inode:[eventfd]" in /proc/self/fd; without /proc, any
- * anonymous-inode file passes (eventfd, timerfd, signalfd, epoll...: a
- * write to the others fails and changes nothing).
- */
-int evref_check(int fd)
-{
-	static const char name[] = "anon_inode:[eventfd]";
-	char path[32], link[sizeof(name)];
-	struct stat st;
-	ssize_t len;
-
-	if (fd < 0 || fstat(fd, &st))
-		return -EINVAL;
-	snprintf(path, sizeof(path), "/proc/self/fd/%d", fd);
-	len = readlink(path, link, sizeof(link));
-	if (len >= 0)
-		return len == (ssize_t)sizeof(name) - 1 &&
-		       !memcmp(link, name, sizeof(name) - 1) ? 0 : -EINVAL;
-	return anon_inode(&st) ? 0 : -EINVAL;
-}
-
-/*
- * A reference to the open file behind the application's @app_fd, which
- * must be an eventfd (-EINVAL otherwise, evref_check()). One
- * duplicate serves every registration with the same file; without
- * kcmp(2) every registration gets its own duplicate.
- */
-int evref_get(struct d3dq_device *dev, int app_fd, struct evref **out)
-{
-	struct evref *e, *other;
-	bool table = atomic_load(&dev->kcmp_state) >= 0;
-	int ret, fd;
-
-	if (table) {
-		ret = evref_lookup(dev, app_fd, app_fd, &e);
-		if (ret)
-			return ret;
-		if (e) {
-			*out = e;
-			return 0;
-		}
-		table = atomic_load(&dev->kcmp_state) >= 0;
-	}
-	/* A file already in the table was checked when it was added. */
-	ret = evref_check(app_fd);
-	if (ret)
-		return ret;
-	fd = fcntl(app_fd, F_DUPFD_CLOEXEC, 0);
-	if (fd < 0)
-		return -errno;
-	e = calloc(1, sizeof(*e));
-	if (!e) {
-		close(fd);
-		return -ENOMEM;
-	}
-	e->app_fd = app_fd;
-	e->fd = fd;
-	e->refs = 1;
-	if (table) {
-		/* Another thread may have added the same file meanwhile. */
-		ret = evref_lookup(dev, app_fd, fd, &other);
-		if (!ret && other) {
-			close(fd);
-			free(e);
-			*out = other;
-			return 0;
-		}
-		pthread_mutex_lock(&dev->evtab_lock);
-		other = evtab_find_locked(dev, app_fd);
-		if (other)
-			evtab_unlink_locked(dev, other);
-		e->hnext = *evtab_slot(dev, app_fd);
-		*evtab_slot(dev, app_fd) = e;
-		e->in_table = true;
-		pthread_mutex_unlock(&dev->evtab_lock);
-		if (atomic_load(&dev->kcmp_state) == 0)
-			atomic_store(&dev->kcmp_state, 1);
-	}
-	*out = e;
-	return 0;
-}
-
-/*
- * A token event: the registration's own evref (never in the table), with
- * the call of the device's callback that firing hands to the dispatcher.
+ * A token event: the registration's own evref, with the call of the
+ * device's callback that firing hands to the dispatcher.
  */
 int evref_token(struct d3dq_device *dev, void *token, struct evref **out)
 {
@@ -404,9 +335,6 @@ int evref_token(struct d3dq_device *dev, void *token, struct evref **out)
 		free(e);
 		return -ENOMEM;
 	}
-	e->app_fd = -1;
-	e->fd = -1;
-	e->refs = 1;
 	e->token = token;
 	*out = e;
 	return 0;
@@ -420,6 +348,17 @@ static int get_param(int fd, uint32_t param, uint64_t *value)
 	if (!ret)
 		*value = args.value;
 	return ret;
+}
+
+/*
+ * Is the device unplugged? After an unplug every call fails with
+ * -ENODEV (the kernel set every fence to UINT64_MAX then).
+ */
+bool dev_unplugged(struct d3dq_device *dev)
+{
+	uint64_t v;
+
+	return get_param(dev->fd, DRM_D3DQ_PARAM_UAPI_VERSION, &v) == -ENODEV;
 }
 
 static bool is_d3dq(int fd)
@@ -492,6 +431,17 @@ static int device_open(const char *path, d3dq_signal_event_fn signal_event,
 		goto err;
 	dev->can_release = v & DRM_D3DQ_FEATURE_WAIT_RELEASE;
 	dev->has_realtime = v & DRM_D3DQ_FEATURE_PRIORITY;
+	/*
+	 * Fences are the kernel's (uapi 1.3), and shared ones are watched
+	 * with syncobj registrations (1.4): a driver without them is too
+	 * old for this library.
+	 */
+	if (!(v & DRM_D3DQ_FEATURE_FENCE) ||
+	    !(v & DRM_D3DQ_FEATURE_FENCE_EVENT_SYNCOBJ)) {
+		ret = -ENOTSUP;
+		goto err;
+	}
+	dev->page_size = sysconf(_SC_PAGESIZE);
 	ret = get_param(fd, DRM_D3DQ_PARAM_MAX_SYNCS, &v);
 	if (ret)
 		goto err;
@@ -524,12 +474,13 @@ static int device_open(const char *path, d3dq_signal_event_fn signal_event,
 	pthread_mutex_init(&dev->remove_lock, NULL);
 	pthread_mutex_init(&dev->apply_lock, NULL);
 	pthread_mutex_init(&dev->ready_lock, NULL);
-	pthread_mutex_init(&dev->evtab_lock, NULL);
+	pthread_mutex_init(&dev->page_lock, NULL);
+	pthread_mutex_init(&dev->watch_lock, NULL);
 	pthread_mutex_init(&dev->doorbell_lock, NULL);
 	pthread_mutex_init(&dev->worker_lock, NULL);
 	list_init(&dev->queues);
 	list_init(&dev->fences);
-	list_init(&dev->watched);
+	list_init(&dev->watches);
 	list_init(&dev->active);
 	list_init(&dev->buffers);
 	list_init(&dev->cmdlists);
@@ -573,7 +524,6 @@ D3DQ_EXPORT int d3dq_device_open_desc(const struct d3dq_device_desc *desc,
 D3DQ_EXPORT void d3dq_device_close(struct d3dq_device *dev)
 {
 	struct list *pos, *tmp;
-	unsigned int i;
 
 	if (!dev)
 		return;
@@ -590,15 +540,14 @@ D3DQ_EXPORT void d3dq_device_close(struct d3dq_device *dev)
 	list_for_each_safe(pos, tmp, &dev->cmdlists)
 		d3dq_cmdlist_destroy(container_of(pos, struct d3dq_cmdlist,
 						  dev_link));
-	/* Only entries nobody references any more can be left. */
-	for (i = 0; i < EVTAB_SIZE; i++) {
-		while (dev->evtab[i]) {
-			struct evref *e = dev->evtab[i];
+	/* The worker is gone: the watches it did not see fire go now. */
+	list_for_each_safe(pos, tmp, &dev->watches) {
+		struct watch *w = container_of(pos, struct watch, link);
 
-			dev->evtab[i] = e->hnext;
-			close(e->fd);
-			free(e);
-		}
+		list_del(&w->link);
+		syncobj_destroy(dev->fd, w->sobj);
+		fence_unref(w->fence);
+		free(w);
 	}
 	/*
 	 * Destroying the fences fired what was registered (R14): the
@@ -612,7 +561,8 @@ D3DQ_EXPORT void d3dq_device_close(struct d3dq_device *dev)
 	pthread_mutex_destroy(&dev->remove_lock);
 	pthread_mutex_destroy(&dev->apply_lock);
 	pthread_mutex_destroy(&dev->ready_lock);
-	pthread_mutex_destroy(&dev->evtab_lock);
+	pthread_mutex_destroy(&dev->page_lock);
+	pthread_mutex_destroy(&dev->watch_lock);
 	pthread_mutex_destroy(&dev->doorbell_lock);
 	pthread_mutex_destroy(&dev->worker_lock);
 	free(dev);
@@ -623,6 +573,13 @@ D3DQ_EXPORT int d3dq_device_removed_reason(struct d3dq_device *dev)
 	/* -EFAULT means "not a device": dev_remove() never records it. */
 	if (!dev)
 		return -EFAULT;
+	/*
+	 * The kernel set the fences to UINT64_MAX and fired their events
+	 * when the removal stopped the device: a removal under way is
+	 * complete before its reason is read (R15, one instant).
+	 */
+	if (dev_refusing(dev) && !dev_removed(dev))
+		dev_refused(dev);
 	return dev_removal_error(dev);
 }
 

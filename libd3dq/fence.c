@@ -1,57 +1,63 @@
 // SPDX-License-Identifier: MIT
 /*
- * libd3dq: fences, CPU signals, events and blocking waits.
+ * libd3dq: fences, CPU signals, events and blocking waits, on the
+ * kernel's fence object (uapi 1.3).
  *
  * Copyright (C) 2026 The d3dq authors
  *
- * A fence's value is one atomic variable, so reading it needs no lock and
- * (for a fence that is not shared) no system call. Everything that
- * changes it goes through fence_signalled_locked(), under the fence's
- * lock: CPU signals here, queue signals through the completion applier
- * (worker.c), destruction and device removal. That function satisfies the
- * tickets of held queue waits, releases queue waits already in the
- * kernel and pops event registrations; what needs a system call (eventfd
- * writes, early releases) is collected in a struct fire and done by
- * fire_run() once the fence lock is dropped.
+ * Every fence, local or shared, is a kernel fence. Its value is in a page
+ * the kernel writes and this process maps read-only (device.c), so
+ * reading it is one acquire load, for a shared fence as for a local one,
+ * whoever changed it. That value is the only one: a CPU signal writes it
+ * with FENCE_SIGNAL, any value (R2, R20), and so does the completion
+ * applier (worker.c) at the moment a queue signal takes effect (R4, R17).
+ * The kernel holds the eventfds of events (FENCE_EVENT: it writes each
+ * once, at the value write that satisfies it, R10, R13, R19) and the
+ * threads that block (FENCE_WAIT); the library keeps nothing for them.
  *
- * A shared fence is also a timeline syncobj whose points are values, so
- * that other processes see it. Points are only added once a value has
- * really taken effect (by a CPU signal, or by the applier in causal
- * order), never below the timeline's last point: see library.rst.
+ * What the library keeps is what its own queue machinery and token
+ * events need: the tickets of held queue waits, the queue waits in the
+ * kernel it may release early, and the token events of a device with a
+ * callback. The changes it makes itself satisfy them in
+ * fence_signalled_locked(), under the fence's lock, right after the
+ * kernel write; what needs a system call (early releases) or no fence
+ * lock is collected in a struct fire and done by fire_run(). Another
+ * process may change a shared fence: each ticket and token event on one
+ * also has a watch, a kernel registration that adds a point to a syncobj
+ * the worker waits on once the fence reaches the target
+ * (DRM_D3DQ_FENCE_EVENT_SYNCOBJ). The worker learns that this target was
+ * reached, at the write, even if the value went back before it looked
+ * (R6): nothing re-reads the value to decide that a wait is satisfied.
+ *
+ * Destruction releases what waits (R14). A fence's handle lives until
+ * its last reference goes, so no call ever names a handle the kernel has
+ * given to another fence since. A local fence is then set to UINT64_MAX,
+ * which nobody else sees; a shared fence's events and watches were made
+ * through a second handle of it, destroyed then (the kernel releases
+ * them), and its blocking waits also wait for its wake fence, a local
+ * kernel fence set to 1 then. Other processes see nothing of it (R20).
  */
 #define _GNU_SOURCE
 #include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "internal.h"
 
-static void write_event(int fd)
-{
-	uint64_t one = 1;
-
-	/* Only fails if the counter would overflow: it is set anyway. */
-	if (write(fd, &one, sizeof(one)) < 0)
-		return;
-}
-
 /*
- * Fire @e: write the eventfd, or hand the call of the device's callback
- * to the dispatcher (a token fires once: its registration's only).
+ * Fire token event @e: hand the call of the device's callback to the
+ * dispatcher (a token fires once: its registration's only).
  */
 static void fire_event(struct evref *e)
 {
-	if (e->fd >= 0) {
-		write_event(e->fd);
-	} else if (e->item) {
+	if (e->item) {
 		dispatch_push(e->item);
 		e->item = NULL;
 	}
 }
 
-static void multi_unref(struct d3dq_device *dev, struct multi_reg *m)
+static void multi_unref(struct multi_reg *m)
 {
 	uint32_t i;
 
@@ -61,9 +67,8 @@ static void multi_unref(struct d3dq_device *dev, struct multi_reg *m)
 		if (m->regs[i].fence)
 			fence_unref(m->regs[i].fence);
 	if (m->ev)
-		evref_put(dev, m->ev);
+		evref_put(m->ev);
 	pthread_mutex_destroy(&m->lock);
-	pthread_cond_destroy(&m->cond);
 	free(m);
 }
 
@@ -80,15 +85,20 @@ void fence_unref(struct d3dq_fence *f)
 	 */
 	for (i = 0; i < f->heap_len; i++) {
 		if (f->heap[i]->ev)
-			evref_put(dev, f->heap[i]->ev);
+			evref_put(f->heap[i]->ev);
 		free(f->heap[i]);
 	}
 	free(f->heap);
-	if (f->shared)
-		syncobj_destroy(dev->fd, f->syncobj);
-	syncobj_destroy(dev->fd, f->wake);
+	/*
+	 * Unmapped first: once the kernel frees the fence (its last handle
+	 * here and elsewhere gone), its page's mmap offset may be given to
+	 * a new fence, which must not find this mapping in the cache.
+	 */
+	vpage_unmap(dev, f->page);
+	kfence_destroy(dev->fd, f->reg);
+	kfence_destroy(dev->fd, f->wake);
+	kfence_destroy(dev->fd, f->handle);
 	pthread_mutex_destroy(&f->lock);
-	pthread_cond_destroy(&f->cond);
 	free(f);
 }
 
@@ -139,11 +149,16 @@ static int heap_push(struct d3dq_fence *f, struct ev_reg *r)
 	return 0;
 }
 
+/* Out of the heap: its watch, if any, has nothing left to fire. */
 static void heap_remove(struct d3dq_fence *f, size_t i)
 {
 	struct ev_reg *r = f->heap[i], *last = f->heap[--f->heap_len];
 
 	r->heap_idx = NO_HEAP;
+	if (r->watch) {
+		r->watch->reg = NULL;
+		r->watch = NULL;
+	}
 	if (i == f->heap_len)
 		return;
 	if (i && f->heap[(i - 1) / 2]->target > last->target)
@@ -194,30 +209,18 @@ int fire_add_release(struct fire *fire, uint32_t queue_id, uint32_t index,
 	return 0;
 }
 
-/* Wake the threads in a kernel wait on @f; f->lock held. */
-static void wake_kernel_waiters_locked(struct d3dq_fence *f)
-{
-	if (!f->kernel_waiters || !f->wake)
-		return;
-	f->wake_point++;
-	syncobj_timeline_signal(f->dev->fd, f->wake, f->wake_point);
-}
-
 /*
  * One fence of a multi-fence registration reached its value. If this hit
- * fires it, the event is written (or the blocked caller woken) now, and
- * the heap's reference to @m moves to the fire list, which removes what
- * is left of @m on other fences; otherwise the reference is dropped.
+ * fires it, the token is handed over now, and the heap's reference to @m
+ * moves to the fire list, which removes what is left of @m on other
+ * fences; otherwise the reference is dropped.
  */
 static void multi_hit(struct multi_reg *m, struct fire *fire)
 {
 	pthread_mutex_lock(&m->lock);
 	if (!m->fired && (m->any || --m->remaining == 0)) {
 		m->fired = true;
-		if (m->ev)
-			fire_event(m->ev);
-		else
-			pthread_cond_broadcast(&m->cond);
+		fire_event(m->ev);
 		m->fire_next = fire->multis;
 		fire->multis = m;
 		pthread_mutex_unlock(&m->lock);
@@ -232,30 +235,20 @@ static void multi_hit(struct multi_reg *m, struct fire *fire)
 	atomic_fetch_sub(&m->refs, 1);
 }
 
-/* What makes two events the same: the eventfd's reference, or the token. */
-static uintptr_t ev_key(const struct evref *e, bool *token)
+static int cmp_token(const void *a, const void *b)
 {
-	*token = e->fd < 0;
-	return *token ? (uintptr_t)e->token : (uintptr_t)e;
-}
+	uintptr_t x = (uintptr_t)(*(struct evref *const *)a)->token;
+	uintptr_t y = (uintptr_t)(*(struct evref *const *)b)->token;
 
-static int cmp_ev(const void *a, const void *b)
-{
-	bool tx, ty;
-	uintptr_t x = ev_key(*(struct evref *const *)a, &tx);
-	uintptr_t y = ev_key(*(struct evref *const *)b, &ty);
-
-	if (tx != ty)
-		return tx - ty;
 	return (x > y) - (x < y);
 }
 
 /*
- * Fire the events of the registrations popped in one change of the
- * value, each eventfd and each token once however many of its
- * registrations were reached (R10).
+ * Fire the token events of the registrations popped in one change of the
+ * value, each token once however many of its registrations were reached
+ * (R10).
  */
-static void write_events(struct ev_reg *popped)
+static void fire_popped(struct ev_reg *popped)
 {
 	struct evref **evs;
 	struct ev_reg *r;
@@ -273,36 +266,80 @@ static void write_events(struct ev_reg *popped)
 	}
 	for (i = 0, r = popped; r; r = r->next)
 		evs[i++] = r->ev;
-	qsort(evs, n, sizeof(*evs), cmp_ev);
+	qsort(evs, n, sizeof(*evs), cmp_token);
 	for (i = 0; i < n; i++)
-		if (!i || cmp_ev(&evs[i], &evs[i - 1]))
+		if (!i || evs[i]->token != evs[i - 1]->token)
 			fire_event(evs[i]);
 	free(evs);
 }
 
 /*
- * The value of @f is now @value, or, with @all, @f is released (destroyed
- * or the device removed): satisfy tickets, release kernel waits, fire the
- * events reached, then wake blocked threads, so that a thread this
- * releases finds the events fired. What needs no fence lock (freeing the
- * registrations, early releases, removing what is left of fired
- * multi-fence registrations) goes to @fire. f->lock held.
+ * Registration @r left the heap because its value was reached: a
+ * multi-fence one is hit, a single one goes to the firing list @popped
+ * (ending at *@last).
+ */
+static void reg_reached(struct ev_reg *r, struct ev_reg **popped,
+			struct ev_reg **last, struct fire *fire)
+{
+	if (r->multi) {
+		multi_hit(r->multi, fire);
+		return;
+	}
+	r->next = *popped;
+	*popped = r;
+	if (!*last)
+		*last = r;
+}
+
+/* Fire @popped and leave the registrations to @fire to free. */
+static void fire_single(struct ev_reg *popped, struct ev_reg *last,
+			struct fire *fire)
+{
+	fire_popped(popped);
+	if (last) {
+		last->next = fire->events;
+		fire->events = popped;
+	}
+}
+
+/* A ticket is satisfied or dropped: its watch has nothing left to do. */
+void fence_ticket_unlink_locked(struct ticket *t)
+{
+	if (t->linked) {
+		list_del(&t->link);
+		t->linked = false;
+	}
+	if (t->watch) {
+		t->watch->ticket = NULL;
+		t->watch = NULL;
+	}
+}
+
+static void ticket_satisfy_locked(struct d3dq_fence *f, struct ticket *t)
+{
+	t->satisfied = true;
+	fence_ticket_unlink_locked(t);
+	dev_ready_push(f->dev, t->queue);
+}
+
+/*
+ * The value of @f is now @value (this process wrote it), or, with @all,
+ * @f is released (destroyed or the device removed): satisfy tickets,
+ * release kernel waits, fire the token events reached. What needs no
+ * fence lock (freeing the registrations, early releases, removing what is
+ * left of fired multi-fence registrations) goes to @fire. f->lock held.
  */
 void fence_signalled_locked(struct d3dq_fence *f, uint64_t value, bool all,
 			    struct fire *fire)
 {
-	struct ev_reg *r, *popped = NULL, *last = NULL;
+	struct ev_reg *popped = NULL, *last = NULL;
 	struct list *pos, *tmp;
 
 	list_for_each_safe(pos, tmp, &f->tickets) {
 		struct ticket *t = container_of(pos, struct ticket, link);
 
-		if (!all && t->value > value)
-			continue;
-		t->satisfied = true;
-		t->linked = false;
-		list_del(&t->link);
-		dev_ready_push(f->dev, t->queue);
+		if (all || t->value <= value)
+			ticket_satisfy_locked(f, t);
 	}
 	list_for_each_safe(pos, tmp, &f->kwaits) {
 		struct edge *e = container_of(pos, struct edge, flink);
@@ -330,24 +367,9 @@ void fence_signalled_locked(struct d3dq_fence *f, uint64_t value, bool all,
 			atomic_store_explicit(&e->released, true,
 					      memory_order_release);
 	}
-	while (f->heap_len && (all || f->heap[0]->target <= value)) {
-		r = heap_pop(f);
-		if (r->multi) {
-			multi_hit(r->multi, fire);
-			continue;
-		}
-		r->next = popped;
-		popped = r;
-		if (!last)
-			last = r;
-	}
-	write_events(popped);
-	if (last) {
-		last->next = fire->events;
-		fire->events = popped;
-	}
-	pthread_cond_broadcast(&f->cond);
-	wake_kernel_waiters_locked(f);
+	while (f->heap_len && (all || f->heap[0]->target <= value))
+		reg_reached(heap_pop(f), &popped, &last, fire);
+	fire_single(popped, last, fire);
 }
 
 /* Remove the registrations of a fired multi-fence registration. */
@@ -375,8 +397,8 @@ static void multi_cancel(struct multi_reg *m)
 
 /*
  * Do what @fire collected, with no fence lock held: free the fired
- * registrations (and the library's eventfd references), remove what is
- * left of fired multi-fence registrations, release kernel waits early.
+ * registrations, remove what is left of fired multi-fence registrations,
+ * release kernel waits early.
  */
 void fire_run(struct d3dq_device *dev, struct fire *fire)
 {
@@ -386,7 +408,7 @@ void fire_run(struct d3dq_device *dev, struct fire *fire)
 
 	for (r = fire->events; r; r = next) {
 		next = r->next;
-		evref_put(dev, r->ev);
+		evref_put(r->ev);
 		free(r);
 	}
 	fire->events = NULL;
@@ -394,7 +416,7 @@ void fire_run(struct d3dq_device *dev, struct fire *fire)
 	for (m = fire->multis; m; m = mnext) {
 		mnext = m->fire_next;
 		multi_cancel(m);
-		multi_unref(dev, m);
+		multi_unref(m);
 	}
 	fire->multis = NULL;
 
@@ -415,59 +437,23 @@ void fire_run(struct d3dq_device *dev, struct fire *fire)
 	fire->done_q = NULL;
 }
 
-/*
- * The highest point on a shared fence's timeline, submitted by anyone,
- * or what this process set if that is higher (a failed signal).
- */
-static uint64_t shared_last(struct d3dq_fence *f)
-{
-	uint64_t v = 0, mine = atomic_load(&f->value);
-
-	if (syncobj_query(f->dev->fd, &f->syncobj, &v, 1,
-			  DRM_SYNCOBJ_QUERY_FLAGS_LAST_SUBMITTED))
-		v = 0;
-	return v > mine ? v : mine;
-}
-
+/* The value: one acquire load of the kernel's page, no system call. */
 uint64_t fence_value(struct d3dq_fence *f)
 {
-	uint64_t v = 0, mine;
+	uint64_t v = atomic_load_explicit(f->vp, memory_order_acquire);
 
-	if (!f->shared) {
-		v = atomic_load_explicit(&f->value, memory_order_acquire);
-		/*
-		 * A removal reads UINT64_MAX from when it stops the device,
-		 * not from when it reaches this fence (R15, one instant).
-		 */
-		return v != UINT64_MAX && dev_removed(f->dev) ? UINT64_MAX : v;
-	}
-	if (dev_removed(f->dev) || atomic_load(&f->destroyed))
-		return UINT64_MAX;
-	mine = atomic_load_explicit(&f->value, memory_order_acquire);
-	if (syncobj_query(f->dev->fd, &f->syncobj, &v, 1, 0))
-		v = 0;
-	return v > mine ? v : mine;
+	/*
+	 * A removal reads UINT64_MAX from when it stops the device, not
+	 * from when it reaches this fence (R15, one instant).
+	 */
+	return v != UINT64_MAX && dev_removed(f->dev) ? UINT64_MAX : v;
 }
 
-/* Is the wait for @value over? f->lock held or not. */
-static bool reached(struct d3dq_fence *f, uint64_t value, uint64_t cur)
+/* Is a wait for @value over (now)? f->lock held or not. */
+bool fence_reached(struct d3dq_fence *f, uint64_t value)
 {
-	return cur >= value || atomic_load(&f->destroyed) ||
+	return fence_value(f) >= value || atomic_load(&f->destroyed) ||
 	       dev_removed(f->dev);
-}
-
-/*
- * Check a CPU signal of a shared fence against its timeline: it needs at
- * least the last point (see library.rst). f->lock held.
- */
-int fence_shared_check_locked(struct d3dq_fence *f, uint64_t value)
-{
-	/* A removal that took the timeline to UINT64_MAX is no rewind. */
-	if (dev_removed(f->dev))
-		return -ENODEV;
-	if (value < shared_last(f))
-		return -EINVAL;
-	return 0;
 }
 
 /*
@@ -486,38 +472,27 @@ void fence_apply_locked(struct sig_rec *s, struct fire *fire)
 /*
  * The value of a queue signal (@value) completed at point @point of @q:
  * what fence_apply_locked() does once the signal is off the fence's
- * pending list, also for a signal applied as it is recorded. The value
- * becomes exactly @value (R4: signals take effect in the order their work
- * completes, whatever the order of the calls). A shared fence takes it on
- * its timeline first, unless that already holds a higher point (a
- * timeline only grows: a queue signal that would lower it changes
- * nothing), also when the fence was destroyed here (peers still see it).
+ * pending list, also for a signal applied as it is recorded. The kernel's
+ * value becomes exactly @value now (R4: signals take effect in the order
+ * their work completes, whatever the order of the calls; a lower value
+ * too, shared or not, R20), and what it satisfies here is satisfied. A
+ * shared fence destroyed here still takes it (other processes see it).
  * apply_lock and f->lock held.
  */
 void fence_take_locked(struct d3dq_fence *f, uint64_t value,
 		       struct d3dq_queue *q, uint64_t point, struct fire *fire)
 {
 	bool destroyed = atomic_load(&f->destroyed);
-	uint64_t last;
 
 	if (dev_removed(f->dev))
 		return;
 	fire->done_q = q;
 	fire->done_point = point;
-	if (!f->shared) {
-		if (destroyed)
-			return;
-		atomic_store_explicit(&f->value, value, memory_order_release);
-		fence_signalled_locked(f, value, false, fire);
+	if (destroyed && !f->shared)
 		return;
-	}
-	last = shared_last(f);
-	if (value > last &&
-	    syncobj_timeline_signal(f->dev->fd, f->syncobj, value))
+	/* -ENODEV: an unplug set it to UINT64_MAX; the removal follows. */
+	if (kfence_signal(f->dev->fd, f->handle, value) || destroyed)
 		return;
-	if (destroyed || value <= atomic_load(&f->value))
-		return;
-	atomic_store_explicit(&f->value, value, memory_order_release);
 	fence_signalled_locked(f, value, false, fire);
 }
 
@@ -569,7 +544,7 @@ void fence_kwait_link(struct edge *e, struct fire *fire)
 	struct d3dq_fence *f = e->fence;
 
 	pthread_mutex_lock(&f->lock);
-	if (reached(f, e->value, atomic_load(&f->value))) {
+	if (fence_reached(f, e->value)) {
 		if (!fire_add_release(fire, e->queue_id, e->index, e->seqno))
 			atomic_store_explicit(&e->released, true,
 					      memory_order_release);
@@ -601,107 +576,106 @@ void fence_release_all(struct d3dq_fence *f, struct fire *fire)
 }
 
 /*
- * Device removal (the device already refuses CPU signals): the fences
- * read UINT64_MAX from now on. Shared fences also take it on their
- * timelines, so that other processes waiting for a value this process
- * would have signalled see the removal too, all in one
- * SYNCOBJ_TIMELINE_SIGNAL: another process sees them reach it together,
- * as nearly as the kernel's loop over the handles allows (R15).
+ * Device removal (the device already refuses CPU signals). The kernel's
+ * REMOVE set every fence of this file to UINT64_MAX for good, which every
+ * process holding a shared one sees (R15); if the driver refused it, the
+ * library writes UINT64_MAX itself, as near to one instant as it can.
  */
 void fences_remove(struct d3dq_fence **fs, size_t n)
 {
-	uint32_t *handles = calloc(n ? n : 1, sizeof(*handles));
-	uint64_t *points = calloc(n ? n : 1, sizeof(*points));
-	bool batch = handles && points;
-	uint32_t m = 0;
 	size_t i;
 
-	for (i = 0; i < n && batch; i++) {
-		struct d3dq_fence *f = fs[i];
-
-		if (!f->shared)
-			continue;
-		/* A CPU signal that began before the removal is over. */
-		pthread_mutex_lock(&f->lock);
-		if (shared_last(f) < UINT64_MAX) {
-			handles[m] = f->syncobj;
-			points[m++] = UINT64_MAX;
-		}
-		pthread_mutex_unlock(&f->lock);
-	}
-	if (m)
-		syncobj_timeline_signal_many(fs[0]->dev->fd, handles, points, m);
 	for (i = 0; i < n; i++) {
 		struct d3dq_fence *f = fs[i];
 
 		pthread_mutex_lock(&f->lock);
-		if (!batch && f->shared && shared_last(f) < UINT64_MAX)
-			syncobj_timeline_signal(f->dev->fd, f->syncobj,
-						UINT64_MAX);
-		atomic_store_explicit(&f->value, UINT64_MAX,
-				      memory_order_release);
+		if (atomic_load_explicit(f->vp, memory_order_acquire) !=
+		    UINT64_MAX)
+			kfence_signal(f->dev->fd, f->handle, UINT64_MAX);
 		pthread_mutex_unlock(&f->lock);
 	}
-	free(handles);
-	free(points);
 }
 
 /*
- * Worker: the lowest value something of this process waits for on a
- * shared fence that another process (or the kernel) may bring.
+ * A watch on shared fence @f for @value: a kernel registration through
+ * the fence's registration handle that adds point 1 to a new syncobj once
+ * the value is reached (at once if it is), which the worker waits for.
+ * The caller links what it watches and rings the worker. f->lock held,
+ * so that the registration handle is not destroyed meanwhile.
  */
-bool fence_watch(struct d3dq_fence *f, uint64_t *target)
+int fence_watch_locked(struct d3dq_fence *f, uint64_t value,
+		       struct watch **out)
 {
-	struct list *pos, *tmp;
-	bool any = false;
+	struct drm_d3dq_fence_value fv = { .handle = f->reg, .value = value };
+	struct d3dq_device *dev = f->dev;
+	struct watch *w;
+	int ret;
 
-	if (atomic_load(&f->destroyed))
-		return false;
-	pthread_mutex_lock(&f->lock);
-	if (f->heap_len) {
-		*target = f->heap[0]->target;
-		any = true;
+	w = calloc(1, sizeof(*w));
+	if (!w)
+		return -ENOMEM;
+	ret = syncobj_create(dev->fd, &w->sobj);
+	if (ret) {
+		free(w);
+		return ret;
 	}
-	list_for_each_safe(pos, tmp, &f->tickets) {
-		struct ticket *t = container_of(pos, struct ticket, link);
+	ret = kfence_event(dev->fd, &fv, 1, DRM_D3DQ_FENCE_EVENT_SYNCOBJ, 0,
+			   w->sobj, 1);
+	if (ret) {
+		syncobj_destroy(dev->fd, w->sobj);
+		free(w);
+		return ret;
+	}
+	fence_ref(f);
+	w->fence = f;
+	pthread_mutex_lock(&dev->watch_lock);
+	list_add_tail(&w->link, &dev->watches);
+	pthread_mutex_unlock(&dev->watch_lock);
+	*out = w;
+	return 0;
+}
 
-		if (!any || t->value < *target)
-			*target = t->value;
-		any = true;
+/*
+ * Worker: the point of watch @w was added: its fence reached the value
+ * at some moment (or was released). Satisfy its ticket, fire its token,
+ * if they are still there; then the watch is done.
+ */
+void watch_fired(struct d3dq_device *dev, struct watch *w)
+{
+	struct ev_reg *popped = NULL, *last = NULL, *r;
+	struct d3dq_fence *f = w->fence;
+	struct fire fire = FIRE_INIT;
+
+	pthread_mutex_lock(&f->lock);
+	if (w->ticket)
+		ticket_satisfy_locked(f, w->ticket);
+	r = w->reg;
+	if (r) {
+		heap_remove(f, r->heap_idx);
+		reg_reached(r, &popped, &last, &fire);
+		fire_single(popped, last, &fire);
 	}
 	pthread_mutex_unlock(&f->lock);
-	return any;
-}
+	fire_run(dev, &fire);
 
-/*
- * Something of this process now waits on shared fence @f for a value
- * another process may bring: put it on the worker's list (the worker
- * takes it off once nothing waits any more) and wake the worker. Only
- * fences on that list cost the worker anything.
- */
-void fence_watch_start(struct d3dq_fence *f)
-{
-	struct d3dq_device *dev = f->dev;
-
-	pthread_mutex_lock(&dev->lock);
-	if (!f->watch_linked && !atomic_load(&f->destroyed)) {
-		list_add_tail(&f->watch_link, &dev->watched);
-		f->watch_linked = true;
-	}
-	pthread_mutex_unlock(&dev->lock);
-	dev_ring(dev);
+	pthread_mutex_lock(&dev->watch_lock);
+	list_del(&w->link);
+	pthread_mutex_unlock(&dev->watch_lock);
+	syncobj_destroy(dev->fd, w->sobj);
+	fence_unref(f);
+	free(w);
 }
 
 /*
  * Something needs the worker to apply @f's queue signals from now on (an
- * event registration, a held queue wait, a thread on the condition
- * variable, a read of the value or a CPU signal while signals are
- * pending, a second queue signalling it). Until then the worker does not
- * wake for them: they are applied when something they caused is (R17),
- * when a thread waits for their point itself, when their queue has many
- * records, or when the fence is first looked at (fence_refresh()), so
- * that no observation ever sees a value older than what completed. Wakes
- * the worker if signals are pending already, so that it waits for them.
+ * event registration, a held queue wait, a blocking wait, a read of the
+ * value or a CPU signal while signals are pending, a second queue
+ * signalling it). Until then the worker does not wake for them: they are
+ * applied when something they caused is (R17), when a thread waits for
+ * their point itself, when their queue has many records, or when the
+ * fence is first looked at (fence_refresh()), so that no observation
+ * ever sees a value older than what completed. Wakes the worker if
+ * signals are pending already, so that it waits for them.
  */
 void fence_observe(struct d3dq_fence *f)
 {
@@ -712,23 +686,9 @@ void fence_observe(struct d3dq_fence *f)
 		dev_ring(f->dev);
 }
 
-/* Worker: a shared fence's timeline reached @value. */
-void fence_watch_fired(struct d3dq_fence *f, uint64_t value,
-		       struct fire *fire)
-{
-	pthread_mutex_lock(&f->lock);
-	if (!atomic_load(&f->destroyed) && !dev_removed(f->dev) &&
-	    value > atomic_load(&f->value)) {
-		atomic_store_explicit(&f->value, value, memory_order_release);
-		fence_signalled_locked(f, value, false, fire);
-	}
-	pthread_mutex_unlock(&f->lock);
-}
-
 static int fence_alloc(struct d3dq_device *dev, struct d3dq_fence **out)
 {
 	struct d3dq_fence *f;
-	pthread_condattr_t attr;
 
 	f = calloc(1, sizeof(*f));
 	if (!f)
@@ -736,25 +696,61 @@ static int fence_alloc(struct d3dq_device *dev, struct d3dq_fence **out)
 	f->dev = dev;
 	atomic_init(&f->refs, 1);
 	pthread_mutex_init(&f->lock, NULL);
-	pthread_condattr_init(&attr);
-	pthread_condattr_setclock(&attr, CLOCK_MONOTONIC);
-	pthread_cond_init(&f->cond, &attr);
-	pthread_condattr_destroy(&attr);
 	list_init(&f->pending);
 	list_init(&f->tickets);
 	list_init(&f->kwaits);
 	list_init(&f->dev_link);
-	list_init(&f->watch_link);
 	*out = f;
 	return 0;
+}
+
+/*
+ * The rest of a shared fence, from an fd of it: its registration handle
+ * and its wake fence. Other processes observe it: the worker applies its
+ * queue signals as they complete.
+ */
+static int shared_setup(struct d3dq_fence *f, int xfd)
+{
+	uint32_t dummy;
+	int ret;
+
+	f->shared = true;
+	atomic_store(&f->observed, true);
+	ret = kfence_import(f->dev->fd, xfd, &f->reg, NULL, &dummy);
+	if (ret)
+		return ret;
+	return kfence_create(f->dev->fd, 0, 0, &f->wake, NULL, NULL);
+}
+
+/* Map @f's value and make it visible to removal and the device's close. */
+static int fence_publish(struct d3dq_fence *f, uint64_t offset,
+			 uint32_t value_offset)
+{
+	int ret = vpage_map(f->dev, offset, value_offset, &f->page, &f->vp);
+
+	if (ret)
+		return ret;
+	return dev_link_object(f->dev, &f->dev_link, &f->dev->fences);
+}
+
+/* The driver refuses new fences once a removal stopped the device. */
+static int creation_error(struct d3dq_device *dev, int ret)
+{
+	if (ret != -ENODEV || !dev_refusing(dev))
+		return ret;
+	dev_refused(dev);
+	return dev_removal_error(dev);
 }
 
 D3DQ_EXPORT int d3dq_fence_create(struct d3dq_device *dev,
 				  uint64_t initial_value, uint32_t flags,
 				  struct d3dq_fence **out)
 {
+	bool shared = flags & D3DQ_FENCE_FLAG_SHARED;
 	struct d3dq_fence *f;
-	int ret;
+	uint32_t voff;
+	uint64_t off;
+	int ret, xfd;
 
 	if (!out)
 		return -EINVAL;
@@ -767,24 +763,21 @@ D3DQ_EXPORT int d3dq_fence_create(struct d3dq_device *dev,
 	ret = fence_alloc(dev, &f);
 	if (ret)
 		return ret;
-	atomic_init(&f->value, initial_value);
-	if (flags & D3DQ_FENCE_FLAG_SHARED) {
-		f->shared = true;
-		/* Other processes observe it. */
-		atomic_store(&f->observed, true);
-		ret = syncobj_create(dev->fd, &f->syncobj);
-		if (!ret && initial_value)
-			ret = syncobj_timeline_signal(dev->fd, f->syncobj,
-						      initial_value);
-		if (ret) {
-			fence_unref(f);
-			return ret;
+	ret = kfence_create(dev->fd, initial_value,
+			    shared ? DRM_D3DQ_FENCE_SHARED : 0, &f->handle,
+			    &off, &voff);
+	if (!ret && shared) {
+		ret = kfence_export(dev->fd, f->handle, &xfd);
+		if (!ret) {
+			ret = shared_setup(f, xfd);
+			close(xfd);
 		}
 	}
-	ret = dev_link_object(dev, &f->dev_link, &dev->fences);
+	if (!ret)
+		ret = fence_publish(f, off, voff);
 	if (ret) {
 		fence_unref(f);
-		return ret;
+		return creation_error(dev, ret);
 	}
 	*out = f;
 	return 0;
@@ -792,26 +785,19 @@ D3DQ_EXPORT int d3dq_fence_create(struct d3dq_device *dev,
 
 D3DQ_EXPORT int d3dq_fence_export(struct d3dq_fence *f, int *fd)
 {
-	struct drm_syncobj_handle args = { 0 };
-	int ret;
-
 	if (!f || !fd)
 		return -EINVAL;
 	if (!f->shared)
 		return -EINVAL;
-	args.handle = f->syncobj;
-	args.flags = 0;
-	ret = d3dq_ioctl(f->dev->fd, DRM_IOCTL_SYNCOBJ_HANDLE_TO_FD, &args);
-	if (!ret)
-		*fd = args.fd;
-	return ret;
+	return kfence_export(f->dev->fd, f->handle, fd);
 }
 
 D3DQ_EXPORT int d3dq_fence_import(struct d3dq_device *dev, int fd,
 				  struct d3dq_fence **out)
 {
-	struct drm_syncobj_handle args = { 0 };
 	struct d3dq_fence *f;
+	uint32_t voff;
+	uint64_t off;
 	int ret;
 
 	if (!out)
@@ -819,7 +805,6 @@ D3DQ_EXPORT int d3dq_fence_import(struct d3dq_device *dev, int fd,
 	*out = NULL;
 	if (!dev || fd < 0)
 		return -EINVAL;
-	/* The driver says -EINVAL for both; tell a closed fd apart. */
 	if (fcntl(fd, F_GETFD) < 0)
 		return -EBADF;
 	ret = dev_removal_error(dev);
@@ -828,19 +813,14 @@ D3DQ_EXPORT int d3dq_fence_import(struct d3dq_device *dev, int fd,
 	ret = fence_alloc(dev, &f);
 	if (ret)
 		return ret;
-	args.fd = fd;
-	ret = d3dq_ioctl(dev->fd, DRM_IOCTL_SYNCOBJ_FD_TO_HANDLE, &args);
+	ret = kfence_import(dev->fd, fd, &f->handle, &off, &voff);
+	if (!ret)
+		ret = shared_setup(f, fd);
+	if (!ret)
+		ret = fence_publish(f, off, voff);
 	if (ret) {
 		fence_unref(f);
-		return ret;
-	}
-	f->shared = true;
-	atomic_store(&f->observed, true);
-	f->syncobj = args.handle;
-	ret = dev_link_object(dev, &f->dev_link, &dev->fences);
-	if (ret) {
-		fence_unref(f);
-		return ret;
+		return creation_error(dev, ret);
 	}
 	*out = f;
 	return 0;
@@ -856,21 +836,27 @@ D3DQ_EXPORT void d3dq_fence_destroy(struct d3dq_fence *f)
 	dev = f->dev;
 	pthread_mutex_lock(&dev->lock);
 	list_del(&f->dev_link);
-	if (f->watch_linked) {
-		list_del(&f->watch_link);
-		f->watch_linked = false;
-	}
 	pthread_mutex_unlock(&dev->lock);
 
 	pthread_mutex_lock(&f->lock);
 	atomic_store(&f->destroyed, true);
+	/*
+	 * Release what waits in the kernel (R14): a local fence goes to
+	 * UINT64_MAX, which nobody else sees; a shared one loses the handle
+	 * of this process's registrations and wakes its blocked threads,
+	 * and other processes see nothing.
+	 */
+	if (!f->shared) {
+		kfence_signal(dev->fd, f->handle, UINT64_MAX);
+	} else {
+		kfence_destroy(dev->fd, f->reg);
+		f->reg = 0;
+		kfence_signal(dev->fd, f->wake, 1);
+	}
 	fence_signalled_locked(f, UINT64_MAX, true, &fire);
 	pthread_mutex_unlock(&f->lock);
 	fire_run(dev, &fire);
 	run_flushes(dev);
-	/* The worker may watch it: let it drop its reference. */
-	if (f->shared && atomic_load(&dev->worker_started))
-		dev_ring(dev);
 	fence_unref(f);
 }
 
@@ -886,7 +872,7 @@ D3DQ_EXPORT int d3dq_fence_signal(struct d3dq_fence *f, uint64_t value)
 {
 	struct fire fire = FIRE_INIT;
 	struct d3dq_device *dev;
-	int ret = 0;
+	int ret;
 
 	if (!f)
 		return -EINVAL;
@@ -894,133 +880,100 @@ D3DQ_EXPORT int d3dq_fence_signal(struct d3dq_fence *f, uint64_t value)
 	/* What completed before this signal takes effect first (R4). */
 	fence_refresh(f);
 	pthread_mutex_lock(&f->lock);
-	/* Under the lock: removal sets UINT64_MAX under it too. */
-	if (dev_removed(dev)) {
+	/* Under the lock: a removal writes UINT64_MAX under it too. */
+	if (dev_removed(dev))
 		ret = -ENODEV;
-	} else if (f->shared) {
-		ret = fence_shared_check_locked(f, value);
-		if (!ret && value > shared_last(f))
-			ret = syncobj_timeline_signal(dev->fd, f->syncobj,
-						      value);
-		if (!ret && value > atomic_load(&f->value))
-			atomic_store_explicit(&f->value, value,
-					      memory_order_release);
-		if (!ret)
-			fence_signalled_locked(f, value, false, &fire);
-	} else {
-		atomic_store_explicit(&f->value, value, memory_order_release);
+	else
+		ret = kfence_signal(dev->fd, f->handle, value);
+	if (!ret)
 		fence_signalled_locked(f, value, false, &fire);
-	}
 	pthread_mutex_unlock(&f->lock);
 	fire_run(dev, &fire);
 	run_flushes(dev);
+	/* The kernel's removal (or an unplug) came first. */
+	if (ret == -ENODEV && !dev_removed(dev) &&
+	    (dev_refusing(dev) || dev_unplugged(dev))) {
+		if (!dev_refusing(dev))
+			dev_remove(dev, -ENODEV);
+		dev_refused(dev);
+	}
 	return ret;
 }
 
 /*
- * Sleep in the kernel until point @point of @handle is signalled, or the
- * fence's doorbell rings (any change of its value, destruction, removal).
- * f->lock held, dropped meanwhile. Returns the wait's result; *first is
- * 0 when the point was signalled.
+ * A wait on @f is over. A removal of the device wrote UINT64_MAX to every
+ * fence (and released the kernel's waiters) before the library published
+ * its reason, and an unplug did so before the library knew: finish the
+ * removal first, so that whoever a removal released sees why (R15).
  */
-static int wait_kernel_locked(struct d3dq_fence *f, uint32_t handle,
-			      uint64_t point, int64_t deadline,
-			      uint32_t *first)
+static void settle_removal(struct d3dq_device *dev, struct d3dq_fence *f)
 {
-	uint32_t handles[2] = { handle, 0 };
-	uint64_t points[2] = { point, 0 };
+	if (dev_removed(dev))
+		return;
+	if (dev_refusing(dev)) {
+		dev_refused(dev);
+		return;
+	}
+	if (atomic_load_explicit(f->vp, memory_order_acquire) == UINT64_MAX &&
+	    dev_unplugged(dev)) {
+		dev_remove(dev, -ENODEV);
+		run_flushes(dev);
+	}
+}
+
+/*
+ * Block until one of @fs reached its value since the call (in the
+ * kernel: FENCE_WAIT, ANY), or was destroyed (its wake fence), until
+ * @deadline. The caller holds references to @fs. No lock held.
+ */
+static int wait_any(struct d3dq_device *dev, struct d3dq_fence *const *fs,
+		    const uint64_t *values, uint32_t n, int64_t deadline)
+{
+	struct drm_d3dq_fence_value stack[8] = { { 0 } }, *fv = stack;
+	uint32_t i, m = 0;
 	int ret;
 
-	if (!f->wake) {
-		ret = syncobj_create(f->dev->fd, &f->wake);
-		if (ret)
-			return ret;
+	for (i = 0; i < n; i++) {
+		if (fence_reached(fs[i], values[i])) {
+			settle_removal(dev, fs[i]);
+			return 0;
+		}
+		m += fs[i]->shared ? 2 : 1;
 	}
-	handles[1] = f->wake;
-	points[1] = f->wake_point + 1;
-	f->kernel_waiters++;
-	pthread_mutex_unlock(&f->lock);
-	*first = 1;
-	ret = syncobj_timeline_wait(f->dev->fd, handles, points, 2, deadline,
-				    DRM_SYNCOBJ_WAIT_FLAGS_WAIT_FOR_SUBMIT,
-				    first);
-	pthread_mutex_lock(&f->lock);
-	f->kernel_waiters--;
-	return ret;
-}
-
-static int cond_wait_locked(struct d3dq_fence *f, int64_t deadline)
-{
-	struct timespec ts;
-
-	if (deadline == INT64_MAX)
-		return pthread_cond_wait(&f->cond, &f->lock) ? -EINTR : 0;
-	ts.tv_sec = deadline / 1000000000;
-	ts.tv_nsec = deadline % 1000000000;
-	return pthread_cond_timedwait(&f->cond, &f->lock, &ts) ? -ETIME : 0;
-}
-
-/*
- * Block until @f reaches @value. When a submitted queue signal will bring
- * it there, wait in the kernel for that signal's point and apply the
- * completions up to it on this thread (the same applier the worker uses,
- * so in causal order): the caller wakes once instead of after the worker.
- * A shared fence is waited for on its timeline (another process may
- * signal it). Otherwise sleep on the condition variable. The fence's
- * doorbell or condition variable wakes the caller at once on any change,
- * destruction or removal.
- */
-static int wait_value(struct d3dq_fence *f, uint64_t value, int64_t deadline)
-{
-	uint32_t first;
-	struct dep d;
-	int ret = 0, w;
-
-	pthread_mutex_lock(&f->lock);
-	for (;;) {
-		uint64_t cur = f->shared ? fence_value(f) :
-					   atomic_load(&f->value);
-
-		if (reached(f, value, cur))
-			break;
-		if (now_ns() >= deadline) {
-			ret = -ETIMEDOUT;
-			break;
-		}
-		if (fence_choose_locked(f, NULL, value, &d) ==
-		    CHOICE_POINT) {
-			w = wait_kernel_locked(f, d.q->tl, d.point, deadline,
-					       &first);
-			if (!w && first == 0) {
-				pthread_mutex_unlock(&f->lock);
-				w = queue_check_lost_live(d.q);
-				if (w)
-					dev_remove(f->dev, w);
-				else
-					apply_upto(d.q, d.point);
-				run_flushes(f->dev);
-				pthread_mutex_lock(&f->lock);
-				w = 0;
-			}
-			queue_unref(d.q);
-		} else if (f->shared) {
-			w = wait_kernel_locked(f, f->syncobj, value, deadline,
-					       &first);
-		} else {
-			/* Nobody wakes us but whoever applies the value. */
-			fence_observe(f);
-			w = cond_wait_locked(f, deadline);
-		}
-		if (w == -ETIME || w == -ETIMEDOUT)
-			continue;
-		if (w && w != -EINTR) {
-			/* No kernel wait possible now: sleep briefly. */
-			int64_t soon = now_ns() + 10000000;
-
-			cond_wait_locked(f, soon < deadline ? soon : deadline);
+	if (m > dev->max_syncs)
+		return -EINVAL;
+	if (m > sizeof(stack) / sizeof(stack[0])) {
+		fv = calloc(m, sizeof(*fv));
+		if (!fv)
+			return -ENOMEM;
+	}
+	for (i = 0, m = 0; i < n; i++) {
+		/* Its queue signals are applied as they complete. */
+		fence_observe(fs[i]);
+		fv[m].handle = fs[i]->handle;
+		fv[m].pad = 0;
+		fv[m++].value = values[i];
+		if (fs[i]->shared) {
+			fv[m].handle = fs[i]->wake;
+			fv[m].pad = 0;
+			fv[m++].value = 1;
 		}
 	}
-	pthread_mutex_unlock(&f->lock);
+	/* Restarted on EINTR: the deadline is absolute. */
+	ret = kfence_wait(dev->fd, fv, m, DRM_D3DQ_FENCE_WAIT_ANY, deadline);
+	if (fv != stack)
+		free(fv);
+	if (ret == -ETIME)
+		return -ETIMEDOUT;
+	if (!ret) {
+		for (i = 0; i < n; i++)
+			settle_removal(dev, fs[i]);
+	} else if (ret == -ENODEV) {
+		/* Unplugged before the wait: every value is UINT64_MAX. */
+		settle_removal(dev, fs[0]);
+		if (dev_removed(dev))
+			ret = 0;
+	}
 	return ret;
 }
 
@@ -1033,50 +986,88 @@ D3DQ_EXPORT int d3dq_fence_wait(struct d3dq_fence *f, uint64_t value,
 		return -EINVAL;
 	/* A zero timeout is a read: it sees what completed too. */
 	fence_refresh(f);
-	if (fence_value(f) >= value)
+	if (fence_reached(f, value)) {
+		settle_removal(f->dev, f);
 		return 0;
+	}
 	if (!timeout_ns)
 		return -ETIMEDOUT;
 	/* Another thread may destroy the fence while we sleep. */
 	fence_ref(f);
-	ret = wait_value(f, value, abs_timeout(timeout_ns));
+	ret = wait_any(f->dev, &f, &value, 1, abs_timeout(timeout_ns));
 	fence_unref(f);
 	return ret;
 }
 
 /*
- * Register eventfd @eventfd (>= 0), or @token if it is not NULL, for
- * @value of @f.
+ * Register eventfd @eventfd for (@fs[i], @values[i]), ALL or ANY: one
+ * FENCE_EVENT. The kernel holds the eventfd, writes it at the value write
+ * that satisfies the condition (during the call if it holds), and checks
+ * that it is an eventfd (R19).
  */
-static int set_event(struct d3dq_fence *f, uint64_t value, int eventfd,
-		     void *token)
+static int kernel_event(struct d3dq_device *dev, struct d3dq_fence *const *fs,
+			const uint64_t *values, uint32_t n, uint32_t flags,
+			int eventfd)
+{
+	struct drm_d3dq_fence_value stack[8] = { { 0 } }, *fv = stack;
+	uint32_t i;
+	int ret;
+
+	if (eventfd < 0)
+		return -EINVAL;
+	if (n > sizeof(stack) / sizeof(stack[0])) {
+		fv = calloc(n, sizeof(*fv));
+		if (!fv)
+			return -ENOMEM;
+	}
+	for (i = 0; i < n; i++) {
+		/* What completed is applied, and what completes will be. */
+		fence_refresh(fs[i]);
+		fence_observe(fs[i]);
+		fv[i].handle = fs[i]->shared ? fs[i]->reg : fs[i]->handle;
+		fv[i].pad = 0;
+		fv[i].value = values[i];
+	}
+	ret = kfence_event(dev->fd, fv, n,
+			   flags == D3DQ_MULTIPLE_FENCE_WAIT_ANY ?
+			   DRM_D3DQ_FENCE_WAIT_ANY : 0, eventfd, 0, 0);
+	if (fv != stack)
+		free(fv);
+	/* R19: a closed descriptor is no eventfd either. */
+	if (ret == -EBADF)
+		ret = -EINVAL;
+	/* The library's documented limit is that of the driver. */
+	if (ret == -EDQUOT)
+		ret = -ENOMEM;
+	return ret;
+}
+
+/*
+ * Register token @token for @value of @f: in the fence's heap, which the
+ * changes this process makes pop, and for a shared fence with a watch
+ * too (another process may bring the value).
+ */
+static int set_token(struct d3dq_fence *f, uint64_t value, void *token)
 {
 	struct d3dq_device *dev = f->dev;
+	struct watch *w = NULL;
 	struct evref *ev;
 	struct ev_reg *r;
 	bool now;
 	int ret;
 
 	fence_refresh(f);
-	/* Reached already: fire during the call, no reference needed. */
-	if (!token && reached(f, value, fence_value(f))) {
-		ret = evref_check(eventfd);
-		if (!ret)
-			write_event(eventfd);
-		return ret;
-	}
 	if (f->shared) {
 		ret = worker_ensure(dev);
 		if (ret)
 			return ret;
 	}
-	ret = token ? evref_token(dev, token, &ev) :
-		      evref_get(dev, eventfd, &ev);
+	ret = evref_token(dev, token, &ev);
 	if (ret)
 		return ret;
 	r = calloc(1, sizeof(*r));
 	if (!r) {
-		evref_put(dev, ev);
+		evref_put(ev);
 		return -ENOMEM;
 	}
 	r->target = value;
@@ -1084,20 +1075,28 @@ static int set_event(struct d3dq_fence *f, uint64_t value, int eventfd,
 	r->heap_idx = NO_HEAP;
 
 	pthread_mutex_lock(&f->lock);
-	now = reached(f, value, atomic_load(&f->value));
+	now = fence_reached(f, value);
 	if (!now)
 		ret = heap_push(f, r);
+	if (!now && !ret && f->shared) {
+		ret = fence_watch_locked(f, value, &w);
+		if (ret) {
+			heap_remove(f, r->heap_idx);
+		} else {
+			w->reg = r;
+			r->watch = w;
+		}
+	}
 	pthread_mutex_unlock(&f->lock);
 	if (!now && !ret)
 		fence_observe(f);
+	if (w)
+		dev_ring(dev);
 	if (now)
 		fire_event(ev);
 	if (now || ret) {
-		evref_put(dev, ev);
+		evref_put(ev);
 		free(r);
-	} else if (f->shared) {
-		/* Another process may bring the value: the worker watches. */
-		fence_watch_start(f);
 	}
 	return ret;
 }
@@ -1109,7 +1108,7 @@ D3DQ_EXPORT int d3dq_fence_set_event_on_completion(struct d3dq_fence *f,
 		return -EINVAL;
 	if (eventfd < 0)
 		return d3dq_fence_wait(f, value, D3DQ_TIMEOUT_INFINITE);
-	return set_event(f, value, eventfd, NULL);
+	return kernel_event(f->dev, &f, &value, 1, 0, eventfd);
 }
 
 D3DQ_EXPORT int d3dq_fence_set_token_on_completion(struct d3dq_fence *f,
@@ -1119,33 +1118,44 @@ D3DQ_EXPORT int d3dq_fence_set_token_on_completion(struct d3dq_fence *f,
 		return -EINVAL;
 	if (!token)
 		return d3dq_fence_wait(f, value, D3DQ_TIMEOUT_INFINITE);
-	return set_event(f, value, -1, token);
+	return set_token(f, value, token);
 }
 
-/* As set_event(), once ALL or ANY of the values are reached. */
-static int set_multi_event(struct d3dq_device *dev,
+/*
+ * Block until ALL or ANY of the values are reached (R13). ALL waits for
+ * one fence after the other: each reaches its value at some moment since
+ * the call, which is the condition (satisfaction is sticky, R6).
+ */
+static int wait_multi(struct d3dq_device *dev, struct d3dq_fence *const *fences,
+		      const uint64_t *values, uint32_t count, bool any)
+{
+	uint32_t i;
+	int ret = 0;
+
+	for (i = 0; i < count; i++)
+		fence_ref(fences[i]);
+	if (any)
+		ret = wait_any(dev, fences, values, count, INT64_MAX);
+	for (i = 0; i < count && !any && !ret; i++)
+		ret = wait_any(dev, &fences[i], &values[i], 1, INT64_MAX);
+	for (i = 0; i < count; i++)
+		fence_unref(fences[i]);
+	return ret;
+}
+
+/* The token form of the multi-fence call: as set_token(), ALL or ANY. */
+static int set_multi_token(struct d3dq_device *dev,
 			   struct d3dq_fence *const *fences,
-			   const uint64_t *values, uint32_t count,
-			   uint32_t flags, int eventfd, void *token)
+			   const uint64_t *values, uint32_t count, bool any,
+			   void *token)
 {
 	struct multi_reg *m;
 	bool shared = false;
 	uint32_t i;
 	int ret = 0;
 
-	if (!dev || !count || !fences || !values ||
-	    flags > D3DQ_MULTIPLE_FENCE_WAIT_ANY)
-		return -EINVAL;
-	for (i = 0; i < count; i++) {
-		if (!fences[i] || fences[i]->dev != dev)
-			return -EINVAL;
+	for (i = 0; i < count; i++)
 		shared |= fences[i]->shared;
-	}
-	if (count == 1 && token)
-		return set_event(fences[0], values[0], -1, token);
-	if (count == 1)
-		return d3dq_fence_set_event_on_completion(fences[0], values[0],
-							  eventfd);
 	if (shared) {
 		ret = worker_ensure(dev);
 		if (ret)
@@ -1155,20 +1165,16 @@ static int set_multi_event(struct d3dq_device *dev,
 	m = calloc(1, sizeof(*m) + count * sizeof(m->regs[0]));
 	if (!m)
 		return -ENOMEM;
-	if (token || eventfd >= 0) {
-		ret = token ? evref_token(dev, token, &m->ev) :
-			      evref_get(dev, eventfd, &m->ev);
-		if (ret) {
-			free(m);
-			return ret;
-		}
+	ret = evref_token(dev, token, &m->ev);
+	if (ret) {
+		free(m);
+		return ret;
 	}
 	atomic_init(&m->refs, 1);
 	pthread_mutex_init(&m->lock, NULL);
-	pthread_cond_init(&m->cond, NULL);
 	m->count = count;
 	m->remaining = count;
-	m->any = flags == D3DQ_MULTIPLE_FENCE_WAIT_ANY;
+	m->any = any;
 	for (i = 0; i < count; i++) {
 		m->regs[i].target = values[i];
 		m->regs[i].heap_idx = NO_HEAP;
@@ -1180,21 +1186,11 @@ static int set_multi_event(struct d3dq_device *dev,
 	for (i = 0; i < count && !ret; i++) {
 		struct d3dq_fence *f = fences[i];
 		struct fire fire = FIRE_INIT;
-		uint64_t cur, now;
+		struct watch *w = NULL;
 		bool fired;
 
 		fence_refresh(f);
-		cur = fence_value(f);
 		pthread_mutex_lock(&f->lock);
-		/*
-		 * A change applied since @cur was read has popped what it
-		 * reached already and would never pop this registration; the
-		 * worker's watch of a shared timeline only applies values
-		 * above f->value. So look at f->value again under the lock.
-		 */
-		now = atomic_load(&f->value);
-		if (now > cur)
-			cur = now;
 		pthread_mutex_lock(&m->lock);
 		fired = m->fired;
 		pthread_mutex_unlock(&m->lock);
@@ -1204,10 +1200,19 @@ static int set_multi_event(struct d3dq_device *dev,
 			break;
 		}
 		atomic_fetch_add(&m->refs, 1);
-		if (reached(f, values[i], cur)) {
+		if (fence_reached(f, values[i])) {
 			multi_hit(m, &fire);
 		} else {
 			ret = heap_push(f, &m->regs[i]);
+			if (!ret && f->shared) {
+				ret = fence_watch_locked(f, values[i], &w);
+				if (ret)
+					heap_remove(f, m->regs[i].heap_idx);
+				else
+					m->regs[i].watch = w;
+				if (w)
+					w->reg = &m->regs[i];
+			}
 			if (ret)
 				atomic_fetch_sub(&m->refs, 1);
 		}
@@ -1215,24 +1220,29 @@ static int set_multi_event(struct d3dq_device *dev,
 		fire_run(dev, &fire);
 		if (!ret)
 			fence_observe(f);
+		if (w)
+			dev_ring(dev);
 	}
-	if (ret) {
-		/* Out of memory: nothing of it may fire later. */
+	/* Out of memory: nothing of it may fire later. */
+	if (ret)
 		multi_cancel(m);
-	} else if (shared) {
-		for (i = 0; i < count; i++)
-			if (fences[i]->shared)
-				fence_watch_start(fences[i]);
-	}
-
-	if (!ret && !m->ev) {
-		pthread_mutex_lock(&m->lock);
-		while (!m->fired)
-			pthread_cond_wait(&m->cond, &m->lock);
-		pthread_mutex_unlock(&m->lock);
-	}
-	multi_unref(dev, m);
+	multi_unref(m);
 	return ret;
+}
+
+static int multi_check(struct d3dq_device *dev,
+		       struct d3dq_fence *const *fences,
+		       const uint64_t *values, uint32_t count, uint32_t flags)
+{
+	uint32_t i;
+
+	if (!dev || !count || !fences || !values ||
+	    flags > D3DQ_MULTIPLE_FENCE_WAIT_ANY)
+		return -EINVAL;
+	for (i = 0; i < count; i++)
+		if (!fences[i] || fences[i]->dev != dev)
+			return -EINVAL;
+	return 0;
 }
 
 D3DQ_EXPORT int d3dq_device_set_event_on_multiple_fence_completion(
@@ -1240,8 +1250,17 @@ D3DQ_EXPORT int d3dq_device_set_event_on_multiple_fence_completion(
 		const uint64_t *values, uint32_t count, uint32_t flags,
 		int eventfd)
 {
-	return set_multi_event(dev, fences, values, count, flags, eventfd,
-			       NULL);
+	int ret = multi_check(dev, fences, values, count, flags);
+
+	if (ret)
+		return ret;
+	if (count == 1)
+		return d3dq_fence_set_event_on_completion(fences[0], values[0],
+							  eventfd);
+	if (eventfd < 0)
+		return wait_multi(dev, fences, values, count,
+				  flags == D3DQ_MULTIPLE_FENCE_WAIT_ANY);
+	return kernel_event(dev, fences, values, count, flags, eventfd);
 }
 
 D3DQ_EXPORT int d3dq_device_set_token_on_multiple_fence_completion(
@@ -1249,7 +1268,19 @@ D3DQ_EXPORT int d3dq_device_set_token_on_multiple_fence_completion(
 		const uint64_t *values, uint32_t count, uint32_t flags,
 		void *token)
 {
+	int ret;
+
 	if (!dev || !dev->signal_event)
 		return -EINVAL;
-	return set_multi_event(dev, fences, values, count, flags, -1, token);
+	ret = multi_check(dev, fences, values, count, flags);
+	if (ret)
+		return ret;
+	if (count == 1)
+		return d3dq_fence_set_token_on_completion(fences[0], values[0],
+							  token);
+	if (!token)
+		return wait_multi(dev, fences, values, count,
+				  flags == D3DQ_MULTIPLE_FENCE_WAIT_ANY);
+	return set_multi_token(dev, fences, values, count,
+			       flags == D3DQ_MULTIPLE_FENCE_WAIT_ANY, token);
 }

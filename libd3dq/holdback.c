@@ -74,10 +74,7 @@ void run_flushes(struct d3dq_device *dev)
 static void ticket_unlink(struct d3dq_fence *f, struct ticket *t)
 {
 	pthread_mutex_lock(&f->lock);
-	if (t->linked) {
-		list_del(&t->link);
-		t->linked = false;
-	}
+	fence_ticket_unlink_locked(t);
 	pthread_mutex_unlock(&f->lock);
 }
 
@@ -128,19 +125,6 @@ static bool held_signal(struct d3dq_queue *q, struct d3dq_fence *f,
 	return false;
 }
 
-/* The value a shared fence has, read before taking its lock. */
-static uint64_t value_outside(struct d3dq_fence *f)
-{
-	return f->shared ? fence_value(f) : 0;
-}
-
-static bool wait_reached_locked(struct d3dq_fence *f, uint64_t value,
-				uint64_t outside)
-{
-	return atomic_load(&f->value) >= value || outside >= value ||
-	       atomic_load(&f->destroyed) || dev_removed(f->dev);
-}
-
 /*
  * d3dq_queue_wait(): satisfied now (R6), by an earlier signal on this
  * queue (R9), by a kernel wait on a submitted signal that will certainly
@@ -149,11 +133,12 @@ static bool wait_reached_locked(struct d3dq_fence *f, uint64_t value,
 int queue_wait_locked(struct d3dq_queue *q, struct d3dq_fence *f,
 		      uint64_t value)
 {
-	uint64_t outside = value_outside(f);
 	bool held = q->held_head != NULL;
 	enum choice c = CHOICE_NONE;
+	struct watch *w = NULL;
 	struct held_op *op;
 	struct dep d;
+	int ret;
 
 	if (held && held_signal(q, f, value))
 		return 0;
@@ -162,7 +147,7 @@ int queue_wait_locked(struct d3dq_queue *q, struct d3dq_fence *f,
 		return -ENOMEM;
 
 	pthread_mutex_lock(&f->lock);
-	if (wait_reached_locked(f, value, outside)) {
+	if (fence_reached(f, value)) {
 		pthread_mutex_unlock(&f->lock);
 		free(op);
 		return 0;
@@ -171,6 +156,17 @@ int queue_wait_locked(struct d3dq_queue *q, struct d3dq_fence *f,
 	if (c == CHOICE_POINT && held) {
 		queue_unref(d.q);
 		c = CHOICE_NONE;
+	}
+	/* Another process may bring the value: watch for it. */
+	if (c == CHOICE_NONE && f->shared) {
+		ret = fence_watch_locked(f, value, &w);
+		if (ret) {
+			pthread_mutex_unlock(&f->lock);
+			free(op);
+			return ret;
+		}
+		w->ticket = &op->ticket;
+		op->ticket.watch = w;
 	}
 	if (c == CHOICE_NONE) {
 		op->type = OP_WAIT;
@@ -195,9 +191,8 @@ int queue_wait_locked(struct d3dq_queue *q, struct d3dq_fence *f,
 	held_append(q, op);
 	/* The ticket is satisfied when the value is applied. */
 	fence_observe(f);
-	/* Another process may bring the value: the worker watches it. */
-	if (f->shared)
-		fence_watch_start(f);
+	if (w)
+		dev_ring(q->dev);
 	return 0;
 }
 
@@ -255,12 +250,11 @@ static int flush_wait(struct d3dq_queue *q, struct held_op *op)
 {
 	struct d3dq_fence *f = op->fence;
 	struct ticket *t = &op->ticket;
-	uint64_t outside = value_outside(f);
 	enum choice c;
 	struct dep d;
 
 	pthread_mutex_lock(&f->lock);
-	if (t->satisfied || wait_reached_locked(f, t->value, outside)) {
+	if (t->satisfied || fence_reached(f, t->value)) {
 		c = CHOICE_READY;
 	} else {
 		c = fence_choose_locked(f, q, t->value, &d);
@@ -269,10 +263,7 @@ static int flush_wait(struct d3dq_queue *q, struct held_op *op)
 			return 1;
 		}
 	}
-	if (t->linked) {
-		list_del(&t->link);
-		t->linked = false;
-	}
+	fence_ticket_unlink_locked(t);
 	pthread_mutex_unlock(&f->lock);
 	if (c == CHOICE_POINT)
 		return queue_submit_wait_locked(q, f, t->value, &d);

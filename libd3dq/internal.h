@@ -11,8 +11,10 @@
  *   4 queue.c     submission: kernel jobs, recording what they signal
  *   3 worker.c    completion: the records of submitted work, the one
  *                 causal applier, device removal, the worker thread
- *   2 fence.c     fence state: values, events, tickets, kernel waits
- *   1 device.c    kernel calls, eventfd references, the ready list
+ *   2 fence.c     fences on kernel fences: signals, events, waits,
+ *                 tickets, token events, watches of shared fences
+ *   1 device.c    kernel calls, value pages, token events, the ready
+ *                 list
  *     abi.c       the queue description's D3D12 numbers to the uapi's
  *   0 dispatch.c  the thread that calls the program's signal_event
  *                 callbacks; calls nothing of the library
@@ -27,7 +29,8 @@
  *
  *   queue->lock -> device->remove_lock -> device->lock
  *     -> device->apply_lock -> fence->lock -> multi->lock
- *     -> device->ready_lock | device->evtab_lock | device->doorbell_lock
+ *     -> device->ready_lock | device->watch_lock | device->doorbell_lock
+ *        | device->page_lock
  *     -> the dispatcher's lock (dispatch.c)
  *
  * A command list's lock is taken alone, or inside queue->lock (an
@@ -38,19 +41,20 @@
  * device->worker_lock is only taken alone (starting, stopping the
  * worker). No thread holds two queue locks or two fence locks.
  *
- * System calls under a lock. device->lock, ready_lock and evtab_lock are
- * never held across one, so creating objects and taking eventfd
- * references never wait for the kernel. The others are held across a
- * call only where the order of the calls matters, and only for calls
- * that do not block: queue->lock across DRM_IOCTL_D3DQ_SUBMIT of that
- * queue (the order of the calls is the order of the work, R16);
- * fence->lock (and multi->lock) across the eventfd writes of the events
- * a change of that fence's value fires (a thread that change releases
- * finds them fired), the query and timeline signal of that shared fence
- * and the doorbell of its kernel waiters; device->apply_lock across what
- * the values it applies cause (causal order); doorbell_lock across the
- * worker's doorbell. remove_lock is held across a whole removal and only
- * delays concurrent removals. Nobody
+ * System calls under a lock. device->lock, ready_lock and watch_lock are
+ * never held across one, so creating objects never waits for the
+ * kernel. The others are held across a call only where the order of the
+ * calls matters, and only for calls that do not block: queue->lock
+ * across DRM_IOCTL_D3DQ_SUBMIT of that queue (the order of the calls is
+ * the order of the work, R16); fence->lock across the FENCE_SIGNAL that
+ * changes that fence's value (the library's tickets and token events are
+ * satisfied in the same order as the kernel's value), the destruction of
+ * its registration handle and the FENCE_EVENT of a watch (so neither
+ * races a destruction); device->apply_lock across what the values it
+ * applies cause (causal order); doorbell_lock across the worker's
+ * doorbell; page_lock across mapping and unmapping a value page.
+ * remove_lock is held across a whole removal and only delays concurrent
+ * removals. Blocking waits (FENCE_WAIT) hold no lock. Nobody
  * waits for a queue lock while holding another lock: flushes are
  * requested through the ready list and queue->flush_req and run by
  * whoever holds or next takes the queue lock.
@@ -110,29 +114,45 @@ static inline void list_del(struct list *item)
 	     (pos) = (tmp), (tmp) = (pos)->next)
 
 /*
- * The library's own reference to an application eventfd: a duplicate
- * (F_DUPFD_CLOEXEC), shared by every registration made with the same open
- * file, so an application may close its descriptor while registrations
- * are outstanding (the library never writes into a reused number).
- *
- * Or, on a device with a signal_event callback, a token: then @fd is -1
- * and @item the call of the callback that firing hands to the dispatcher
- * (allocated with the registration, which owns the evref alone, so that
- * firing allocates nothing); NULL once handed over.
+ * A token event of a device with a signal_event callback (eventfds are
+ * the kernel's): @item is the call of the callback that firing hands to
+ * the dispatcher (allocated with the registration, which owns the evref
+ * alone, so that firing allocates nothing); NULL once handed over.
  */
 struct dispatch_item;
 
 struct evref {
-	struct evref *hnext;		/* hash chain, under dev->evtab_lock */
-	int app_fd;			/* the number the application passed */
-	int fd;				/* our duplicate, or -1: a token */
-	int refs;			/* under dev->evtab_lock */
-	bool in_table;
 	void *token;
 	struct dispatch_item *item;	/* under the registration's lock */
 };
 
-#define EVTAB_SIZE 64
+/* A mapped page of fence values (device.c), by its mmap offset. */
+struct vpage {
+	struct vpage *next;		/* dev->pages, under dev->page_lock */
+	uint64_t offset;
+	void *addr;
+	unsigned int refs;		/* fences on it, under dev->page_lock */
+};
+
+/*
+ * A watch: a kernel registration (DRM_D3DQ_FENCE_EVENT_SYNCOBJ) that adds
+ * point 1 to @sobj once shared fence @fence reached the value of a ticket
+ * or a token event of this process, whoever changed it. The worker waits
+ * for the point and satisfies @ticket or fires @reg, if they are still
+ * there (they clear the pointers, under the fence's lock, when they go
+ * earlier); only the worker frees a watch (and the device's close, once
+ * the worker stopped).
+ */
+struct ticket;
+struct ev_reg;
+
+struct watch {
+	struct list link;		/* dev->watches, under dev->watch_lock */
+	struct d3dq_fence *fence;	/* reference */
+	uint32_t sobj;			/* timeline syncobj */
+	struct ticket *ticket;		/* under fence->lock */
+	struct ev_reg *reg;		/* under fence->lock */
+};
 
 struct d3dq_device {
 	int fd;
@@ -143,6 +163,7 @@ struct d3dq_device {
 	uint64_t max_delay_ns;
 	bool can_release;		/* uapi 1.1: releasable waits */
 	bool has_realtime;		/* uapi 1.1: REALTIME queue priority */
+	long page_size;
 
 	/* Events that are the program's tokens, see dispatch.c. */
 	d3dq_signal_event_fn signal_event;
@@ -161,7 +182,6 @@ struct d3dq_device {
 	pthread_mutex_t lock;		/* lists, worker state */
 	struct list queues;
 	struct list fences;
-	struct list watched;		/* shared fences the worker watches */
 	struct list buffers;
 	struct list cmdlists;
 
@@ -176,10 +196,13 @@ struct d3dq_device {
 	struct d3dq_queue *ready_tail;
 	_Atomic uint32_t nready;	/* on the list; read without the lock */
 
-	/* Eventfd references, see device.c. */
-	pthread_mutex_t evtab_lock;
-	struct evref *evtab[EVTAB_SIZE];
-	_Atomic int kcmp_state;		/* 0 unknown, 1 works, -1 does not */
+	/* Mapped value pages, see device.c. */
+	pthread_mutex_t page_lock;
+	struct vpage *pages;
+
+	/* Watches of shared fences, see fence.c. */
+	pthread_mutex_t watch_lock;
+	struct list watches;
 
 	/* The worker thread, see worker.c. */
 	pthread_mutex_t worker_lock;	/* starting and stopping it, alone */
@@ -244,17 +267,19 @@ struct ticket {
 	uint64_t value;
 	bool linked;
 	bool satisfied;
+	struct watch *watch;		/* shared fences, under fence->lock */
 };
 
 struct multi_reg;
 
-/* An event registration (single, or one fence of a multi-fence one). */
+/* A token registration (single, or one fence of a multi-fence one). */
 struct ev_reg {
 	uint64_t target;
 	size_t heap_idx;		/* in the fence's heap, or NO_HEAP */
-	struct evref *ev;		/* single: the event (reference) */
+	struct evref *ev;		/* single: the event (its own) */
 	struct multi_reg *multi;	/* part of a multi registration */
 	struct d3dq_fence *fence;	/* multi: its fence (held by multi) */
+	struct watch *watch;		/* shared fences, under fence->lock */
 	struct ev_reg *next;		/* firing list */
 };
 
@@ -262,13 +287,12 @@ struct ev_reg {
 
 struct multi_reg {
 	_Atomic int refs;
-	pthread_mutex_t lock;		/* @remaining, @fired, @cond */
-	pthread_cond_t cond;
+	pthread_mutex_t lock;		/* @remaining, @fired */
 	uint32_t count;
 	uint32_t remaining;
 	bool any;
 	bool fired;
-	struct evref *ev;		/* NULL: a thread blocks on @cond */
+	struct evref *ev;		/* the token event */
 	struct multi_reg *fire_next;	/* firing list */
 	struct ev_reg regs[];		/* one per fence */
 };
@@ -310,37 +334,39 @@ struct d3dq_fence {
 	struct d3dq_device *dev;
 	_Atomic int refs;
 	bool shared;
-	uint32_t syncobj;		/* shared fences: timeline, points = values */
 	struct list dev_link;		/* dev->fences, under dev->lock */
 
 	/*
-	 * The value. For a shared fence, the highest value this process
-	 * gave it or saw it take; the kernel's timeline may be higher.
-	 * Written under @lock, read without.
+	 * The kernel fence. @handle lives until the last reference goes, so
+	 * that no call names a handle the kernel reused. A shared fence also
+	 * has @reg, a second handle of it through which this process makes
+	 * its registrations, destroyed when the fence is (the kernel then
+	 * releases them, R14), and @wake, a local kernel fence set to 1 then,
+	 * which blocking waits on the fence also wait for.
 	 */
-	_Atomic uint64_t value;
+	uint32_t handle;
+	uint32_t reg;			/* under @lock */
+	uint32_t wake;
+	/* The value, in the kernel's page; read with one acquire load. */
+	const _Atomic uint64_t *vp;
+	struct vpage *page;
+
 	_Atomic bool destroyed;
-	struct list watch_link;		/* dev->watched, under dev->lock */
-	bool watch_linked;		/* under dev->lock */
 	/*
 	 * Something needs the worker to apply this fence's queue signals as
-	 * they complete (an event, a held queue wait, a thread asleep on the
-	 * condition variable, a read, a CPU signal or a second queue
-	 * signalling it while signals were pending, another process): set
-	 * once, never cleared. See worker.c.
+	 * they complete (an event, a held queue wait, a blocking wait, a
+	 * read, a CPU signal or a second queue signalling it while signals
+	 * were pending, another process): set once, never cleared. See
+	 * worker.c.
 	 */
 	_Atomic bool observed;
 	_Atomic uint32_t npending;	/* queue signals pending */
 
 	pthread_mutex_t lock;
-	pthread_cond_t cond;
 	struct list pending;		/* struct sig_rec */
 	struct list tickets;		/* struct ticket */
 	struct list kwaits;		/* struct edge */
-	uint32_t kernel_waiters;	/* threads in a kernel wait on it */
-	uint32_t wake;			/* their doorbell (timeline), or 0 */
-	uint64_t wake_point;
-	struct ev_reg **heap;		/* min-heap on target */
+	struct ev_reg **heap;		/* token events: min-heap on target */
 	size_t heap_len, heap_cap;
 };
 
@@ -473,8 +499,6 @@ static inline void fence_ref(struct d3dq_fence *f)
 #define dispatch_item_new d3dqp_dispatch_item_new
 #define dispatch_push d3dqp_dispatch_push
 #define dispatch_put d3dqp_dispatch_put
-#define evref_check d3dqp_evref_check
-#define evref_get d3dqp_evref_get
 #define evref_put d3dqp_evref_put
 #define evref_token d3dqp_evref_token
 #define fence_apply_locked d3dqp_fence_apply_locked
@@ -483,18 +507,24 @@ static inline void fence_ref(struct d3dq_fence *f)
 #define fence_kwait_link d3dqp_fence_kwait_link
 #define fence_kwait_unlink d3dqp_fence_kwait_unlink
 #define fence_observe d3dqp_fence_observe
+#define fence_reached d3dqp_fence_reached
+#define fence_ticket_unlink_locked d3dqp_fence_ticket_unlink_locked
+#define fence_watch_locked d3dqp_fence_watch_locked
 #define fence_refresh d3dqp_fence_refresh
 #define fence_release_all d3dqp_fence_release_all
 #define fences_remove d3dqp_fences_remove
-#define fence_shared_check_locked d3dqp_fence_shared_check_locked
 #define fence_signalled_locked d3dqp_fence_signalled_locked
 #define fence_unref d3dqp_fence_unref
 #define fence_value d3dqp_fence_value
-#define fence_watch d3dqp_fence_watch
-#define fence_watch_fired d3dqp_fence_watch_fired
-#define fence_watch_start d3dqp_fence_watch_start
 #define fire_add_release d3dqp_fire_add_release
 #define fire_run d3dqp_fire_run
+#define kfence_create d3dqp_kfence_create
+#define kfence_destroy d3dqp_kfence_destroy
+#define kfence_event d3dqp_kfence_event
+#define kfence_export d3dqp_kfence_export
+#define kfence_import d3dqp_kfence_import
+#define kfence_signal d3dqp_kfence_signal
+#define kfence_wait d3dqp_kfence_wait
 #define now_ns d3dqp_now_ns
 #define queue_check_lost d3dqp_queue_check_lost
 #define queue_check_lost_live d3dqp_queue_check_lost_live
@@ -516,12 +546,15 @@ static inline void fence_ref(struct d3dq_fence *f)
 #define record_edge d3dqp_record_edge
 #define record_signal d3dqp_record_signal
 #define run_flushes d3dqp_run_flushes
+#define dev_unplugged d3dqp_dev_unplugged
 #define syncobj_create d3dqp_syncobj_create
 #define syncobj_destroy d3dqp_syncobj_destroy
 #define syncobj_query d3dqp_syncobj_query
 #define syncobj_timeline_signal d3dqp_syncobj_timeline_signal
-#define syncobj_timeline_signal_many d3dqp_syncobj_timeline_signal_many
 #define syncobj_timeline_wait d3dqp_syncobj_timeline_wait
+#define vpage_map d3dqp_vpage_map
+#define vpage_unmap d3dqp_vpage_unmap
+#define watch_fired d3dqp_watch_fired
 #define worker_ensure d3dqp_worker_ensure
 #define worker_stop d3dqp_worker_stop
 
@@ -546,8 +579,6 @@ void syncobj_destroy(int fd, uint32_t handle);
 int syncobj_query(int fd, uint32_t *handles, uint64_t *points, uint32_t n,
 		  uint32_t flags);
 int syncobj_timeline_signal(int fd, uint32_t handle, uint64_t point);
-int syncobj_timeline_signal_many(int fd, const uint32_t *handles,
-				 const uint64_t *points, uint32_t n);
 int syncobj_timeline_wait(int fd, uint32_t *handles, uint64_t *points,
 			  uint32_t n, int64_t abs_timeout_ns, uint32_t flags,
 			  uint32_t *first);
@@ -558,12 +589,27 @@ int dev_link_object(struct d3dq_device *dev, struct list *link,
 		    struct list *head);
 void dev_ready_push(struct d3dq_device *dev, struct d3dq_queue *q);
 void dev_ring(struct d3dq_device *dev);
-/* 0 if @fd is an eventfd, else -EINVAL (rule R19). */
-int evref_check(int fd);
-int evref_get(struct d3dq_device *dev, int app_fd, struct evref **out);
-void evref_put(struct d3dq_device *dev, struct evref *e);
 /* A token event of a device with a callback: -EINVAL without one. */
 int evref_token(struct d3dq_device *dev, void *token, struct evref **out);
+void evref_put(struct evref *e);
+/* Kernel fences (uapi 1.3): 0 or -errno. */
+int kfence_create(int fd, uint64_t value, uint32_t flags, uint32_t *handle,
+		  uint64_t *mmap_offset, uint32_t *value_offset);
+int kfence_import(int fd, int xfd, uint32_t *handle, uint64_t *mmap_offset,
+		  uint32_t *value_offset);
+int kfence_export(int fd, uint32_t handle, int *xfd);
+void kfence_destroy(int fd, uint32_t handle);
+int kfence_signal(int fd, uint32_t handle, uint64_t value);
+int kfence_wait(int fd, const struct drm_d3dq_fence_value *fv, uint32_t n,
+		uint32_t flags, int64_t deadline);
+int kfence_event(int fd, const struct drm_d3dq_fence_value *fv, uint32_t n,
+		 uint32_t flags, int eventfd, uint32_t sobj, uint64_t point);
+/* Map the page at @offset (once per page): the value at @value_offset. */
+int vpage_map(struct d3dq_device *dev, uint64_t offset, uint32_t value_offset,
+	      struct vpage **page, const _Atomic uint64_t **vp);
+void vpage_unmap(struct d3dq_device *dev, struct vpage *page);
+/* Is the device unplugged (every call fails with -ENODEV)? */
+bool dev_unplugged(struct d3dq_device *dev);
 
 /* 1: abi.c. -EINVAL, or -EOPNOTSUPP for a priority the driver lacks. */
 int queue_desc_to_uapi(const struct d3dq_queue_desc *desc,
@@ -580,7 +626,11 @@ void fence_signalled_locked(struct d3dq_fence *f, uint64_t value, bool all,
 void fence_apply_locked(struct sig_rec *s, struct fire *fire);
 void fence_take_locked(struct d3dq_fence *f, uint64_t value,
 		       struct d3dq_queue *q, uint64_t point, struct fire *fire);
-int fence_shared_check_locked(struct d3dq_fence *f, uint64_t value);
+bool fence_reached(struct d3dq_fence *f, uint64_t value);
+void fence_ticket_unlink_locked(struct ticket *t);
+int fence_watch_locked(struct d3dq_fence *f, uint64_t value,
+		       struct watch **out);
+void watch_fired(struct d3dq_device *dev, struct watch *w);
 enum choice { CHOICE_NONE, CHOICE_READY, CHOICE_POINT };
 enum choice fence_choose_locked(struct d3dq_fence *f, struct d3dq_queue *q,
 				uint64_t value, struct dep *out);
@@ -589,10 +639,6 @@ void fence_kwait_unlink(struct edge *e);
 void fence_observe(struct d3dq_fence *f);
 void fence_release_all(struct d3dq_fence *f, struct fire *fire);
 void fences_remove(struct d3dq_fence **fs, size_t n);
-bool fence_watch(struct d3dq_fence *f, uint64_t *target);
-void fence_watch_fired(struct d3dq_fence *f, uint64_t value,
-		       struct fire *fire);
-void fence_watch_start(struct d3dq_fence *f);
 int fire_add_release(struct fire *fire, uint32_t queue_id, uint32_t index,
 		     uint64_t seqno);
 void fire_run(struct d3dq_device *dev, struct fire *fire);

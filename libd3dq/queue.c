@@ -96,8 +96,7 @@ static bool folded_reached(struct edge *e)
 {
 	struct d3dq_fence *f = e->fence;
 
-	return f && (atomic_load(&f->value) >= e->value ||
-		     atomic_load(&f->destroyed) || dev_removed(f->dev));
+	return f && fence_reached(f, e->value);
 }
 
 static int fold_add(struct d3dq_queue *q, struct edge *e)

@@ -19,11 +19,13 @@
  * edge names: that point completed before the waiting job could run, and
  * whatever it produced was a cause of what comes after the edge (R17).
  * Edges only point to work submitted earlier, so this terminates. It runs
- * under the device's apply_lock, on the worker, on a thread blocked in
- * d3dq_fence_wait(), when a queue is destroyed and when a record is added
- * for a point already known to be complete: every completion is applied
- * here, in an order where causes come first. The eventfd writes and early
- * releases it causes happen under the same lock, in the same order.
+ * under the device's apply_lock, on the worker, on a thread that looks
+ * at a fence nothing observed (fence_refresh()), when a queue is
+ * destroyed and when a record is added for a point already known to be
+ * complete: every completion is applied here, in an order where causes
+ * come first. The kernel fence writes (which fire the kernel's eventfds)
+ * and early releases it causes happen under the same lock, in the same
+ * order.
  *
  * An edge that was released early (the wait it stands for was satisfied
  * by something else, R6) is no dependency any more and is passed over.
@@ -566,8 +568,9 @@ static void wait_all_jobs(struct d3dq_device *dev)
 
 /*
  * Remove the device (R15), in this order: make sure no job of ours runs
- * any more; every fence reads UINT64_MAX (shared ones also on their
- * timelines, for other processes); publish the reason; release every
+ * any more (the kernel's REMOVE also sets every fence of the file to
+ * UINT64_MAX for good, which other processes holding a shared one see);
+ * every fence reads UINT64_MAX; publish the reason; release every
  * waiter; drop every held FIFO (through the ready list). Concurrent
  * callers wait for the first one; the first reason stays. Called with no
  * lock held, or only the caller's queue lock.
@@ -686,12 +689,11 @@ void queue_deactivate(struct d3dq_queue *q)
 }
 
 /*
- * Build the wait set, with references: the doorbell; per queue with
- * records, the point of its first signal record (see
- * watch_point_locked()), none if it has none; per watched shared fence
- * the lowest value this process waits for (another process may signal
- * it). Queues without records and shared fences nothing waits on any
- * more leave their lists. dev->lock held.
+ * Build the wait set: the doorbell; per queue with records, the point of
+ * its first signal record (see watch_point_locked()), none if it has
+ * none, with a reference; per watch of a shared fence (fence.c), its
+ * point (only the worker frees watches). Queues without records leave
+ * the list. dev->lock held.
  */
 static void collect_locked(struct d3dq_device *dev, struct watch_set *w)
 {
@@ -723,20 +725,14 @@ static void collect_locked(struct d3dq_device *dev, struct watch_set *w)
 	}
 	pthread_mutex_unlock(&dev->apply_lock);
 	w->nqueues = w->n;
-	list_for_each_safe(pos, tmp, &dev->watched) {
-		struct d3dq_fence *f =
-			container_of(pos, struct d3dq_fence, watch_link);
-		uint64_t target;
+	pthread_mutex_lock(&dev->watch_lock);
+	list_for_each_safe(pos, tmp, &dev->watches) {
+		struct watch *fw = container_of(pos, struct watch, link);
 
-		if (!fence_watch(f, &target)) {
-			list_del(&f->watch_link);
-			f->watch_linked = false;
-			continue;
-		}
-		if (watch_add(w, f->syncobj, target, f, 0))
-			continue;
-		fence_ref(f);
+		if (watch_add(w, fw->sobj, 1, fw, 0))
+			break;
 	}
+	pthread_mutex_unlock(&dev->watch_lock);
 }
 
 static void watch_put(struct d3dq_device *dev, struct watch_set *w)
@@ -751,8 +747,6 @@ static void watch_put(struct d3dq_device *dev, struct watch_set *w)
 	pthread_mutex_unlock(&dev->apply_lock);
 	for (i = 1; i < w->nqueues; i++)
 		queue_unref(w->objs[i]);
-	for (; i < w->n; i++)
-		fence_unref(w->objs[i]);
 }
 
 /*
@@ -768,17 +762,12 @@ static void watch_put(struct d3dq_device *dev, struct watch_set *w)
 static void process(struct d3dq_device *dev, struct watch_set *w, uint32_t i)
 {
 	struct fire fire = FIRE_INIT;
-	uint64_t value = w->points[i], v = 0;
+	uint64_t value = w->points[i];
 	struct list garbage;
 	int lost;
 
 	if (i >= w->nqueues) {
-		/* v = 0: valgrind cannot see the kernel write it. */
-		if (!syncobj_query(dev->fd, &w->handles[i], &v, 1, 0) &&
-		    v > value)
-			value = v;
-		fence_watch_fired(w->objs[i], value, &fire);
-		fire_run(dev, &fire);
+		watch_fired(dev, w->objs[i]);
 		return;
 	}
 	lost = queue_check_lost_live(w->objs[i]);

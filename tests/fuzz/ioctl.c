@@ -1648,17 +1648,46 @@ static void fz_fence(struct __test_metadata *_metadata, struct fz *f)
 	}
 	default: {
 		struct drm_d3dq_fence_event a = { 0 };
+		struct drm_syncobj_create sc = { 0 };
+		struct drm_syncobj_destroy sd = { 0 };
 
 		gen_fence_values(f, &a.fences, fv, &bad);
 		a.flags = one_in(f, 2) ? DRM_D3DQ_FENCE_WAIT_ANY : 0;
-		a.flags |= reserved(f, &bad) & ~DRM_D3DQ_FENCE_WAIT_ANY;
-		a.eventfd = f->efd;
-		if (fault(f, 8)) {
-			bad = true;
-			a.eventfd = one_in(f, 2) ? f->fd : (int)boundary32(f);
+		a.flags |= reserved(f, &bad) &
+			   ~(DRM_D3DQ_FENCE_WAIT_ANY | DRM_D3DQ_FENCE_EVENT_SYNCOBJ);
+		if (one_in(f, 3)) {
+			/*
+			 * uapi 1.4: a point of a syncobj of its own, whose
+			 * handle goes at once (the registration keeps it):
+			 * the fuzzer's own syncobjs never get points this way.
+			 */
+			a.flags |= DRM_D3DQ_FENCE_EVENT_SYNCOBJ;
+			if (ioctl(f->fd, DRM_IOCTL_SYNCOBJ_CREATE, &sc))
+				return;
+			a.syncobj = sc.handle;
+			a.point = one_in(f, 8) ? 0 : 1 + below(f, 1000);
+			if (!a.point)
+				bad = true;
+			if (fault(f, 8)) {
+				bad = true;
+				a.eventfd = f->efd;
+			}
+		} else {
+			a.eventfd = f->efd;
+			if (fault(f, 8)) {
+				bad = true;
+				a.eventfd = one_in(f, 2) ? f->fd :
+					    (int)boundary32(f);
+			}
+			a.point = reserved(f, &bad);
 		}
+		a.pad = reserved(f, &bad);
 		CALL(f->fd, DRM_IOCTL_D3DQ_FENCE_EVENT, &a,
 		     E(EINVAL) | E(ENOENT) | E(EBADF) | E(EDQUOT), !bad, 0);
+		if (sc.handle) {
+			sd.handle = sc.handle;
+			ioctl(f->fd, DRM_IOCTL_SYNCOBJ_DESTROY, &sd);
+		}
 		if (one_in(f, 16)) {
 			uint64_t n;
 

@@ -204,7 +204,8 @@ enum drm_d3dq_param {
  * version 1.1 adds %DRM_D3DQ_FEATURE_WAIT_RELEASE and
  * %DRM_D3DQ_FEATURE_PRIORITY, version 1.2 %DRM_D3DQ_FEATURE_SUBMIT_DONE,
  * version 1.3 %DRM_D3DQ_FEATURE_FENCE, version 1.4
- * %DRM_D3DQ_FEATURE_FENCE_SUBMIT.
+ * %DRM_D3DQ_FEATURE_FENCE_SUBMIT and
+ * %DRM_D3DQ_FEATURE_FENCE_EVENT_SYNCOBJ.
  */
 /** DRM_D3DQ_FEATURE_TIMELINE - timeline syncobjs in waits and signals. */
 #define DRM_D3DQ_FEATURE_TIMELINE	(1ull << 0)
@@ -238,6 +239,12 @@ enum drm_d3dq_param {
  * signals"). Since 1.4.
  */
 #define DRM_D3DQ_FEATURE_FENCE_SUBMIT	(1ull << 7)
+/**
+ * DRM_D3DQ_FEATURE_FENCE_EVENT_SYNCOBJ - %DRM_D3DQ_FENCE_EVENT_SYNCOBJ
+ * registrations that add a signalled point to a timeline syncobj instead
+ * of signalling an eventfd (see "Fences"). Since 1.4.
+ */
+#define DRM_D3DQ_FEATURE_FENCE_EVENT_SYNCOBJ	(1ull << 8)
 
 /**
  * struct drm_d3dq_get_param - Argument of %DRM_IOCTL_D3DQ_GET_PARAM.
@@ -1104,6 +1111,14 @@ struct drm_d3dq_fence_wait {
 };
 
 /**
+ * DRM_D3DQ_FENCE_EVENT_SYNCOBJ - flag of &drm_d3dq_fence_event: when the
+ * condition holds, add a signalled point to a timeline syncobj instead
+ * of signalling an eventfd (uapi 1.4,
+ * %DRM_D3DQ_FEATURE_FENCE_EVENT_SYNCOBJ).
+ */
+#define DRM_D3DQ_FENCE_EVENT_SYNCOBJ	(1u << 1)
+
+/**
  * struct drm_d3dq_fence_event - Argument of %DRM_IOCTL_D3DQ_FENCE_EVENT.
  *
  * Registers an eventfd that the kernel signals (adds 1 to) exactly once,
@@ -1111,19 +1126,54 @@ struct drm_d3dq_fence_wait {
  * already. The kernel keeps its own reference to the eventfd, so
  * closing @eventfd afterwards changes nothing. A registration ends when
  * it fires; it counts against ``max_user_fence_events`` until then.
+ * Single-fence registrations of one fence with the same eventfd that one
+ * change of the value satisfies (or one destruction of a handle
+ * releases) signal it once, not once each (R10: an event fires at most
+ * once per crossing); a registration that fires during its call, and a
+ * multi-fence one, signal it on their own.
+ *
+ * With %DRM_D3DQ_FENCE_EVENT_SYNCOBJ (uapi 1.4) the registration, instead
+ * of an eventfd, adds point @point to the timeline syncobj @syncobj of
+ * this file, once, when the condition holds (or the registration is
+ * released, as an eventfd registration fires then). The point is
+ * already signalled when it is added (the stub fence, in a chain node
+ * allocated at registration): nothing unsignalled is ever published, so
+ * a wait for that point (with %DRM_SYNCOBJ_WAIT_FLAGS_WAIT_FOR_SUBMIT)
+ * is how a thread that waits on syncobjs learns that the condition held,
+ * and no dma-fence ever depends on a fence value. The point is added
+ * from a work item shortly after the value write that satisfied the
+ * condition. Points added out of order (a registration for a higher
+ * point firing first) follow the timeline's rules: the timeline keeps
+ * its highest point. @eventfd must be 0 then; without the flag,
+ * @syncobj, @pad and @point must be 0. The structure ends at @eventfd in
+ * uapi 1.3; the kernel reads an older, shorter one with those fields 0.
+ *
  * Errors: -EBADF @eventfd is not open; -EINVAL it is not an eventfd, and
- * as for &drm_d3dq_fence_wait (nothing is written then); -ENOENT;
- * -EDQUOT; -EFAULT; -ENOMEM.
+ * as for &drm_d3dq_fence_wait (nothing is written then), @point 0 with
+ * %DRM_D3DQ_FENCE_EVENT_SYNCOBJ, non-zero fields the flags do not use;
+ * -ENOENT unknown fence or syncobj handle; -EDQUOT; -EFAULT; -ENOMEM.
  */
 struct drm_d3dq_fence_event {
 	/** @fences: Array of &struct drm_d3dq_fence_value. */
 	struct drm_d3dq_obj_array fences;
 
-	/** @flags: 0 (all) or %DRM_D3DQ_FENCE_WAIT_ANY. */
+	/**
+	 * @flags: 0 (all) or %DRM_D3DQ_FENCE_WAIT_ANY, and
+	 * %DRM_D3DQ_FENCE_EVENT_SYNCOBJ.
+	 */
 	__u32 flags;
 
 	/** @eventfd: The eventfd to signal. */
 	__s32 eventfd;
+
+	/** @syncobj: With %DRM_D3DQ_FENCE_EVENT_SYNCOBJ: the syncobj. */
+	__u32 syncobj;
+
+	/** @pad: Must be zero. */
+	__u32 pad;
+
+	/** @point: With %DRM_D3DQ_FENCE_EVENT_SYNCOBJ: the point, not 0. */
+	__u64 point;
 };
 
 /**

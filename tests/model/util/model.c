@@ -43,9 +43,8 @@
 
 /*
  * Queue signal: called, passed by the engine (its work completed), taken
- * effect (R4: a local fence takes its value; a shared fence's timeline
- * only grows, so a lower one changes nothing there; on a destroyed fence
- * it changes nothing either).
+ * effect (R4: the fence takes its value, shared or not, R20; on a
+ * destroyed fence it changes nothing).
  */
 enum { S_NONE, S_CALLED, S_GPU, S_APPLIED };
 /* Queue wait */
@@ -57,7 +56,6 @@ enum { X_NONE, X_QUEUED, X_RAN };
 
 struct mst {
 	uint64_t val[M_MAXF];
-	uint64_t hi[M_MAXF];		/* shared: highest value accepted */
 	uint64_t done[(MAXSTEPS + 63) / 64];
 	uint8_t fdead[M_MAXF];		/* destroyed */
 	uint8_t qlen[M_MAXQ], gpos[M_MAXQ];
@@ -72,12 +70,18 @@ struct mst {
 	 */
 	uint8_t rmpeer[2];
 	/*
+	 * Shared fences (bits) a removal took to UINT64_MAX for good: the
+	 * kernel refuses their CPU signals with -ENODEV in every process
+	 * and ignores their queue signals.
+	 */
+	uint8_t fgone;
+	/*
 	 * pending eventfd writes: efd, writes still owed, writes allowed,
 	 * and 1 + the shared fence whose later changes by another process
 	 * may still join the unit (0: none may)
 	 */
 	uint8_t ue[MAXU], umin[MAXU], umax[MAXU], umg[MAXU];
-	uint8_t pad[3];
+	uint8_t pad[2];
 };
 
 /* States are hashed whole: no padding the compiler might not copy. */
@@ -385,6 +389,7 @@ static void rm_peer(struct ctx *c, struct mst *s, int proc, int f)
 	s->rmpeer[proc] &= ~(1u << f);
 	if (s->fdead[f])
 		return;
+	s->fgone |= 1u << f;
 	s->val[f] = M_MAX;
 	on_value_in(c, s, f, M_MAX, 1 - proc, proc);
 }
@@ -400,51 +405,6 @@ static uint64_t fvalp(const struct ctx *c, const struct mst *s, int f,
 }
 
 #define fval(c, s, f) fvalp(c, s, f, proc)
-
-/*
- * Shared fences are a timeline: the value never goes down. A signal lower
- * than the value is refused (-EINVAL) and changes nothing, the value
- * itself again is a no-op, a signal above every value accepted so far is
- * accepted; in between, refusing is allowed (the documented "lower than a
- * value already signalled" may count values still pending).
- */
-static bool shared_ret_ok(const struct mst *s, int f, uint64_t v,
-			  int64_t ret)
-{
-	if (ret == 0)
-		return v >= s->val[f];
-	if (ret != -EINVAL)
-		return false;
-	if (v < s->val[f])
-		return true;
-	if (v == s->val[f] && v == s->hi[f])
-		return false;
-	return v <= s->hi[f];
-}
-
-/*
- * A signal call i of a shared fence: is its return value allowed (false,
- * with @explain saying why, if not)? If it was accepted, it raises the
- * highest value accepted.
- */
-static bool shared_accept(struct ctx *c, struct mst *s, int i, bool explain)
-{
-	const struct m_op *o = &c->p->ops[i];
-	int64_t ret = c->l->o[i].ret;
-
-	if (!shared_ret_ok(s, o->f, o->v, ret)) {
-		if (explain)
-			say(c, "op %d %s of shared F%d = %llu returned %lld with F%d = %llu, %llu accepted; ",
-			    i, kind_name(o->kind), o->f,
-			    (unsigned long long)o->v, (long long)ret, o->f,
-			    (unsigned long long)s->val[o->f],
-			    (unsigned long long)s->hi[o->f]);
-		return false;
-	}
-	if (!ret && o->v > s->hi[o->f])
-		s->hi[o->f] = o->v;
-	return true;
-}
 
 static void queue_append(struct ctx *c, struct mst *s, int q, int op)
 {
@@ -509,33 +469,32 @@ static bool do_step(struct ctx *c, struct mst *s, const struct step *st,
 
 	switch (o->kind) {
 	case K_CSIG:
-		want_ret = s->removed[proc] ? -ENODEV : 0;
+		/*
+		 * A removal took the shared fence to UINT64_MAX for good, in
+		 * every process: the kernel refuses the signal.
+		 */
+		want_ret = s->removed[proc] || (s->fgone >> o->f & 1) ?
+			   -ENODEV : 0;
 		if ((c->relax & M_RELAX_REMOVAL) && ob->ret == 0) {
 			s->val[o->f] = o->v;
 			on_value(c, s, o->f, o->v, -1);
 			return true;
 		}
-		if (p->fshared[o->f] && !s->removed[proc]) {
-			if (!shared_accept(c, s, i, explain))
-				return false;
-			if (ob->ret)
-				return true;
-			/* on the timeline at once (library.rst) */
+		if (ob->ret != want_ret)
+			goto bad_ret;
+		if (want_ret)
+			return true;
+		/*
+		 * Any value, shared or not (R2, R20); another process sees a
+		 * shared fence's change at once.
+		 */
+		if (p->fshared[o->f]) {
 			s->st[i] = S_APPLIED;
 			if (alt)	/* diagnosis: it changes nothing */
 				return true;
-			if (o->v > s->val[o->f]) {
-				s->val[o->f] = o->v;
-				on_value(c, s, o->f, o->v, proc);
-			}
-			return true;
 		}
-		if (ob->ret != want_ret)
-			goto bad_ret;
-		if (!s->removed[proc]) {
-			s->val[o->f] = o->v;
-			on_value(c, s, o->f, o->v, -1);
-		}
+		s->val[o->f] = o->v;
+		on_value(c, s, o->f, o->v, p->fshared[o->f] ? proc : -1);
 		return true;
 	case K_READ:
 		if (ob->val == fval(c, s, o->f))
@@ -611,9 +570,9 @@ static bool do_step(struct ctx *c, struct mst *s, const struct step *st,
 		return true;
 	case K_QSIG:
 		/*
-		 * Never refused while the device lives, also on a shared
-		 * fence below a value signalled before (R4: it takes effect
-		 * when its work completes, if it raises the timeline then).
+		 * Never refused while the device lives, also below a value
+		 * signalled before (R4: it takes effect when its work
+		 * completes).
 		 */
 		want_ret = s->removed[proc] ? -ENODEV : 0;
 		if (ob->ret != want_ret)
@@ -719,6 +678,7 @@ static bool do_step(struct ctx *c, struct mst *s, const struct step *st,
 			if (s->fdead[j])
 				continue;
 			if (p->fshared[j]) {
+				s->fgone |= 1u << j;
 				/* This process's own view: at the release. */
 				on_value_in(c, s, j, M_MAX, proc,
 					    (c->relax & M_RELAX_REMOVAL) ?
@@ -779,12 +739,13 @@ static bool resolve(struct ctx *c, struct mst *s, int i, bool backwards,
 	s->st[i] = S_APPLIED;
 	if (s->fdead[o->f] || drop) {
 		/* nothing to change */
+	} else if (s->fgone >> o->f & 1) {
+		/* a removal took the shared fence to UINT64_MAX for good */
 	} else if (c->p->fshared[o->f]) {
-		/* a timeline only grows: a lower value changes nothing */
-		if (o->v > s->val[o->f] || backwards) {
-			s->val[o->f] = o->v;
-			on_value(c, s, o->f, o->v, c->p->qproc[q]);
-		}
+		/* R20: as any fence, a lower value too */
+		(void)backwards;
+		s->val[o->f] = o->v;
+		on_value(c, s, o->f, o->v, c->p->qproc[q]);
 	} else {
 		s->val[o->f] = o->v;
 		on_value(c, s, o->f, o->v, -1);
@@ -1228,7 +1189,7 @@ void model_check_relaxed(const struct m_prog *p, const struct m_log *l,
 
 	memset(&s0, 0, sizeof(s0));
 	for (i = 0; i < p->nfences; i++)
-		s0.val[i] = s0.hi[i] = p->finit[i];
+		s0.val[i] = p->finit[i];
 	for (i = 0; i < p->nefds; i++)
 		s0.eclosed[i] = !p->eopen[i];
 
@@ -1254,7 +1215,7 @@ void model_check_relaxed(const struct m_prog *p, const struct m_log *l,
 static const char *const relax_names[] = {
 	"R4 (queue signals take effect as they complete)", "R17 (causal order)", "R18 (waits need a value the fence takes)",
 	"R10/R13 (event counts)", "R8 (engine memory)", "R15 (removal)",
-	"shared timelines (signals at once, never backwards)",
+	"shared fences (CPU signals at once)",
 };
 
 void model_check(const struct m_prog *p, const struct m_log *l,

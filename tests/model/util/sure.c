@@ -76,41 +76,6 @@ static bool holds(const struct m_op *o)
 			     (o->sure || o->timeout_ns == M_MAX));
 }
 
-/*
- * A shared fence never goes down: f >= v is certain once a signal of
- * v or more is certainly accepted (above every value signalled before it)
- * and certainly takes effect (a CPU signal queues behind the queue
- * signals made before it, which must then certainly pass).
- */
-static bool shared_sure(const struct m_prog *p, const struct facts *fa,
-			int w, int f, uint64_t v, bool blocking)
-{
-	uint64_t hi = p->finit[f];
-	bool stuck = false, accepted, eff;
-	int i, t = p->ops[w].thread;
-
-	if (p->finit[f] >= v)
-		return true;
-	for (i = 0; i < p->nops; i++) {
-		const struct m_op *o = &p->ops[i];
-
-		if (o->phase2 || !is_signal(o) || o->f != f)
-			continue;
-		/* a queue signal is never refused (R4) */
-		accepted = o->kind == K_QSIG || o->v > hi;
-		if (o->v > hi)
-			hi = o->v;
-		eff = o->kind == K_QSIG ? fa->passed[i] : fa->called[i] && !stuck;
-		if (o->kind == K_QSIG && !fa->passed[i])
-			stuck = true;
-		if (blocking && o->thread == t && i > w)
-			continue;
-		if (accepted && eff && o->v >= v && counts(p, w, i))
-			return true;
-	}
-	return false;
-}
-
 /* Does signal @l surely take effect? */
 static bool takes_effect(const struct m_prog *p, const struct facts *fa, int l)
 {
@@ -183,8 +148,7 @@ static bool value_sure(const struct m_prog *p, const struct facts *fa,
 	}
 	if (fa->writer[f] == -1)	/* never signalled: its initial value */
 		return p->finit[f] >= v;
-	if (p->fshared[f])
-		return shared_sure(p, fa, w, f, v, blocking);
+	/* A shared fence goes down like any other (R20): no special case. */
 	if (fa->writer[f] < 0)
 		return false;
 	for (i = 0; i < p->nops; i++) {
