@@ -49,6 +49,7 @@ static const char *const feature_names[] = {
 	"submit_done",
 	"fence",
 	"fence_submit",
+	"fence_hold",
 };
 
 static int is_d3dq(int fd, drmVersionPtr *out)

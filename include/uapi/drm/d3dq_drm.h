@@ -105,7 +105,7 @@ enum drm_d3dq_ioctl_id {
  * number grows with every addition.
  */
 #define DRM_D3DQ_UAPI_MAJOR	1
-#define DRM_D3DQ_UAPI_MINOR	4
+#define DRM_D3DQ_UAPI_MINOR	5
 
 /**
  * struct drm_d3dq_obj_array - A user array of structures.
@@ -238,6 +238,12 @@ enum drm_d3dq_param {
  * signals"). Since 1.4.
  */
 #define DRM_D3DQ_FEATURE_FENCE_SUBMIT	(1ull << 7)
+/**
+ * DRM_D3DQ_FEATURE_FENCE_HOLD - %DRM_D3DQ_SUBMIT_HOLD and
+ * %DRM_D3DQ_SUBMIT_HELD: the kernel holds a job whose fence wait nothing
+ * serves yet (see "Held jobs"). Since 1.5.
+ */
+#define DRM_D3DQ_FEATURE_FENCE_HOLD	(1ull << 8)
 
 /**
  * struct drm_d3dq_get_param - Argument of %DRM_IOCTL_D3DQ_GET_PARAM.
@@ -524,6 +530,20 @@ struct drm_d3dq_queue_get_state {
  * returned. Since 1.2.
  */
 #define DRM_D3DQ_SUBMIT_DONE		(1u << 0)
+
+/**
+ * DRM_D3DQ_SUBMIT_HOLD - &drm_d3dq_submit.flags: a fence wait that is
+ * neither reached nor brought by an armed signal of this file holds the
+ * job instead of failing the submit with -ENODATA (see "Held jobs").
+ * Since 1.5.
+ */
+#define DRM_D3DQ_SUBMIT_HOLD		(1u << 0)
+
+/**
+ * DRM_D3DQ_SUBMIT_HELD - &drm_d3dq_submit.out_flags: the job is held, not
+ * armed yet: nothing of it is published (see "Held jobs"). Since 1.5.
+ */
+#define DRM_D3DQ_SUBMIT_HELD		(1u << 1)
 
 /** DRM_D3DQ_SYNC_TIMELINE - the syncobj is a timeline, use the point. */
 #define DRM_D3DQ_SYNC_TIMELINE		(1u << 0)
