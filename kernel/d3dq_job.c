@@ -581,7 +581,8 @@ struct d3dq_release_fence *d3dq_release_fence_alloc(void)
 void d3dq_release_fence_bind(struct d3dq_release_fence *rf,
 			     struct dma_fence *waited)
 {
-	rf->waited = dma_fence_get(waited);
+	/* Read without a lock by d3dq_job_hold_ready(). */
+	WRITE_ONCE(rf->waited, dma_fence_get(waited));
 	/* A reference for the callback. */
 	dma_fence_get(&rf->base);
 	if (dma_fence_add_callback(waited, &rf->cb, d3dq_release_fence_cb)) {
