@@ -240,6 +240,7 @@ TEST_F(hold, held_job_publishes_nothing)
 	struct drm_d3dq_queue_get_state st;
 	uint32_t flags = 0;
 	uint64_t seqno = 0, seqno2 = 0;
+	const char *text, *line;
 	struct t_cs cs;
 	int dmabuf, sf = -1;
 
@@ -271,6 +272,20 @@ TEST_F(hold, held_job_publishes_nothing)
 	EXPECT_EQ(DRM_D3DQ_SUBMIT_HELD, flags);
 
 	EXPECT_EQ(3, held(self->fd));
+	/* debugfs lists them, and the fence wait that holds the first. */
+	text = t_queues_text();
+	if (text) {
+		char want[64];
+
+		snprintf(want, sizeof(want), "queue %u ", self->q1);
+		line = strstr(text, want);
+		EXPECT_NE(NULL, line) TH_LOG("%s", text);
+		if (line)
+			EXPECT_EQ(0, strncmp(strchr(line, '\n') - 6, "held=3", 6));
+		snprintf(want, sizeof(want), "job 1 waits fence=%u value=1",
+			 self->f.handle);
+		EXPECT_NE(NULL, strstr(text, want)) TH_LOG("%s", text);
+	}
 	EXPECT_EQ(0, submitted(self->fd, self->out1));
 	EXPECT_EQ(0, submitted(self->fd, self->out2));
 	EXPECT_EQ(0, submitted(self->fd, self->out3));
@@ -599,7 +614,11 @@ TEST_F(hlim, held_jobs_fill_limits)
 	}
 	EXPECT_EQ(-ENOSPC, ret);
 	EXPECT_LT(n, 1000);
-	EXPECT_EQ(-ENOSPC, t_submit(self->fd, q3, NULL, 0, NULL, 0, NULL));
+	/* The file's bytes, not a queue's count (a queue takes 7 here). */
+	EXPECT_LT(7, n);
+	/* A queue without held jobs, a job of the same size: at once. */
+	EXPECT_EQ(-ENOSPC, hsubmit(self->fd, q3, w, 1, NULL, 0, NULL, NULL,
+				   NULL));
 	EXPECT_EQ(8 + n, held(self->fd));
 
 	/* Released: everything runs, and there is room again. */
