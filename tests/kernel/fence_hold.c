@@ -527,6 +527,41 @@ TEST_F(hold, destroy_remove_close)
 	EXPECT_TRUE(jobs_gone(1));
 }
 
+/*
+ * A queue lost by a job timeout frees its held jobs (the arming work
+ * finds it lost): they never run, their points are never attached.
+ */
+TEST_F(hold, lost_queue_frees_held)
+{
+	struct drm_d3dq_queue_get_state st;
+	struct drm_d3dq_sync w[1], s[1];
+	uint32_t flags = 0;
+	struct t_cs cs;
+	int i;
+
+	/* 3 s of DELAY: past the 2 s job timeout of the defaults. */
+	t_cs_init(&cs);
+	t_cs_delay(&cs, 3 * T_SEC);
+	s[0] = t_tl(self->out1, 1);
+	ASSERT_EQ(0, t_submit(self->fd, self->q1, NULL, 0, s, 1, &cs));
+	w[0] = fs(self->f.handle, 1);
+	s[0] = t_tl(self->out2, 1);
+	ASSERT_EQ(0, hsubmit(self->fd, self->q1, w, 1, s, 1, NULL, &flags,
+			     NULL));
+	EXPECT_EQ(DRM_D3DQ_SUBMIT_HELD, flags);
+	/* Signalled, with the timeout's error. */
+	ASSERT_EQ(0, t_wait(self->fd, self->out1, 1, 20 * T_SEC));
+	EXPECT_EQ(-ETIMEDOUT, t_fence_status(self->fd, self->out1, 1));
+	ASSERT_EQ(0, t_queue_state(self->fd, self->q1, &st));
+	EXPECT_EQ(DRM_D3DQ_QUEUE_STATE_LOST, st.state);
+	for (i = 0; i < 1000 && held(self->fd); i++)
+		usleep(10000);
+	EXPECT_EQ(0, held(self->fd));
+	ASSERT_EQ(0, fence_signal(self->fd, self->f.handle, 1));
+	EXPECT_TRUE(jobs_gone(1));
+	EXPECT_EQ(0, submitted(self->fd, self->out2));
+}
+
 /* Bad input: unknown submit flags; HELD is an out flag only. */
 TEST_F(hold, bad_flags)
 {
