@@ -641,6 +641,7 @@ size_t d3dq_fence_qwait_bytes(void)
  * @dfile: the submitting file
  * @handle: the fence's handle in it
  * @value: the value waited for
+ * @hold: the job's queue if the wait may hold the job (uapi 1.5), or NULL
  * @condp: set to the wait's condition, or NULL
  * @rfp: set to the job's dependency for the wait (a reference), or NULL
  * @waitedp: set to the signal job's fence (a reference), or NULL
