@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * d3dq debugfs: "queues" lists every open file's queues and the jobs held
- * by dependencies, "objects" the live object counts, so tests can check
+ * d3dq debugfs: "queues" lists every open file's queues, the jobs held
+ * by dependencies and the held jobs (uapi 1.5), "objects" the live object
+ * counts, so tests can check
  * for leaks. (DRM itself provides "clients".)
  *
  * Copyright (C) 2026 The d3dq authors
@@ -32,47 +33,55 @@ static const char *const d3dq_prio_names[] = {
 	[DRM_D3DQ_QUEUE_PRIORITY_REALTIME] = "realtime",
 };
 
+/* The waits of @job that have not signalled yet. */
+static void d3dq_debugfs_job_waits(struct seq_file *m, struct d3dq_job *job)
+{
+	u32 i;
+
+	for (i = 0; i < job->nwaits; i++) {
+		struct d3dq_wait *w = &job->waits[i];
+		struct dma_fence *dep = w->release ? &w->release->base :
+				       w->fence;
+
+		/* Only the flag: no fence callbacks under our lock. */
+		if (!dep || test_bit(DMA_FENCE_FLAG_SIGNALED_BIT, &dep->flags))
+			continue;
+		if (w->flags & DRM_D3DQ_SYNC_FENCE)
+			seq_printf(m, "    job %llu waits fence=%u value=%llu\n",
+				   d3dq_job_seqno(job), w->handle, w->point);
+		else
+			seq_printf(m, "    job %llu waits syncobj=%u point=%llu%s\n",
+				   d3dq_job_seqno(job), w->handle, w->point,
+				   w->release ? " releasable" : "");
+	}
+}
+
 static void d3dq_debugfs_queue(struct seq_file *m, struct d3dq_queue *queue)
 {
 	struct d3dq_job *job;
-	unsigned int running = 0, queued = 0;
-	u32 i;
+	unsigned int running = 0, held = 0;
 
 	spin_lock(&queue->lock);
 	list_for_each_entry(job, &queue->jobs, link) {
 		if (job->state == D3DQ_JOB_RUNNING)
 			running++;
-		else if (job->state == D3DQ_JOB_QUEUED)
-			queued++;
 	}
-	seq_printf(m, "  queue %u type=%s prio=%s state=%s reason=%d pending=%d running=%u\n",
+	list_for_each_entry(job, &queue->held, link)
+		held++;
+	seq_printf(m, "  queue %u type=%s prio=%s state=%s reason=%d pending=%d running=%u held=%u\n",
 		   queue->id, d3dq_type_names[queue->type],
 		   d3dq_prio_names[queue->priority],
 		   queue->state == DRM_D3DQ_QUEUE_STATE_OK ? "ok" : "lost",
-		   queue->reason, atomic_read(&queue->pending), running);
+		   queue->reason, atomic_read(&queue->pending), running, held);
 
 	list_for_each_entry(job, &queue->jobs, link) {
-		if (job->state != D3DQ_JOB_QUEUED)
-			continue;
-		for (i = 0; i < job->nwaits; i++) {
-			struct d3dq_wait *w = &job->waits[i];
-			struct dma_fence *dep = w->release ?
-						&w->release->base : w->fence;
-
-			/* Only the flag: no fence callbacks under our lock. */
-			if (!dep ||
-			    test_bit(DMA_FENCE_FLAG_SIGNALED_BIT, &dep->flags))
-				continue;
-			if (w->flags & DRM_D3DQ_SYNC_FENCE)
-				seq_printf(m, "    job %llu waits fence=%u value=%llu\n",
-					   d3dq_job_seqno(job), w->handle,
-					   w->point);
-			else
-				seq_printf(m, "    job %llu waits syncobj=%u point=%llu%s\n",
-					   d3dq_job_seqno(job), w->handle,
-					   w->point,
-					   w->release ? " releasable" : "");
-		}
+		if (job->state == D3DQ_JOB_QUEUED)
+			d3dq_debugfs_job_waits(m, job);
+	}
+	/* Held jobs (uapi 1.5): not armed, in order. */
+	list_for_each_entry(job, &queue->held, link) {
+		seq_printf(m, "    job %llu held\n", d3dq_job_seqno(job));
+		d3dq_debugfs_job_waits(m, job);
 	}
 	spin_unlock(&queue->lock);
 }

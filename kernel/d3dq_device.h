@@ -83,6 +83,8 @@ struct d3dq_workqueues {
 	struct workqueue_struct *cleanup;
 	/* Final queue teardown (scheduler and entity fini). */
 	struct workqueue_struct *teardown;
+	/* Arming held jobs (uapi 1.5), outside any signalling path. */
+	struct workqueue_struct *arm;
 };
 
 extern struct d3dq_workqueues d3dq_wq;
@@ -176,6 +178,8 @@ struct d3dq_user {
 	atomic_t queues_finishing;
 	/* Jobs not freed yet, of all the user's files. */
 	atomic_t jobs;
+	/* Of those, jobs held (not armed) now. */
+	atomic_t jobs_held;
 	/* Fences created and not freed yet (max_user_fences). */
 	atomic_t fences;
 	/* Event registrations not freed yet (max_user_fence_events). */
@@ -218,6 +222,8 @@ struct d3dq_file {
 	spinlock_t job_bytes_lock;
 	u32 jobs;
 	u64 job_bytes;
+	/* Of those, jobs held (not armed) now: fdinfo d3dq-jobs-held. */
+	atomic_t jobs_held;
 
 	/* Buffers created through the file and not freed yet. */
 	atomic_t bos;

@@ -176,7 +176,8 @@ int d3dq_ioctl_get_param(struct drm_device *drm, void *data,
 			      DRM_D3DQ_FEATURE_SUBMIT_DONE |
 			      DRM_D3DQ_FEATURE_FENCE |
 			      DRM_D3DQ_FEATURE_FENCE_SUBMIT |
-			      DRM_D3DQ_FEATURE_FENCE_EVENT_SYNCOBJ;
+			      DRM_D3DQ_FEATURE_FENCE_EVENT_SYNCOBJ |
+			      DRM_D3DQ_FEATURE_FENCE_HOLD;
 		break;
 	case DRM_D3DQ_PARAM_MAX_QUEUES:
 		args->value = d3dq_max_queues;
@@ -799,6 +800,7 @@ static void d3dq_wqs_destroy(void)
 {
 	d3dq_wq_destroy(&d3dq_wq.cleanup);
 	d3dq_wq_destroy(&d3dq_wq.teardown);
+	d3dq_wq_destroy(&d3dq_wq.arm);
 	d3dq_wq_destroy(&d3dq_wq.sched);
 	d3dq_wq_destroy(&d3dq_wq.engine);
 	d3dq_wq_destroy(&d3dq_wq.timeout);
@@ -827,8 +829,13 @@ static int d3dq_wqs_create(void)
 					  WQ_MEM_RECLAIM | WQ_UNBOUND, 0);
 	d3dq_wq.cleanup = alloc_workqueue("d3dq-cleanup", WQ_UNBOUND, 0);
 	d3dq_wq.teardown = alloc_workqueue("d3dq-teardown", WQ_UNBOUND, 0);
+	/*
+	 * Held jobs have no fence anyone waits for, reclaim included: the
+	 * arming work needs no rescuer, and it allocates nothing either.
+	 */
+	d3dq_wq.arm = alloc_workqueue("d3dq-arm", WQ_UNBOUND, 0);
 	if (!d3dq_wq.engine || !d3dq_wq.timeout || !d3dq_wq.cleanup ||
-	    !d3dq_wq.teardown)
+	    !d3dq_wq.teardown || !d3dq_wq.arm)
 		goto err;
 	return 0;
 err:

@@ -7,7 +7,7 @@
  *   drm-driver, drm-client-id          (the DRM core, or us before 6.5)
  *   drm-engine-direct|compute|copy     engine time of the client's jobs, ns
  *   drm-total-memory, drm-resident-memory, ...   its buffers
- *   d3dq-queues, d3dq-jobs-in-flight, d3dq-timeouts
+ *   d3dq-queues, d3dq-jobs-in-flight, d3dq-jobs-held, d3dq-timeouts
  *
  * The queues of a device share one engine. The busy time of a queue type
  * is the sum over the client's queues of that type of each job's own
@@ -130,6 +130,7 @@ void d3dq_show_fdinfo(struct drm_printer *p, struct drm_file *file)
 	d3dq_show_memory_stats(p, file);
 	drm_printf(p, "d3dq-queues:\t%u\n", nqueues);
 	drm_printf(p, "d3dq-jobs-in-flight:\t%llu\n", in_flight);
+	drm_printf(p, "d3dq-jobs-held:\t%d\n", atomic_read(&dfile->jobs_held));
 	drm_printf(p, "d3dq-timeouts:\t%u\n",
 		   atomic_read(&dfile->usage->timeouts));
 }

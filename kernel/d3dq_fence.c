@@ -32,6 +32,7 @@
 #include "d3dq_device.h"
 #include "d3dq_fence.h"
 #include "d3dq_job.h"
+#include "d3dq_queue.h"
 
 /* Values in a page; a fence's value is one aligned u64 of it. */
 #define D3DQ_FENCE_SLOTS	(PAGE_SIZE / sizeof(u64))
@@ -127,6 +128,11 @@ struct d3dq_fence_cond {
 	struct drm_syncobj *syncobj;	/* or this, referenced, and: */
 	struct dma_fence_chain *chain;
 	u64 point;
+	/*
+	 * A held job's fence wait (uapi 1.5): its queue, whose arming work
+	 * the wait's satisfaction (or binding) queues. The job holds it.
+	 */
+	struct d3dq_queue *queue;
 	wait_queue_head_t wq;		/* CPU waits */
 	struct work_struct work;	/* registrations: unlink and free */
 	struct d3dq_file *dfile;	/* registrations: holds a reference */
@@ -343,9 +349,14 @@ static void d3dq_fence_cond_fire(struct d3dq_fence_node *node)
 	struct d3dq_fence_cond *cond = node->cond;
 	struct d3dq_fence_evt *evt = cond->evt;
 
-	/* The value was reached: the job no longer waits for a job. */
+	/*
+	 * The value was reached: the job no longer waits for a job. A held
+	 * job may be armed now: only mark it and queue the work that does.
+	 */
 	if (cond->release) {
 		d3dq_release_fence_signal(cond->release, true);
+		if (cond->queue)
+			d3dq_queue_kick_held(cond->queue);
 		return;
 	}
 	if (!cond->ctx && !cond->syncobj) {
@@ -657,6 +668,9 @@ int d3dq_fence_qsignal_init(struct d3dq_file *dfile, u32 handle, u64 value,
  *	  inside SUBMIT), which fence waits of the same file may depend on
  *
  * Called before the job can run, so the job's completion finds it listed.
+ * Fence waits of held jobs of the same file (d3dq_fence_qwait_create()
+ * with a queue) that the signal brings are bound to @done here, and
+ * their queues' arming work queued.
  */
 void d3dq_fence_qsignal_arm(struct d3dq_fence_qsignal *qs,
 			    struct dma_fence *done)
@@ -664,9 +678,26 @@ void d3dq_fence_qsignal_arm(struct d3dq_fence_qsignal *qs,
 	struct d3dq_fence *fence = qs->fence;
 	unsigned long flags;
 
+	struct d3dq_fence_node *node;
+	struct d3dq_fence_cond *cond;
+
 	spin_lock_irqsave(&fence->lock, flags);
 	qs->done = done;
 	list_add_tail(&qs->link, &fence->pending);
+	/*
+	 * Held fence waits of this file that the signal brings depend on
+	 * its job from now: their jobs may be armed (sorted by value).
+	 */
+	list_for_each_entry(node, &fence->nodes, link) {
+		if (node->value > qs->value)
+			break;
+		cond = node->cond;
+		if (!cond->queue || node->owner != qs->dfile ||
+		    cond->release->waited)
+			continue;
+		d3dq_release_fence_bind(cond->release, done);
+		d3dq_queue_kick_held(cond->queue);
+	}
 	spin_unlock_irqrestore(&fence->lock, flags);
 }
 
@@ -719,6 +750,7 @@ size_t d3dq_fence_qwait_bytes(void)
  * @dfile: the submitting file
  * @handle: the fence's handle in it
  * @value: the value waited for
+ * @hold: the job's queue if the wait may hold the job (uapi 1.5), or NULL
  * @condp: set to the wait's condition, or NULL
  * @rfp: set to the job's dependency for the wait (a reference), or NULL
  * @waitedp: set to the signal job's fence (a reference), or NULL
@@ -735,10 +767,16 @@ size_t d3dq_fence_qwait_bytes(void)
  * write reaches @value first: the dependency is a release fence that
  * signals at the earlier of that write and the signal job's fence.
  *
- * Return: 0; -ENOENT unknown handle; -ENODATA the value is not reached
- * and no pending signal of this file brings it; -ENOMEM.
+ * Otherwise, with @hold (uapi 1.5), the wait holds its job: the node is
+ * listed with a release fence bound to nothing, which the first write
+ * of a value >= @value signals, or d3dq_fence_qsignal_arm() binds to a
+ * signal of this file armed later; either queues @hold's arming work.
+ *
+ * Return: 0; -ENOENT unknown handle; -ENODATA the value is not reached,
+ * no pending signal of this file brings it and @hold is NULL; -ENOMEM.
  */
 int d3dq_fence_qwait_create(struct d3dq_file *dfile, u32 handle, u64 value,
+			    struct d3dq_queue *hold,
 			    struct d3dq_fence_cond **condp,
 			    struct d3dq_release_fence **rfp,
 			    struct dma_fence **waitedp)
@@ -785,13 +823,18 @@ int d3dq_fence_qwait_create(struct d3dq_file *dfile, u32 handle, u64 value,
 			break;
 		}
 	}
-	if (!found) {
+	if (!found && !hold) {
 		spin_unlock_irqrestore(&fence->lock, flags);
 		ret = -ENODATA;
 		goto out;
 	}
-	*waitedp = dma_fence_get(found->done);
-	d3dq_release_fence_bind(rf, found->done);
+	if (found) {
+		*waitedp = dma_fence_get(found->done);
+		d3dq_release_fence_bind(rf, found->done);
+	} else {
+		/* Held: nothing published depends on it (see the uapi). */
+		cond->queue = hold;
+	}
 	cond->release = rf;
 	/* The node has the lookup's reference. */
 	node->fence = fence;

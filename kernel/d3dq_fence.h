@@ -18,6 +18,7 @@ struct d3dq_device;
 struct d3dq_fence_cond;
 struct d3dq_fence_page;
 struct d3dq_file;
+struct d3dq_queue;
 struct d3dq_release_fence;
 struct d3dq_user;
 struct dma_fence;
@@ -94,6 +95,7 @@ void d3dq_fence_qsignal_arm(struct d3dq_fence_qsignal *qs,
 void d3dq_fence_qsignal_end(struct d3dq_fence_qsignal *qs, bool write);
 void d3dq_fence_qsignal_fini(struct d3dq_fence_qsignal *qs);
 int d3dq_fence_qwait_create(struct d3dq_file *dfile, u32 handle, u64 value,
+			    struct d3dq_queue *hold,
 			    struct d3dq_fence_cond **condp,
 			    struct d3dq_release_fence **rfp,
 			    struct dma_fence **waitedp);

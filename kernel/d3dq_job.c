@@ -251,9 +251,13 @@ bool d3dq_job_dependency_failed(struct d3dq_job *job)
 		rf = job->waits[i].release;
 		if (rf && READ_ONCE(rf->released))
 			continue;
-		if (!job->waits[i].fence)
+		fence = job->waits[i].fence;
+		/* A held fence wait bound when its signal was armed. */
+		if (!fence && rf)
+			fence = READ_ONCE(rf->waited);
+		if (!fence)
 			continue;
-		fence = dma_fence_chain_contained(job->waits[i].fence);
+		fence = dma_fence_chain_contained(fence);
 		if (dma_fence_get_status(fence) < 0)
 			return true;
 	}
@@ -338,6 +342,7 @@ void d3dq_job_free(struct d3dq_job *job)
 	}
 	kvfree(job->cmds);
 
+	d3dq_publish_free(job->publish);
 	d3dq_hw_fence_put(job->hw);
 	if (job->charged)
 		d3dq_file_uncharge_job(queue->dfile, job->bytes);
@@ -576,7 +581,8 @@ struct d3dq_release_fence *d3dq_release_fence_alloc(void)
 void d3dq_release_fence_bind(struct d3dq_release_fence *rf,
 			     struct dma_fence *waited)
 {
-	rf->waited = dma_fence_get(waited);
+	/* Read without a lock by d3dq_job_hold_ready(). */
+	WRITE_ONCE(rf->waited, dma_fence_get(waited));
 	/* A reference for the callback. */
 	dma_fence_get(&rf->base);
 	if (dma_fence_add_callback(waited, &rf->cb, d3dq_release_fence_cb)) {
@@ -605,10 +611,13 @@ void d3dq_release_fence_release(struct d3dq_release_fence *rf)
 		dma_fence_put(&rf->base);
 }
 
-/* Drop the job's reference (and a callback that can no longer matter). */
+/*
+ * Drop the job's reference (and a callback that can no longer matter).
+ * A held job's fence wait may have been bound to nothing.
+ */
 void d3dq_release_fence_put(struct d3dq_release_fence *rf)
 {
-	if (dma_fence_remove_callback(rf->waited, &rf->cb))
+	if (rf->waited && dma_fence_remove_callback(rf->waited, &rf->cb))
 		dma_fence_put(&rf->base);
 	dma_fence_put(&rf->base);
 }

@@ -15,6 +15,7 @@
 #include <linux/llist.h>
 #include <linux/spinlock.h>
 #include <linux/types.h>
+#include <linux/workqueue.h>
 
 #include <drm/gpu_scheduler.h>
 
@@ -22,6 +23,7 @@ struct d3dq_bo;
 struct d3dq_fence_cond;
 struct d3dq_fence_qsignal;
 struct d3dq_hw_fence;
+struct d3dq_publish;
 struct d3dq_queue;
 struct drm_device;
 struct drm_file;
@@ -88,7 +90,8 @@ enum d3dq_job_state {
 struct d3dq_job {
 	struct drm_sched_job base;
 	struct d3dq_queue *queue;	/* holds a reference */
-	struct list_head link;		/* in d3dq_queue.jobs */
+	/* In d3dq_queue.jobs, or d3dq_queue.held while held. */
+	struct list_head link;
 	enum d3dq_job_state state;	/* under queue->lock */
 	unsigned long flags;		/* D3DQ_JOB_F_* bits, atomic */
 
@@ -97,6 +100,13 @@ struct d3dq_job {
 	u64 file_seqno;			/* &drm_d3dq_submit.seqno */
 	/* Run inside SUBMIT, never armed (see d3dq_job_claim_direct()). */
 	bool direct;
+	/*
+	 * Held (uapi 1.5): on the queue's @held list, not armed; what its
+	 * arming will publish (signal points, buffers). See "Held jobs"
+	 * in Documentation/driver.rst.
+	 */
+	bool held;
+	struct d3dq_publish *publish;
 
 	/* Memory counted against the file (d3dq_job_set_bytes()). */
 	u64 bytes;
@@ -203,5 +213,9 @@ int d3dq_ioctl_submit(struct drm_device *drm, void *data,
 		      struct drm_file *file);
 int d3dq_ioctl_wait_release(struct drm_device *drm, void *data,
 			    struct drm_file *file);
+void d3dq_publish_free(struct d3dq_publish *publish);
+bool d3dq_job_hold_ready(struct d3dq_job *job);
+void d3dq_queue_arm_held(struct work_struct *work);
+void d3dq_queue_drop_held(struct d3dq_queue *queue);
 
 #endif /* _D3DQ_JOB_H_ */

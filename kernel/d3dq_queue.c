@@ -113,7 +113,24 @@ void d3dq_queue_set_lost_locked(struct d3dq_queue *queue, int reason)
 	if (queue->state == DRM_D3DQ_QUEUE_STATE_OK) {
 		queue->state = DRM_D3DQ_QUEUE_STATE_LOST;
 		queue->reason = reason;
+		/* Held jobs are freed, never armed. */
+		if (!list_empty(&queue->held))
+			d3dq_queue_kick_held(queue);
 	}
+}
+
+/**
+ * d3dq_queue_kick_held - Have the queue's held jobs looked at.
+ * @queue: the queue, kept alive by the caller (a held job's wait, the
+ *	   submitter, or whoever loses it)
+ *
+ * Any context: the value write path calls it under a fence's lock. The
+ * work arms the held jobs whose waits are all satisfied, or frees them
+ * if the queue is lost or destroyed.
+ */
+void d3dq_queue_kick_held(struct d3dq_queue *queue)
+{
+	mod_delayed_work(d3dq_wq.arm, &queue->arm_work, 0);
 }
 
 bool d3dq_queue_is_usable(struct d3dq_queue *queue)
@@ -158,6 +175,8 @@ static void d3dq_queue_teardown(struct work_struct *work)
 	struct d3dq_file *dfile = queue->dfile;
 	bool counted = queue->counted;
 
+	/* No held job is left (each held a reference); a kick may be. */
+	cancel_delayed_work_sync(&queue->arm_work);
 	dma_fence_put(queue->last);
 	/* No job is left: this does not wait. */
 	drm_sched_entity_destroy(&queue->entity);
@@ -239,6 +258,8 @@ static void d3dq_queue_stop(struct d3dq_queue *queue, int reason, bool dead)
 	mutex_unlock(&queue->submit_lock);
 	trace_d3dq_queue_stop(queue->usage->client_id, queue->id, reason);
 
+	/* Held jobs never run: freed, their signals never published. */
+	d3dq_queue_drop_held(queue);
 	d3dq_engine_cancel(queue, NULL, -ECANCELED);
 	/* Submits sleeping on this queue, the file's or the user's jobs. */
 	wake_up_all(&queue->pending_wq);
@@ -270,6 +291,8 @@ static struct d3dq_queue *d3dq_queue_create(struct d3dq_device *ddev,
 	mutex_init(&queue->submit_lock);
 	spin_lock_init(&queue->lock);
 	INIT_LIST_HEAD(&queue->jobs);
+	INIT_LIST_HEAD(&queue->held);
+	INIT_DELAYED_WORK(&queue->arm_work, d3dq_queue_arm_held);
 	init_waitqueue_head(&queue->pending_wq);
 	INIT_WORK(&queue->teardown_work, d3dq_queue_teardown);
 	d3dq_engine_init(queue, priority, &dfile->usage->engine);

@@ -73,6 +73,14 @@ struct d3dq_queue {
 	/* Under submit_lock: jobs submitted, and the last one's fence. */
 	u64 njobs;
 	struct dma_fence *last;
+	/*
+	 * Held jobs (uapi 1.5), not armed, in order: changed under
+	 * submit_lock and @lock, read under either; @nheld of them (under
+	 * submit_lock). @arm_work arms them (d3dq_queue_arm_held()).
+	 */
+	struct list_head held;
+	u32 nheld;
+	struct delayed_work arm_work;
 
 	/*
 	 * Protects @state, @reason, @dead, @finishing, @jobs, the states of
@@ -109,6 +117,7 @@ int d3dq_ioctl_queue_get_state(struct drm_device *drm, void *data,
 struct d3dq_queue *d3dq_queue_lookup(struct d3dq_file *dfile, u32 id);
 void d3dq_queue_put(struct d3dq_queue *queue);
 void d3dq_queue_idle(struct d3dq_queue *queue);
+void d3dq_queue_kick_held(struct d3dq_queue *queue);
 void d3dq_queue_set_lost_locked(struct d3dq_queue *queue, int reason);
 bool d3dq_queue_is_usable(struct d3dq_queue *queue);
 void d3dq_sched_get(struct d3dq_sched *sched);

@@ -313,11 +313,13 @@ static int d3dq_find_fence(struct drm_file *file,
 /*
  * Resolve a checked wait @w into its fences, and @dep, what the job
  * depends on for it: the waited fence, a release fence standing for it
- * (a releasable wait, or a fence wait on a pending signal), or nothing
- * (a fence wait whose value is reached).
+ * (a releasable wait, a fence wait on a pending signal, or one that
+ * holds the job: its release fence is bound to nothing yet), or nothing
+ * (a fence wait whose value is reached). @hold: the job's queue if the
+ * submit may hold it (%DRM_D3DQ_SUBMIT_HOLD), else NULL.
  */
-static int d3dq_resolve_wait(struct drm_file *file, struct d3dq_wait *w,
-			     struct dma_fence **dep)
+static int d3dq_resolve_wait(struct drm_file *file, struct d3dq_queue *hold,
+			     struct d3dq_wait *w, struct dma_fence **dep)
 {
 	struct drm_d3dq_sync sync = {
 		.handle = w->handle, .flags = w->flags, .point = w->point,
@@ -329,8 +331,8 @@ static int d3dq_resolve_wait(struct drm_file *file, struct d3dq_wait *w,
 	if (w->flags & DRM_D3DQ_SYNC_FENCE) {
 		/* See "Fence waits and signals" in the uapi. */
 		ret = d3dq_fence_qwait_create(file->driver_priv, w->handle,
-					      w->point, &w->cond, &w->release,
-					      &w->fence);
+					      w->point, hold, &w->cond,
+					      &w->release, &w->fence);
 		if (!ret && w->release)
 			*dep = &w->release->base;
 		return ret;
@@ -366,6 +368,7 @@ static int d3dq_resolve_wait(struct drm_file *file, struct d3dq_wait *w,
  * costs time linear in its waits.
  */
 static int d3dq_add_waits(struct drm_file *file, struct d3dq_job *job,
+			  struct d3dq_queue *hold,
 			  const struct drm_d3dq_obj_array *arr)
 {
 	struct dma_fence **deps = NULL;
@@ -412,7 +415,7 @@ static int d3dq_add_waits(struct drm_file *file, struct d3dq_job *job,
 		w->point = syncs[i].point;
 		/* Counted first: job free drops what was resolved. */
 		job->nwaits = i + 1;
-		ret = d3dq_resolve_wait(file, w, &dep);
+		ret = d3dq_resolve_wait(file, hold, w, &dep);
 		if (ret)
 			goto out;
 		/* A fence wait whose value is reached: nothing to wait for. */
@@ -717,12 +720,224 @@ static void d3dq_bo_set_publish(struct d3dq_bo_set *set,
 }
 
 /*
+ * What arming a held job publishes, kept from its submit: its signal
+ * points (timeline chains preallocated) and its buffers.
+ */
+struct d3dq_publish {
+	struct d3dq_signal *signals;
+	u32 nsignals;
+	struct d3dq_bo_set bos;
+};
+
+void d3dq_publish_free(struct d3dq_publish *publish)
+{
+	if (!publish)
+		return;
+	d3dq_bo_set_free(&publish->bos);
+	d3dq_put_signals(publish->signals, publish->nsignals);
+	kfree(publish);
+}
+
+/* Move @src into @dst: @src's inline arrays point into @src. */
+static void d3dq_bo_set_move(struct d3dq_bo_set *dst, struct d3dq_bo_set *src)
+{
+	*dst = *src;
+	if (src->objs == src->inline_objs) {
+		dst->objs = dst->inline_objs;
+		dst->write = &dst->inline_write;
+	}
+	src->objs = NULL;
+	src->write = NULL;
+	src->count = 0;
+}
+
+/*
+ * Publish an armed (or directly run) job's @fence: fence signals (later
+ * fence waits of this file may depend on them from now), syncobj points,
+ * the buffers of the locked @bos, which this unlocks; and the queue's
+ * last fence.
+ */
+static void d3dq_job_publish(struct d3dq_job *job, struct dma_fence *fence,
+			     struct d3dq_signal *signals, u32 nsignals,
+			     struct d3dq_bo_set *bos)
+{
+	struct d3dq_queue *queue = job->queue;
+	u32 i;
+
+	lockdep_assert_held(&queue->submit_lock);
+
+	for (i = 0; i < job->nfsignals; i++)
+		d3dq_fence_qsignal_arm(&job->fsignals[i], fence);
+
+	for (i = 0; i < nsignals; i++) {
+		struct d3dq_signal *s = &signals[i];
+
+		if (!s->syncobj)
+			continue;
+		if (s->chain) {
+			drm_syncobj_add_point(s->syncobj, s->chain, fence,
+					      s->point);
+			s->chain = NULL;
+		} else {
+			drm_syncobj_replace_fence(s->syncobj, fence);
+		}
+	}
+
+	d3dq_bo_set_publish(bos, fence);
+
+	dma_fence_put(queue->last);
+	queue->last = dma_fence_get(fence);
+}
+
+/**
+ * d3dq_job_hold_ready - May a held job be armed?
+ * @job: the job
+ *
+ * Whether every fence wait of the job is satisfied (its release fence
+ * signalled: marked for good by the value write) or depends on an armed
+ * signal's job (its release fence bound). Syncobj waits always are.
+ */
+bool d3dq_job_hold_ready(struct d3dq_job *job)
+{
+	struct d3dq_release_fence *rf;
+	u32 i;
+
+	for (i = 0; i < job->nwaits; i++) {
+		rf = job->waits[i].release;
+		if (!job->waits[i].cond || !rf || READ_ONCE(rf->waited))
+			continue;
+		if (!dma_fence_is_signaled(&rf->base))
+			return false;
+	}
+	return true;
+}
+
+/* Put @job at the end of its queue's held jobs. */
+static void d3dq_job_hold(struct d3dq_job *job)
+{
+	struct d3dq_queue *queue = job->queue;
+	struct d3dq_file *dfile = queue->dfile;
+
+	lockdep_assert_held(&queue->submit_lock);
+
+	job->held = true;
+	spin_lock(&queue->lock);
+	list_add_tail(&job->link, &queue->held);
+	spin_unlock(&queue->lock);
+	queue->nheld++;
+	atomic_inc(&dfile->jobs_held);
+	atomic_inc(&dfile->user->jobs_held);
+	trace_d3dq_hold(queue->usage->client_id, queue->id,
+			d3dq_job_seqno(job), 0);
+}
+
+/* Take @job, held, off its queue's held jobs. */
+static void d3dq_job_unhold(struct d3dq_job *job)
+{
+	struct d3dq_queue *queue = job->queue;
+	struct d3dq_file *dfile = queue->dfile;
+
+	lockdep_assert_held(&queue->submit_lock);
+
+	spin_lock(&queue->lock);
+	list_del_init(&job->link);
+	spin_unlock(&queue->lock);
+	job->held = false;
+	queue->nheld--;
+	atomic_dec(&dfile->jobs_held);
+	atomic_dec(&dfile->user->jobs_held);
+}
+
+/**
+ * d3dq_queue_arm_held - Arm and push a queue's held jobs that may run.
+ * @work: the queue's arm_work
+ *
+ * See "Held jobs" in Documentation/driver.rst. The value write path only
+ * marks waits satisfied and queues this; here, in process context on
+ * d3dq-arm and outside any fence signalling path, the submit lock and the
+ * reservation locks are taken as in SUBMIT. Jobs are armed in their
+ * order, each once its waits allow it (d3dq_job_hold_ready()); the first
+ * one that must wait keeps the later ones held. A lost or destroyed
+ * queue's held jobs are freed instead, never armed.
+ */
+void d3dq_queue_arm_held(struct work_struct *work)
+{
+	struct d3dq_queue *queue = container_of(to_delayed_work(work),
+						struct d3dq_queue, arm_work);
+	struct d3dq_publish *publish;
+	struct dma_fence *fence;
+	struct d3dq_job *job;
+	bool usable;
+
+	mutex_lock(&queue->submit_lock);
+	usable = d3dq_queue_is_usable(queue);
+	while (usable) {
+		job = list_first_entry_or_null(&queue->held, struct d3dq_job,
+					       link);
+		if (!job || !d3dq_job_hold_ready(job))
+			break;
+		publish = job->publish;
+		/*
+		 * Out of memory for a fence slot: try again later. Nothing
+		 * else fails here (no signal reaches a kernel worker).
+		 */
+		if (d3dq_bo_set_lock(&publish->bos)) {
+			mod_delayed_work(d3dq_wq.arm, &queue->arm_work,
+					 HZ / 10);
+			break;
+		}
+		d3dq_job_unhold(job);
+		job->publish = NULL;
+		fence = d3dq_job_arm(job);
+		trace_d3dq_arm(queue->usage->client_id, queue->id,
+			       d3dq_job_seqno(job), 0);
+		d3dq_job_publish(job, fence, publish->signals,
+				 publish->nsignals, &publish->bos);
+		/* The job may be freed from here on. */
+		d3dq_job_push(job);
+		d3dq_publish_free(publish);
+	}
+	mutex_unlock(&queue->submit_lock);
+	if (!usable)
+		d3dq_queue_drop_held(queue);
+}
+
+/**
+ * d3dq_queue_drop_held - Free a queue's held jobs.
+ * @queue: the queue, lost or destroyed (or its device removed); the
+ *	   caller holds a reference or runs its arm_work
+ *
+ * Their signal points were never attached and their fence signals never
+ * listed: nothing of them was published, so nothing is left to signal.
+ */
+void d3dq_queue_drop_held(struct d3dq_queue *queue)
+{
+	struct d3dq_job *job, *tmp;
+	LIST_HEAD(list);
+
+	mutex_lock(&queue->submit_lock);
+	list_for_each_entry_safe(job, tmp, &queue->held, link) {
+		trace_d3dq_cancel(queue->usage->client_id, queue->id,
+				  d3dq_job_seqno(job), -ECANCELED);
+		d3dq_job_unhold(job);
+		list_add_tail(&job->link, &list);
+	}
+	mutex_unlock(&queue->submit_lock);
+
+	list_for_each_entry_safe(job, tmp, &list, link)
+		d3dq_job_free(job);
+}
+
+/*
  * Take the queue's submit lock once the queue holds fewer than
- * max_pending_jobs unfinished jobs, the file's jobs leave room for this
- * one (max_file_job_bytes) and its user's number of jobs too
- * (max_user_jobs), and count the job against the file and the user.
- * The sleeps end in bounded time: jobs finish and are freed whatever
- * userspace does. Fails with -ECANCELED if the queue is lost.
+ * max_pending_jobs unfinished jobs (held ones included), the file's jobs
+ * leave room for this one (max_file_job_bytes) and its user's number of
+ * jobs too (max_user_jobs), and count the job against the file and the
+ * user. The sleeps end in bounded time: armed jobs finish and are freed
+ * whatever userspace does. Held jobs do not (R5: a submit must not wait
+ * for userspace): when the limit that is full counts held jobs (the
+ * queue's, the file's or the user's), the submit fails at once with
+ * -ENOSPC. Fails with -ECANCELED if the queue is lost.
  */
 static int d3dq_queue_reserve(struct d3dq_queue *queue, struct d3dq_job *job)
 {
@@ -741,7 +956,8 @@ static int d3dq_queue_reserve(struct d3dq_queue *queue, struct d3dq_job *job)
 			return -ECANCELED;
 		}
 		/* Only submitters, under the lock, increase @pending. */
-		full = atomic_read(&queue->pending) >= d3dq_max_pending_jobs;
+		full = atomic_read(&queue->pending) + queue->nheld >=
+		       d3dq_max_pending_jobs;
 		if (!full) {
 			charge = d3dq_file_charge_job(dfile, job->bytes);
 			if (charge == D3DQ_CHARGED) {
@@ -749,24 +965,65 @@ static int d3dq_queue_reserve(struct d3dq_queue *queue, struct d3dq_job *job)
 				return 0;
 			}
 		}
+		ret = 0;
+		if (full ? queue->nheld :
+		    atomic_read(charge == D3DQ_USER_FULL ? &user->jobs_held :
+				&dfile->jobs_held))
+			ret = -ENOSPC;
 		mutex_unlock(&queue->submit_lock);
+		if (ret)
+			return ret;
 
+		/* Jobs held meanwhile wake these up (d3dq_job_hold()). */
 		if (full)
 			ret = wait_event_interruptible(queue->pending_wq,
 						       atomic_read(&queue->pending) <
 						       d3dq_max_pending_jobs ||
+						       READ_ONCE(queue->nheld) ||
 						       !d3dq_queue_is_usable(queue));
 		else if (charge == D3DQ_USER_FULL)
 			ret = wait_event_interruptible(user->wq,
 						       d3dq_user_job_fits(user) ||
+						       atomic_read(&user->jobs_held) ||
 						       !d3dq_queue_is_usable(queue));
 		else
 			ret = wait_event_interruptible(dfile->wq,
 						       d3dq_file_job_fits(dfile, job->bytes) ||
+						       atomic_read(&dfile->jobs_held) ||
 						       !d3dq_queue_is_usable(queue));
 		if (ret)
 			return ret;
 	}
+}
+
+/*
+ * Hold a job (see "Held jobs" in the uapi header): keep what its arming
+ * will publish, number it and list it behind the queue's other held
+ * jobs. Under the submit lock; fails only for want of memory.
+ */
+static int d3dq_submit_hold(struct d3dq_job *job, struct d3dq_signal **signals,
+			    u32 nsignals, struct d3dq_bo_set *bos)
+{
+	struct d3dq_queue *queue = job->queue;
+	struct d3dq_file *dfile = queue->dfile;
+
+	job->publish = kzalloc(sizeof(*job->publish), D3DQ_GFP);
+	if (!job->publish)
+		return -ENOMEM;
+	job->publish->signals = *signals;
+	job->publish->nsignals = nsignals;
+	*signals = NULL;
+	d3dq_bo_set_move(&job->publish->bos, bos);
+
+	job->seqno = ++queue->njobs;
+	job->file_seqno = atomic64_inc_return(&dfile->job_seqno);
+	d3dq_trace_submit(queue, job, job->publish->signals, nsignals);
+	d3dq_job_hold(job);
+	/* Submits sleeping at a limit now fail instead (-ENOSPC). */
+	wake_up_all(&queue->pending_wq);
+	wake_up_all(&dfile->wq);
+	wake_up_all(&dfile->user->wq);
+	return 0;
 }
 
 int d3dq_ioctl_submit(struct drm_device *drm, void *data,
@@ -780,11 +1037,10 @@ int d3dq_ioctl_submit(struct drm_device *drm, void *data,
 	struct dma_fence *fence;
 	struct d3dq_job *job;
 	bool direct;
-	u32 i;
 	int ret;
 
-	if (args->flags || args->pad || args->seqno || args->out_flags ||
-	    args->pad2)
+	if ((args->flags & ~DRM_D3DQ_SUBMIT_HOLD) || args->pad ||
+	    args->seqno || args->out_flags || args->pad2)
 		return -EINVAL;
 	if (args->cmd_bytes % 8 || args->cmd_bytes > d3dq_max_cmd_bytes)
 		return -EINVAL;
@@ -805,7 +1061,9 @@ int d3dq_ioctl_submit(struct drm_device *drm, void *data,
 	if (ret)
 		goto err_job;
 
-	ret = d3dq_add_waits(file, job, &args->waits);
+	ret = d3dq_add_waits(file, job,
+			     args->flags & DRM_D3DQ_SUBMIT_HOLD ? queue : NULL,
+			     &args->waits);
 	if (ret)
 		goto err_job;
 
@@ -821,6 +1079,22 @@ int d3dq_ioctl_submit(struct drm_device *drm, void *data,
 	ret = d3dq_queue_reserve(queue, job);
 	if (ret)
 		goto err_bos;
+
+	/*
+	 * Held behind the queue's held jobs (whatever its flags), or for
+	 * a fence wait of its own. A wait satisfied from here on queues
+	 * the arming work, which runs once the submit lock is dropped.
+	 */
+	if (queue->nheld || !d3dq_job_hold_ready(job)) {
+		ret = d3dq_submit_hold(job, &signals, args->signals.count,
+				       &bos);
+		mutex_unlock(&queue->submit_lock);
+		if (ret)
+			goto err_bos;
+		args->seqno = job->file_seqno;
+		args->out_flags |= DRM_D3DQ_SUBMIT_HELD;
+		return 0;
+	}
 
 	ret = d3dq_bo_set_lock(&bos);
 	if (ret) {
@@ -842,29 +1116,8 @@ int d3dq_ioctl_submit(struct drm_device *drm, void *data,
 	 */
 	direct = d3dq_job_claim_direct(job, args->signals.count, bos.count);
 	fence = direct ? &job->hw->base : d3dq_job_arm(job);
+	d3dq_job_publish(job, fence, signals, args->signals.count, &bos);
 
-	/* Later fence waits of this file may depend on them from now. */
-	for (i = 0; i < job->nfsignals; i++)
-		d3dq_fence_qsignal_arm(&job->fsignals[i], fence);
-
-	for (i = 0; i < args->signals.count; i++) {
-		struct d3dq_signal *s = &signals[i];
-
-		if (!s->syncobj)
-			continue;
-		if (s->chain) {
-			drm_syncobj_add_point(s->syncobj, s->chain, fence,
-					      s->point);
-			s->chain = NULL;
-		} else {
-			drm_syncobj_replace_fence(s->syncobj, fence);
-		}
-	}
-
-	d3dq_bo_set_publish(&bos, fence);
-
-	dma_fence_put(queue->last);
-	queue->last = dma_fence_get(fence);
 	if (direct) {
 		/* Whoever looks sees the job busy: now it writes. */
 		d3dq_job_run_claimed(job);
@@ -891,6 +1144,23 @@ err_job:
 	return ret;
 }
 
+/* A job of @queue not freed yet, held or not, by its file seqno. */
+static struct d3dq_job *d3dq_queue_find_job(struct d3dq_queue *queue,
+					    u64 seqno)
+{
+	struct d3dq_job *job;
+
+	lockdep_assert_held(&queue->lock);
+
+	list_for_each_entry(job, &queue->jobs, link)
+		if (job->file_seqno == seqno)
+			return job;
+	list_for_each_entry(job, &queue->held, link)
+		if (job->file_seqno == seqno)
+			return job;
+	return NULL;
+}
+
 /*
  * WAIT_RELEASE: end a releasable wait of a job now. The job is looked up
  * among those of its queue not freed yet; one that is gone has run, and
@@ -915,9 +1185,8 @@ int d3dq_ioctl_wait_release(struct drm_device *drm, void *data,
 		return -ENOENT;
 
 	spin_lock(&queue->lock);
-	list_for_each_entry(job, &queue->jobs, link) {
-		if (job->file_seqno != args->seqno)
-			continue;
+	job = d3dq_queue_find_job(queue, args->seqno);
+	if (job) {
 		/* A fence wait is released by its value, not by this. */
 		if (args->index >= job->nwaits ||
 		    !(job->waits[args->index].flags &
@@ -927,7 +1196,6 @@ int d3dq_ioctl_wait_release(struct drm_device *drm, void *data,
 			rf = job->waits[args->index].release;
 			dma_fence_get(&rf->base);
 		}
-		break;
 	}
 	spin_unlock(&queue->lock);
 

@@ -143,6 +143,18 @@ DEFINE_EVENT(d3dq_job_event, d3dq_run,
 	     TP_ARGS(client, queue, job, error)
 );
 
+/* SUBMIT holds the job (uapi 1.5): not armed yet (error is 0). */
+DEFINE_EVENT(d3dq_job_event, d3dq_hold,
+	     TP_PROTO(u64 client, u32 queue, u64 job, int error),
+	     TP_ARGS(client, queue, job, error)
+);
+
+/* The arming work arms a held job and publishes it (error is 0). */
+DEFINE_EVENT(d3dq_job_event, d3dq_arm,
+	     TP_PROTO(u64 client, u32 queue, u64 job, int error),
+	     TP_ARGS(client, queue, job, error)
+);
+
 /* The job's fences signal, with error 0 or why it stopped. */
 DEFINE_EVENT(d3dq_job_event, d3dq_done,
 	     TP_PROTO(u64 client, u32 queue, u64 job, int error),

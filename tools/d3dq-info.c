@@ -50,6 +50,7 @@ static const char *const feature_names[] = {
 	"fence",
 	"fence_submit",
 	"fence_event_syncobj",
+	"fence_hold",
 };
 
 static int is_d3dq(int fd, drmVersionPtr *out)

@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * d3dq ioctl fuzzer. Drives every d3dq ioctl (d3dq fences and their
- * value pages included, and fence waits and signals in SUBMIT), the
+ * value pages included, fence waits and signals in SUBMIT, and held
+ * jobs: SUBMIT with DRM_D3DQ_SUBMIT_HOLD), the
  * syncobj ioctls, GEM close and PRIME with structure-aware random and
  * boundary values: bad,
  * stale and foreign handles, zero and huge counts, strides whose product
@@ -107,6 +108,8 @@ struct fz {
 	struct { uint32_t queue; uint64_t seqno; } rel[MAX_STALE];
 	int nrel;
 	uint64_t last_seqno;
+	/* A SUBMIT returned DRM_D3DQ_SUBMIT_HELD: -ENOSPC may follow. */
+	bool held_seen;
 	/* Memory for boundary pointers. */
 	uint8_t *page;		/* 3 x (page, PROT_NONE page) */
 	uint8_t *ro;		/* read-only page */
@@ -122,6 +125,7 @@ struct fz {
 	/* Statistics. */
 	unsigned long ok, fail, per_errno[256];
 	unsigned long jobs;
+	unsigned long jobs_held;	/* of them, held at submit */
 };
 
 static uint64_t rnd(struct fz *f)
@@ -907,14 +911,19 @@ static void fz_submit(struct __test_metadata *_metadata, struct fz *f)
 	static uint8_t wbuf[1 << 17], sbuf[1 << 17], cbuf[1 << 16];
 	static struct drm_d3dq_sync sigs[1 << 13];
 	struct drm_d3dq_submit a = { 0 };
-	bool bad = false, nodata = false, delay = false;
+	bool bad = false, nodata = false, delay = false, rbad = false;
 	uint32_t nsig, pos = 0, target;
 	uint32_t dummy;
 	int idx, err;
 
 	f->clean = one_in(f, 2);
 	a.queue_id = pick_queue(f, &bad, &idx);
-	a.flags = reserved(f, &bad);
+	/* HOLD (1.5) is valid: a fence wait nothing serves holds the job. */
+	a.flags = reserved(f, &rbad);
+	if (a.flags & ~DRM_D3DQ_SUBMIT_HOLD)
+		bad = true;
+	if (one_in(f, 4))
+		a.flags |= DRM_D3DQ_SUBMIT_HOLD;
 	a.pad = reserved(f, &bad);
 	/* An out field: must be zero on input. */
 	a.seqno = reserved(f, &bad);
@@ -969,9 +978,12 @@ static void fz_submit(struct __test_metadata *_metadata, struct fz *f)
 		    st.pending_jobs + 2 >= f->max_pending)
 			return;
 	}
+	/* Held jobs fill limits: then -ENOSPC at once instead of a sleep. */
 	err = CALL(f->fd, DRM_IOCTL_D3DQ_SUBMIT, &a,
-		   E(EINVAL) | E(ENOENT) | E(ENODATA) | E(ECANCELED), !bad,
-		   E(ECANCELED) | (nodata ? E(ENODATA) : 0));
+		   E(EINVAL) | E(ENOENT) | E(ENODATA) | E(ECANCELED) |
+		   E(ENOSPC), !bad,
+		   E(ECANCELED) | (nodata ? E(ENODATA) : 0) |
+		   (f->held_seen ? E(ENOSPC) : 0));
 	if (err == ENODATA && !bad && !nodata && !f->shared)
 		explain_waits(_metadata, f, &a);
 	if (!err && (a.waits.array == (uintptr_t)f->huge ||
@@ -985,7 +997,24 @@ static void fz_submit(struct __test_metadata *_metadata, struct fz *f)
 		struct drm_d3dq_sync w0;
 
 		f->jobs++;
-		note_signals(f, sigs, nsig);
+		/* Only a HOLD submit can start holding a queue's jobs. */
+		if (a.out_flags & DRM_D3DQ_SUBMIT_HELD &&
+		    !(a.flags & DRM_D3DQ_SUBMIT_HOLD) && !f->shared &&
+		    !f->held_seen) {
+			f->failures++;
+			TH_LOG("SUBMIT without HOLD held a job first");
+		}
+		if (a.out_flags & DRM_D3DQ_SUBMIT_HELD) {
+			f->held_seen = true;
+			f->jobs_held++;
+		}
+		/*
+		 * A held job attaches its points when it is armed, if ever:
+		 * the model counts only what is attached now (it may then
+		 * know less than the kernel, which only makes it lenient).
+		 */
+		if (!(a.out_flags & DRM_D3DQ_SUBMIT_HELD))
+			note_signals(f, sigs, nsig);
 		if (!a.seqno || a.seqno <= f->last_seqno) {
 			f->failures++;
 			TH_LOG("SUBMIT returned seqno %llu after %llu",
@@ -1760,7 +1789,8 @@ static void run_fuzz(struct __test_metadata *_metadata, uint64_t salt,
 	uint64_t seed = env_u64("D3DQ_FUZZ_SEED", 0xd3d9f022) ^ salt;
 	uint64_t start = t_now(), secs;
 	unsigned long calls = env_u64("D3DQ_FUZZ_CALLS", 50000);
-	unsigned long total = 0, ok = 0, errs = 0, jobs = 0, failures = 0;
+	unsigned long total = 0, ok = 0, errs = 0, jobs = 0, jobs_held = 0;
+	unsigned long failures = 0;
 	unsigned long per_errno[256] = { 0 };
 	pthread_t th[8];
 	int fd, fd2, i, t;
@@ -1825,6 +1855,7 @@ static void run_fuzz(struct __test_metadata *_metadata, uint64_t salt,
 		ok += f->ok;
 		errs += f->fail;
 		jobs += f->jobs;
+		jobs_held += f->jobs_held;
 		failures += f->failures;
 		for (i = 0; i < 256; i++)
 			per_errno[i] += f->per_errno[i];
@@ -1840,6 +1871,7 @@ static void run_fuzz(struct __test_metadata *_metadata, uint64_t salt,
 	       per_errno[EINVAL], per_errno[ENOENT], per_errno[ENODATA],
 	       per_errno[ECANCELED], per_errno[EFAULT], per_errno[ETIME],
 	       per_errno[EMFILE]);
+	TH_LOG("%lu jobs held at submit (DRM_D3DQ_SUBMIT_HELD)", jobs_held);
 	for (i = 0; i < 256; i++)
 		if (per_errno[i] && i != EINVAL && i != ENOENT &&
 		    i != ENODATA && i != ECANCELED && i != EFAULT &&

@@ -89,7 +89,8 @@ TEST_F(sub, header_errors)
 } while (0)
 
 	BASE();
-	s.flags = 1;
+	/* An unknown flag (HOLD is one since 1.5). */
+	s.flags = DRM_D3DQ_SUBMIT_HOLD << 1;
 	EXPECT_EQ(-EINVAL, t_submit_raw(self->fd, &s));
 	BASE();
 	s.pad = 1;

@@ -105,7 +105,7 @@ enum drm_d3dq_ioctl_id {
  * number grows with every addition.
  */
 #define DRM_D3DQ_UAPI_MAJOR	1
-#define DRM_D3DQ_UAPI_MINOR	4
+#define DRM_D3DQ_UAPI_MINOR	5
 
 /**
  * struct drm_d3dq_obj_array - A user array of structures.
@@ -205,7 +205,8 @@ enum drm_d3dq_param {
  * %DRM_D3DQ_FEATURE_PRIORITY, version 1.2 %DRM_D3DQ_FEATURE_SUBMIT_DONE,
  * version 1.3 %DRM_D3DQ_FEATURE_FENCE, version 1.4
  * %DRM_D3DQ_FEATURE_FENCE_SUBMIT and
- * %DRM_D3DQ_FEATURE_FENCE_EVENT_SYNCOBJ.
+ * %DRM_D3DQ_FEATURE_FENCE_EVENT_SYNCOBJ, version 1.5
+ * %DRM_D3DQ_FEATURE_FENCE_HOLD.
  */
 /** DRM_D3DQ_FEATURE_TIMELINE - timeline syncobjs in waits and signals. */
 #define DRM_D3DQ_FEATURE_TIMELINE	(1ull << 0)
@@ -245,6 +246,12 @@ enum drm_d3dq_param {
  * of signalling an eventfd (see "Fences"). Since 1.4.
  */
 #define DRM_D3DQ_FEATURE_FENCE_EVENT_SYNCOBJ	(1ull << 8)
+/**
+ * DRM_D3DQ_FEATURE_FENCE_HOLD - %DRM_D3DQ_SUBMIT_HOLD and
+ * %DRM_D3DQ_SUBMIT_HELD: the kernel holds a job whose fence wait nothing
+ * serves yet (see "Held jobs"). Since 1.5.
+ */
+#define DRM_D3DQ_FEATURE_FENCE_HOLD	(1ull << 9)
 
 /**
  * struct drm_d3dq_get_param - Argument of %DRM_IOCTL_D3DQ_GET_PARAM.
@@ -473,12 +480,15 @@ struct drm_d3dq_queue_get_state {
  * Each wait names a syncobj (binary, or timeline with a point) that must
  * already hold a fence, or (uapi 1.4) a d3dq fence value that is reached
  * or that an armed signal of this file brings (see "Fence waits and
- * signals"): the driver never waits for a fence to be submitted and never
- * creates a fence that depends on userspace. A wait on a point that has
- * no fence yet, or on a fence value nothing armed brings yet, fails at
- * once with -ENODATA, so userspace can hold the job back until the point
- * is submitted (see DRM_IOCTL_SYNCOBJ_TIMELINE_WAIT with
- * DRM_SYNCOBJ_WAIT_FLAGS_WAIT_AVAILABLE) or the signal armed. A timeline
+ * signals"): the driver never waits for a syncobj point to be submitted
+ * and never creates or publishes a fence that depends on userspace. A
+ * wait on a point that has no fence yet, or on a fence value nothing
+ * armed brings yet, fails at once with -ENODATA, so userspace can hold
+ * the job back until the point is submitted (see
+ * DRM_IOCTL_SYNCOBJ_TIMELINE_WAIT with
+ * DRM_SYNCOBJ_WAIT_FLAGS_WAIT_AVAILABLE) or the signal armed. From 1.5 a
+ * submit with %DRM_D3DQ_SUBMIT_HOLD lets the kernel hold such a fence
+ * wait's job instead, unarmed and unpublished (see "Held jobs"). A timeline
  * wait on point N is satisfied by the first point >= N, as everywhere in
  * DRM.
  *
@@ -494,7 +504,9 @@ struct drm_d3dq_queue_get_state {
  * a non-zero out field, stride, count or command stream, or a timeline
  * wait on a syncobj whose fence is binary; -ENODATA a wait point has no
  * fence yet, or a fence wait's value is neither reached nor brought by
- * an armed signal of this file;
+ * an armed signal of this file (without %DRM_D3DQ_SUBMIT_HOLD); -ENOSPC
+ * (1.5) a limit below is reached and held jobs count in it (see "Held
+ * jobs");
  * -ECANCELED the queue is lost; -EFAULT bad pointer; -ENOMEM; -EINTR when
  * a signal interrupts a submit sleeping because the queue holds
  * %DRM_D3DQ_PARAM_MAX_PENDING_JOBS jobs, the file's jobs hold
@@ -531,6 +543,20 @@ struct drm_d3dq_queue_get_state {
  * returned. Since 1.2.
  */
 #define DRM_D3DQ_SUBMIT_DONE		(1u << 0)
+
+/**
+ * DRM_D3DQ_SUBMIT_HOLD - &drm_d3dq_submit.flags: a fence wait that is
+ * neither reached nor brought by an armed signal of this file holds the
+ * job instead of failing the submit with -ENODATA (see "Held jobs").
+ * Since 1.5.
+ */
+#define DRM_D3DQ_SUBMIT_HOLD		(1u << 0)
+
+/**
+ * DRM_D3DQ_SUBMIT_HELD - &drm_d3dq_submit.out_flags: the job is held, not
+ * armed yet: nothing of it is published (see "Held jobs"). Since 1.5.
+ */
+#define DRM_D3DQ_SUBMIT_HELD		(1u << 1)
 
 /** DRM_D3DQ_SYNC_TIMELINE - the syncobj is a timeline, use the point. */
 #define DRM_D3DQ_SYNC_TIMELINE		(1u << 0)
@@ -592,14 +618,63 @@ struct drm_d3dq_queue_get_state {
  *   as for a syncobj point without a fence: userspace holds the job back
  *   until the value is reached or a signal that brings it was
  *   submitted. (-ENODATA, not -EAGAIN or -EINTR, which libdrm retries for
- *   ever; a later version will hold such a job in the kernel instead.)
+ *   ever.) From 1.5, with %DRM_D3DQ_SUBMIT_HOLD, the kernel holds the
+ *   job instead (see "Held jobs").
  *
- * So every dependency is the fence of a job that was already submitted,
- * which completes in bounded time: the dma-fence rules hold.
+ * So every dependency of an armed job is the fence of a job that was
+ * already armed, which completes in bounded time: the dma-fence rules
+ * hold.
  * %DRM_D3DQ_SYNC_RELEASABLE is not needed, and refused (-EINVAL), with
  * %DRM_D3DQ_SYNC_FENCE; %DRM_D3DQ_WAIT_RELEASE of a fence wait fails with
  * -EINVAL. Fence waits and signals count against
  * %DRM_D3DQ_PARAM_MAX_SYNCS with the others.
+ */
+
+/**
+ * DOC: Held jobs
+ *
+ * From 1.5 (%DRM_D3DQ_FEATURE_FENCE_HOLD) a submit with
+ * %DRM_D3DQ_SUBMIT_HOLD whose fence wait is neither reached nor brought
+ * by an armed signal of this file is not refused: the job is checked and
+ * allocated as any job (every error still comes from the submit, all or
+ * nothing), then held: the submit returns its seqno and
+ * %DRM_D3DQ_SUBMIT_HELD. Every later job of the queue, with the flag or
+ * without, is held behind it (and returns %DRM_D3DQ_SUBMIT_HELD), even
+ * if its own waits are satisfied.
+ *
+ * A held job is not armed and publishes nothing: its syncobj signal
+ * points are not attached (no sync_file can be made of them), its
+ * buffers' reservation objects do not name it, its fence signals are not
+ * pending (a %DRM_D3DQ_SUBMIT_HOLD wait on a value only it would bring is
+ * held too; without the flag, -ENODATA), and it is not in
+ * &drm_d3dq_queue_get_state.pending_jobs.
+ *
+ * A held fence wait is released for good by the first value >= v written
+ * after the submit, whatever comes after it (a lower value written before
+ * the kernel armed the job does not take it back; a wait submitted after
+ * a rewind needs a new value), or by the arming of a fence signal >= v of
+ * a job of this file, on which the job then depends. Once every fence
+ * wait of the oldest held job of a queue is released, a kernel worker
+ * arms it and the held jobs after it whose waits are released, in
+ * order, attaching their points and publishing their buffers then.
+ *
+ * Held jobs count against %DRM_D3DQ_PARAM_MAX_PENDING_JOBS of their
+ * queue, %DRM_D3DQ_PARAM_MAX_FILE_JOB_BYTES of the file and the user's
+ * job bound. A submit that meets one of these limits while it counts
+ * held jobs fails at once with -ENOSPC instead of sleeping: those jobs
+ * end only when userspace releases them. Destroying the queue, closing
+ * the file, %DRM_D3DQ_REMOVE (which stops the queues before it sets the
+ * fences to ~0) and unplug free held jobs without arming them: their
+ * points are never attached and their fence signals never take effect.
+ *
+ * This keeps every dma-fence promise. The rule is no longer that the
+ * driver never waits for something userspace will do, but that nothing
+ * anyone can wait for depends on it: a held job has no fence anyone can
+ * see (no scheduler fence initialised, nothing in a syncobj, a sync_file
+ * or a reservation object), so memory management and other drivers
+ * never wait for it; and a job is armed only once each of its fence
+ * waits is satisfied or depends on the fence of a job already armed,
+ * which completes in bounded time.
  */
 
 /**
@@ -630,7 +705,7 @@ struct drm_d3dq_submit {
 	/** @queue_id: Queue to run the job on. */
 	__u32 queue_id;
 
-	/** @flags: Must be zero. */
+	/** @flags: 0 or (uapi 1.5) %DRM_D3DQ_SUBMIT_HOLD. */
 	__u32 flags;
 
 	/**
@@ -665,8 +740,8 @@ struct drm_d3dq_submit {
 	__u64 seqno;
 
 	/**
-	 * @out_flags: Out (uapi 1.2): %DRM_D3DQ_SUBMIT_DONE or 0. Must be
-	 * zero on input.
+	 * @out_flags: Out (uapi 1.2): %DRM_D3DQ_SUBMIT_DONE, (uapi 1.5)
+	 * %DRM_D3DQ_SUBMIT_HELD, or 0. Must be zero on input.
 	 */
 	__u32 out_flags;
 

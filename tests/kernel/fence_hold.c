@@ -1,0 +1,721 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * d3dq held jobs (uapi 1.5, DRM_D3DQ_SUBMIT_HOLD): a fence wait that
+ * nothing serves yet holds its job unarmed instead of failing with
+ * -ENODATA. A held job publishes nothing (no syncobj point, no sync_file,
+ * no fence in its buffers, no fence value) until a value write releases
+ * it; later jobs of its queue stay behind it; holding propagates to waits
+ * on its signals; satisfaction is sticky (R6) and not taken from history
+ * (R7); one signal releases many queues; a signal armed later by another
+ * queue of the file releases it; held jobs count against the limits and a
+ * submit at a limit they fill fails at once (-ENOSPC); destroy, close,
+ * REMOVE and unplug free them.
+ *
+ * Nothing here measures time: a held job is seen held (out flag, fdinfo,
+ * empty points), then released, then waited for.
+ *
+ * Copyright (C) 2026 The d3dq authors
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include <linux/dma-buf.h>
+
+#include "kselftest_harness.h"
+#include "util/d3dq_test.h"
+
+/* Raw ioctl (no retry on EINTR): 0 or -errno. */
+static int xioctl(int fd, unsigned long req, void *arg)
+{
+	return ioctl(fd, req, arg) ? -errno : 0;
+}
+
+struct fence {
+	uint32_t handle;
+	const uint64_t *v;	/* the value, mapped read-only */
+	void *page;
+};
+
+static int fence_new(int fd, uint64_t value, struct fence *f)
+{
+	struct drm_d3dq_fence_create c = { .value = value };
+	int ret = xioctl(fd, DRM_IOCTL_D3DQ_FENCE_CREATE, &c);
+
+	if (ret)
+		return ret;
+	f->handle = c.handle;
+	f->page = mmap(NULL, 4096, PROT_READ, MAP_SHARED, fd, c.mmap_offset);
+	if (f->page == MAP_FAILED) {
+		f->page = NULL;
+		return -errno;
+	}
+	f->v = (const uint64_t *)((const char *)f->page + c.value_offset);
+	return 0;
+}
+
+static void fence_unmap(struct fence *f)
+{
+	if (f->page)
+		munmap(f->page, 4096);
+	f->page = NULL;
+}
+
+static int fence_signal(int fd, uint32_t handle, uint64_t value)
+{
+	struct drm_d3dq_fence_signal s = { .handle = handle, .value = value };
+
+	return xioctl(fd, DRM_IOCTL_D3DQ_FENCE_SIGNAL, &s);
+}
+
+static uint64_t load(const uint64_t *v)
+{
+	return __atomic_load_n(v, __ATOMIC_ACQUIRE);
+}
+
+static struct drm_d3dq_sync fs(uint32_t handle, uint64_t value)
+{
+	return (struct drm_d3dq_sync){ .handle = handle,
+				       .flags = DRM_D3DQ_SYNC_FENCE,
+				       .point = value };
+}
+
+/*
+ * SUBMIT with DRM_D3DQ_SUBMIT_HOLD: 0 or -errno; *out_flags and *seqno
+ * if not NULL.
+ */
+static int hsubmit(int fd, uint32_t q, const struct drm_d3dq_sync *w,
+		   uint32_t nw, const struct drm_d3dq_sync *s, uint32_t ns,
+		   const struct t_cs *cs, uint32_t *out_flags, uint64_t *seqno)
+{
+	struct drm_d3dq_submit a = {
+		.queue_id = q,
+		.flags = DRM_D3DQ_SUBMIT_HOLD,
+		.waits = DRM_D3DQ_OBJ_ARRAY(nw, w),
+		.signals = DRM_D3DQ_OBJ_ARRAY(ns, s),
+		.cmds = cs ? (uint64_t)(uintptr_t)cs->buf : 0,
+		.cmd_bytes = cs ? cs->len : 0,
+	};
+	int ret = t_submit_raw(fd, &a);
+
+	if (out_flags)
+		*out_flags = a.out_flags;
+	if (seqno)
+		*seqno = a.seqno;
+	return ret;
+}
+
+/* The last point attached to timeline @so (0: none), or -errno. */
+static int64_t submitted(int fd, uint32_t so)
+{
+	uint64_t point = 0;
+
+	if (drmSyncobjQuery2(fd, &so, &point, 1,
+			     DRM_SYNCOBJ_QUERY_FLAGS_LAST_SUBMITTED))
+		return -errno;
+	return (int64_t)point;
+}
+
+/* Wait until point @point of @so is attached (not signalled): 0/-errno. */
+static int available(int fd, uint32_t so, uint64_t point)
+{
+	if (drmSyncobjTimelineWait(fd, &so, &point, 1, t_deadline(10 * T_SEC),
+				   DRM_SYNCOBJ_WAIT_FLAGS_WAIT_AVAILABLE |
+				   DRM_SYNCOBJ_WAIT_FLAGS_WAIT_FOR_SUBMIT,
+				   NULL))
+		return -errno;
+	return 0;
+}
+
+static long long held(int fd)
+{
+	return t_fdinfo(fd, "d3dq-jobs-held", NULL, 0);
+}
+
+/* 1 when the sync_file has signalled, 0 when not, -errno on failure. */
+static int sync_file_signalled(int sf)
+{
+	struct pollfd p = { .fd = sf, .events = POLLIN };
+	int n = poll(&p, 1, 0);
+
+	if (n < 0)
+		return -errno;
+	return n == 1 && (p.revents & POLLIN);
+}
+
+/* Whether every user of @dmabuf is done (implicit sync): 1, 0, -errno. */
+static int dmabuf_idle(int dmabuf)
+{
+	struct dma_buf_export_sync_file a = {
+		.flags = DMA_BUF_SYNC_WRITE, .fd = -1,
+	};
+	int ret;
+
+	if (ioctl(dmabuf, DMA_BUF_IOCTL_EXPORT_SYNC_FILE, &a))
+		return -errno;
+	ret = sync_file_signalled(a.fd);
+	close(a.fd);
+	return ret;
+}
+
+/* Wait (up to 10 s) until @files files and no job are alive. */
+static bool jobs_gone(int files)
+{
+	struct t_objects o;
+	int i;
+
+	for (i = 0; i < 1000; i++) {
+		if (t_objects(&o))
+			return false;
+		if (o.files == files && !o.jobs)
+			return true;
+		usleep(10000);
+	}
+	return false;
+}
+
+FIXTURE(hold) {
+	int fd;
+	uint32_t q1, q2, q3, bo, out1, out2, out3, bin;
+	uint64_t *map;
+	struct fence f, g;
+};
+
+FIXTURE_SETUP(hold)
+{
+	self->fd = t_open(0);
+	ASSERT_LE(0, self->fd);
+	/* The module of this tree has it: its absence is a failure. */
+	ASSERT_LE((1u << 16) | 5, t_param(self->fd,
+					   DRM_D3DQ_PARAM_UAPI_VERSION));
+	ASSERT_TRUE(t_param(self->fd, DRM_D3DQ_PARAM_FEATURES) &
+		    DRM_D3DQ_FEATURE_FENCE_HOLD);
+	self->q1 = t_queue(self->fd, 0, 0);
+	self->q2 = t_queue(self->fd, 0, 0);
+	self->q3 = t_queue(self->fd, 0, 0);
+	ASSERT_NE(0, self->q1);
+	ASSERT_NE(0, self->q2);
+	ASSERT_NE(0, self->q3);
+	self->bo = t_bo(self->fd, 4096, (void **)&self->map);
+	ASSERT_NE(0, self->bo);
+	self->out1 = t_syncobj(self->fd);
+	self->out2 = t_syncobj(self->fd);
+	self->out3 = t_syncobj(self->fd);
+	self->bin = t_syncobj(self->fd);
+	ASSERT_NE(0, self->out1);
+	ASSERT_NE(0, self->out2);
+	ASSERT_NE(0, self->out3);
+	ASSERT_NE(0, self->bin);
+	ASSERT_EQ(0, fence_new(self->fd, 0, &self->f));
+	ASSERT_EQ(0, fence_new(self->fd, 0, &self->g));
+}
+
+FIXTURE_TEARDOWN(hold)
+{
+	fence_unmap(&self->f);
+	fence_unmap(&self->g);
+	if (self->map)
+		munmap(self->map, 4096);
+	if (self->fd >= 0)
+		close(self->fd);
+	T_EXPECT_IDLE(10000);
+}
+
+/*
+ * A held job publishes nothing: no syncobj point (timeline or binary, so
+ * no sync_file of it), no fence in its buffer, no fence value, no write;
+ * a later job of its queue without waits is held behind it. A CPU signal
+ * releases both, in order, and then everything is there.
+ */
+TEST_F(hold, held_job_publishes_nothing)
+{
+	struct drm_d3dq_sync w[1], s[3];
+	struct drm_d3dq_queue_get_state st;
+	uint32_t flags = 0;
+	uint64_t seqno = 0, seqno2 = 0;
+	const char *text, *line;
+	struct t_cs cs;
+	int dmabuf, sf = -1;
+
+	ASSERT_EQ(0, drmPrimeHandleToFD(self->fd, self->bo, DRM_CLOEXEC,
+					&dmabuf));
+	w[0] = fs(self->f.handle, 1);
+	s[0] = t_tl(self->out1, 1);
+	s[1] = t_bin(self->bin);
+	s[2] = fs(self->g.handle, 7);
+	t_cs_init(&cs);
+	t_cs_write64(&cs, self->bo, 0, 111);
+	ASSERT_EQ(0, hsubmit(self->fd, self->q1, w, 1, s, 3, &cs, &flags,
+			     &seqno));
+	EXPECT_EQ(DRM_D3DQ_SUBMIT_HELD, flags);
+	EXPECT_NE(0, seqno);
+
+	/* Behind it: no waits of its own, held all the same. */
+	s[0] = t_tl(self->out2, 1);
+	t_cs_init(&cs);
+	t_cs_write64(&cs, self->bo, 8, 222);
+	ASSERT_EQ(0, hsubmit(self->fd, self->q1, NULL, 0, s, 1, &cs, &flags,
+			     &seqno2));
+	EXPECT_EQ(DRM_D3DQ_SUBMIT_HELD, flags);
+	EXPECT_EQ(seqno + 1, seqno2);
+	/* Without the flag too: a queue's jobs stay in order. */
+	s[0] = t_tl(self->out3, 1);
+	ASSERT_EQ(0, t_submit_out(self->fd, self->q1, NULL, 0, s, 1, NULL,
+				  &flags, NULL));
+	EXPECT_EQ(DRM_D3DQ_SUBMIT_HELD, flags);
+
+	EXPECT_EQ(3, held(self->fd));
+	/* debugfs lists them, and the fence wait that holds the first. */
+	text = t_queues_text();
+	if (text) {
+		char want[64];
+
+		snprintf(want, sizeof(want), "queue %u ", self->q1);
+		line = strstr(text, want);
+		EXPECT_NE(NULL, line) TH_LOG("%s", text);
+		if (line)
+			EXPECT_EQ(0, strncmp(strchr(line, '\n') - 6, "held=3", 6));
+		snprintf(want, sizeof(want), "job 1 waits fence=%u value=1",
+			 self->f.handle);
+		EXPECT_NE(NULL, strstr(text, want)) TH_LOG("%s", text);
+	}
+	EXPECT_EQ(0, submitted(self->fd, self->out1));
+	EXPECT_EQ(0, submitted(self->fd, self->out2));
+	EXPECT_EQ(0, submitted(self->fd, self->out3));
+	/* A binary syncobj without a fence exports no sync_file. */
+	EXPECT_NE(0, drmSyncobjExportSyncFile(self->fd, self->bin, &sf));
+	EXPECT_EQ(-1, sf);
+	EXPECT_EQ(1, dmabuf_idle(dmabuf));
+	ASSERT_EQ(0, t_queue_state(self->fd, self->q1, &st));
+	EXPECT_EQ(0, st.pending_jobs);
+	EXPECT_EQ(0, load(self->g.v));
+	EXPECT_EQ(0, self->map[0]);
+	EXPECT_EQ(0, self->map[1]);
+
+	ASSERT_EQ(0, fence_signal(self->fd, self->f.handle, 1));
+	ASSERT_EQ(0, t_wait(self->fd, self->out3, 1, 10 * T_SEC));
+	ASSERT_EQ(0, t_wait(self->fd, self->out1, 1, 10 * T_SEC));
+	ASSERT_EQ(0, t_wait(self->fd, self->out2, 1, 10 * T_SEC));
+	ASSERT_EQ(0, t_wait(self->fd, self->bin, 0, 10 * T_SEC));
+	EXPECT_EQ(0, drmSyncobjExportSyncFile(self->fd, self->bin, &sf));
+	EXPECT_LE(0, sf);
+	if (sf >= 0)
+		close(sf);
+	EXPECT_EQ(7, load(self->g.v));
+	EXPECT_EQ(111, self->map[0]);
+	EXPECT_EQ(222, self->map[1]);
+	EXPECT_EQ(0, held(self->fd));
+	close(dmabuf);
+}
+
+/*
+ * Holding propagates: a wait on a held job's signal is held too (with
+ * HOLD; without it -ENODATA as in 1.4: the signal is not armed).
+ */
+TEST_F(hold, propagation)
+{
+	struct drm_d3dq_sync w[1], s[2];
+	uint32_t flags = 0;
+
+	w[0] = fs(self->f.handle, 1);
+	s[0] = fs(self->g.handle, 1);
+	s[1] = t_tl(self->out1, 1);
+	ASSERT_EQ(0, hsubmit(self->fd, self->q1, w, 1, s, 2, NULL, &flags,
+			     NULL));
+	EXPECT_EQ(DRM_D3DQ_SUBMIT_HELD, flags);
+
+	w[0] = fs(self->g.handle, 1);
+	s[0] = t_tl(self->out2, 1);
+	EXPECT_EQ(-ENODATA, t_submit(self->fd, self->q2, w, 1, s, 1, NULL));
+	ASSERT_EQ(0, hsubmit(self->fd, self->q2, w, 1, s, 1, NULL, &flags,
+			     NULL));
+	EXPECT_EQ(DRM_D3DQ_SUBMIT_HELD, flags);
+	EXPECT_EQ(2, held(self->fd));
+	EXPECT_EQ(0, submitted(self->fd, self->out2));
+
+	ASSERT_EQ(0, fence_signal(self->fd, self->f.handle, 1));
+	ASSERT_EQ(0, t_wait(self->fd, self->out2, 1, 10 * T_SEC));
+	EXPECT_EQ(1, load(self->g.v));
+	EXPECT_EQ(1, t_fence_status(self->fd, self->out1, 1));
+	EXPECT_EQ(0, held(self->fd));
+}
+
+/*
+ * R6: a value reached and rewound at once still releases the held job.
+ * R7: a wait submitted after the rewind needs a new value.
+ */
+TEST_F(hold, sticky_and_no_history)
+{
+	struct drm_d3dq_sync w[1], s[1];
+	uint32_t flags = 0;
+
+	w[0] = fs(self->f.handle, 5);
+	s[0] = t_tl(self->out1, 1);
+	ASSERT_EQ(0, hsubmit(self->fd, self->q1, w, 1, s, 1, NULL, &flags,
+			     NULL));
+	EXPECT_EQ(DRM_D3DQ_SUBMIT_HELD, flags);
+	ASSERT_EQ(0, fence_signal(self->fd, self->f.handle, 5));
+	ASSERT_EQ(0, fence_signal(self->fd, self->f.handle, 0));
+	ASSERT_EQ(0, t_wait(self->fd, self->out1, 1, 10 * T_SEC));
+	EXPECT_EQ(0, load(self->f.v));
+
+	s[0] = t_tl(self->out2, 1);
+	ASSERT_EQ(0, hsubmit(self->fd, self->q2, w, 1, s, 1, NULL, &flags,
+			     NULL));
+	EXPECT_EQ(DRM_D3DQ_SUBMIT_HELD, flags);
+	EXPECT_EQ(1, held(self->fd));
+	EXPECT_EQ(0, submitted(self->fd, self->out2));
+	/* Values below it change nothing. */
+	ASSERT_EQ(0, fence_signal(self->fd, self->f.handle, 4));
+	EXPECT_EQ(1, held(self->fd));
+	ASSERT_EQ(0, fence_signal(self->fd, self->f.handle, 9));
+	ASSERT_EQ(0, t_wait(self->fd, self->out2, 1, 10 * T_SEC));
+	EXPECT_EQ(0, held(self->fd));
+}
+
+/*
+ * A signal of another queue of the file, armed after the held wait,
+ * releases it: the held job is armed with a dependency on that signal's
+ * job (its point is attached before the value is reached), and runs
+ * once that job completes. The signal's job is held back by a releasable
+ * wait on a slow job of q3 (a "gate"), released by WAIT_RELEASE.
+ */
+TEST_F(hold, released_by_later_queue_signal)
+{
+	struct drm_d3dq_wait_release rel = { .index = 0 };
+	struct drm_d3dq_sync w[1], s[2];
+	uint32_t flags = 0;
+	uint64_t seqno = 0;
+	struct t_cs cs;
+
+	w[0] = fs(self->f.handle, 3);
+	s[0] = t_tl(self->out2, 1);
+	ASSERT_EQ(0, hsubmit(self->fd, self->q2, w, 1, s, 1, NULL, &flags,
+			     NULL));
+	EXPECT_EQ(DRM_D3DQ_SUBMIT_HELD, flags);
+
+	/* The gate: 1.5 s on q3, below the 2 s job timeout. */
+	t_cs_init(&cs);
+	t_cs_delay(&cs, 1500 * T_MS);
+	s[0] = t_tl(self->out3, 1);
+	ASSERT_EQ(0, t_submit(self->fd, self->q3, NULL, 0, s, 1, &cs));
+	w[0] = t_tl(self->out3, 1);
+	w[0].flags |= DRM_D3DQ_SYNC_RELEASABLE;
+	s[0] = fs(self->f.handle, 3);
+	s[1] = t_tl(self->out1, 1);
+	ASSERT_EQ(0, t_submit_out(self->fd, self->q1, w, 1, s, 2, NULL,
+				  &flags, &seqno));
+	EXPECT_EQ(0, flags);
+
+	/* Armed on the signal, before the value is there. */
+	ASSERT_EQ(0, available(self->fd, self->out2, 1));
+	EXPECT_EQ(0, held(self->fd));
+	if (t_fence_status(self->fd, self->out3, 1) == 0) {
+		/* The gate still runs (else this machine is too slow). */
+		EXPECT_EQ(0, load(self->f.v));
+		EXPECT_EQ(0, t_fence_status(self->fd, self->out2, 1));
+	}
+	rel.queue_id = self->q1;
+	rel.seqno = seqno;
+	ASSERT_EQ(0, xioctl(self->fd, DRM_IOCTL_D3DQ_WAIT_RELEASE, &rel));
+	ASSERT_EQ(0, t_wait(self->fd, self->out2, 1, 10 * T_SEC));
+	EXPECT_EQ(1, t_fence_status(self->fd, self->out1, 1));
+	EXPECT_EQ(3, load(self->f.v));
+	ASSERT_EQ(0, t_queue_destroy(self->fd, self->q3));
+	self->q3 = 0;
+}
+
+/* Many queues held on one fence, all released by one CPU signal. */
+TEST_F(hold, many_queues_one_signal)
+{
+	enum { NQ = 64, PER = 3 };
+	struct drm_d3dq_sync w[1], s[1];
+	uint32_t q[NQ], so[NQ], flags;
+	int i, j;
+
+	w[0] = fs(self->f.handle, 1);
+	for (i = 0; i < NQ; i++) {
+		q[i] = t_queue(self->fd, 0, 0);
+		so[i] = t_syncobj(self->fd);
+		ASSERT_NE(0, q[i]);
+		ASSERT_NE(0, so[i]);
+		for (j = 0; j < PER; j++) {
+			s[0] = t_tl(so[i], j + 1);
+			flags = 0;
+			ASSERT_EQ(0, hsubmit(self->fd, q[i], j ? NULL : w,
+					     j ? 0 : 1, s, 1, NULL, &flags,
+					     NULL));
+			ASSERT_EQ(DRM_D3DQ_SUBMIT_HELD, flags);
+		}
+	}
+	EXPECT_EQ(NQ * PER, held(self->fd));
+	for (i = 0; i < NQ; i++)
+		EXPECT_EQ(0, submitted(self->fd, so[i]));
+	ASSERT_EQ(0, fence_signal(self->fd, self->f.handle, 1));
+	for (i = 0; i < NQ; i++)
+		ASSERT_EQ(0, t_wait(self->fd, so[i], PER, 10 * T_SEC));
+	EXPECT_EQ(0, held(self->fd));
+}
+
+/*
+ * Destroying a queue, REMOVE and closing the file free held jobs: their
+ * points are never attached and their fence signals never take effect.
+ */
+TEST_F(hold, destroy_remove_close)
+{
+	struct drm_d3dq_remove rm = { 0 };
+	struct drm_d3dq_sync w[1], s[2];
+	uint32_t flags = 0;
+	int other;
+
+	w[0] = fs(self->f.handle, 1);
+	s[0] = t_tl(self->out1, 1);
+	s[1] = fs(self->g.handle, 9);
+	ASSERT_EQ(0, hsubmit(self->fd, self->q1, w, 1, s, 2, NULL, &flags,
+			     NULL));
+	ASSERT_EQ(0, hsubmit(self->fd, self->q1, NULL, 0, s, 1, NULL, &flags,
+			     NULL));
+	EXPECT_EQ(2, held(self->fd));
+	ASSERT_EQ(0, t_queue_destroy(self->fd, self->q1));
+	self->q1 = 0;
+	EXPECT_EQ(0, held(self->fd));
+	EXPECT_TRUE(jobs_gone(1));
+	EXPECT_EQ(0, submitted(self->fd, self->out1));
+	/* The value that would release them changes nothing now. */
+	ASSERT_EQ(0, fence_signal(self->fd, self->f.handle, 1));
+	EXPECT_EQ(0, load(self->g.v));
+
+	/* REMOVE: ~0 satisfies the wait, but the queue is lost: freed. */
+	w[0] = fs(self->f.handle, 2);
+	s[0] = t_tl(self->out2, 1);
+	ASSERT_EQ(0, hsubmit(self->fd, self->q2, w, 1, s, 2, NULL, &flags,
+			     NULL));
+	EXPECT_EQ(DRM_D3DQ_SUBMIT_HELD, flags);
+	ASSERT_EQ(0, xioctl(self->fd, DRM_IOCTL_D3DQ_REMOVE, &rm));
+	EXPECT_TRUE(jobs_gone(1));
+	EXPECT_EQ(0, held(self->fd));
+	EXPECT_EQ(0, submitted(self->fd, self->out2));
+
+	/* Close with held jobs on several queues. */
+	other = t_open(0);
+	ASSERT_LE(0, other);
+	{
+		struct fence f2;
+		uint32_t qa = t_queue(other, 0, 0), qb = t_queue(other, 0, 0);
+
+		ASSERT_NE(0, qa);
+		ASSERT_NE(0, qb);
+		ASSERT_EQ(0, fence_new(other, 0, &f2));
+		w[0] = fs(f2.handle, 1);
+		ASSERT_EQ(0, hsubmit(other, qa, w, 1, NULL, 0, NULL, &flags,
+				     NULL));
+		ASSERT_EQ(0, hsubmit(other, qb, w, 1, NULL, 0, NULL, &flags,
+				     NULL));
+		ASSERT_EQ(0, hsubmit(other, qb, NULL, 0, NULL, 0, NULL,
+				     &flags, NULL));
+		EXPECT_EQ(3, held(other));
+		fence_unmap(&f2);
+	}
+	close(other);
+	EXPECT_TRUE(jobs_gone(1));
+}
+
+/*
+ * A queue lost by a job timeout frees its held jobs (the arming work
+ * finds it lost): they never run, their points are never attached.
+ */
+TEST_F(hold, lost_queue_frees_held)
+{
+	struct drm_d3dq_queue_get_state st;
+	struct drm_d3dq_sync w[1], s[1];
+	uint32_t flags = 0;
+	struct t_cs cs;
+	int i;
+
+	/* 3 s of DELAY: past the 2 s job timeout of the defaults. */
+	t_cs_init(&cs);
+	t_cs_delay(&cs, 3 * T_SEC);
+	s[0] = t_tl(self->out1, 1);
+	ASSERT_EQ(0, t_submit(self->fd, self->q1, NULL, 0, s, 1, &cs));
+	w[0] = fs(self->f.handle, 1);
+	s[0] = t_tl(self->out2, 1);
+	ASSERT_EQ(0, hsubmit(self->fd, self->q1, w, 1, s, 1, NULL, &flags,
+			     NULL));
+	EXPECT_EQ(DRM_D3DQ_SUBMIT_HELD, flags);
+	/* Signalled, with the timeout's error. */
+	ASSERT_EQ(0, t_wait(self->fd, self->out1, 1, 20 * T_SEC));
+	EXPECT_EQ(-ETIMEDOUT, t_fence_status(self->fd, self->out1, 1));
+	ASSERT_EQ(0, t_queue_state(self->fd, self->q1, &st));
+	EXPECT_EQ(DRM_D3DQ_QUEUE_STATE_LOST, st.state);
+	for (i = 0; i < 1000 && held(self->fd); i++)
+		usleep(10000);
+	EXPECT_EQ(0, held(self->fd));
+	ASSERT_EQ(0, fence_signal(self->fd, self->f.handle, 1));
+	EXPECT_TRUE(jobs_gone(1));
+	EXPECT_EQ(0, submitted(self->fd, self->out2));
+}
+
+/* Bad input: unknown submit flags; HELD is an out flag only. */
+TEST_F(hold, bad_flags)
+{
+	struct drm_d3dq_submit a = {
+		.queue_id = self->q1,
+		.flags = DRM_D3DQ_SUBMIT_HOLD << 1,
+	};
+
+	EXPECT_EQ(-EINVAL, t_submit_raw(self->fd, &a));
+	a.flags = DRM_D3DQ_SUBMIT_HOLD;
+	a.out_flags = DRM_D3DQ_SUBMIT_HELD;
+	EXPECT_EQ(-EINVAL, t_submit_raw(self->fd, &a));
+	a.out_flags = 0;
+	/* HOLD with nothing to hold for runs as any job. */
+	EXPECT_EQ(0, t_submit_raw(self->fd, &a));
+	EXPECT_EQ(0, a.out_flags & DRM_D3DQ_SUBMIT_HELD);
+}
+
+/*
+ * Limits: held jobs count against max_pending_jobs of their queue and
+ * the file's max_file_job_bytes; a submit that meets a limit filled by
+ * held jobs fails at once with -ENOSPC instead of sleeping (R5).
+ */
+FIXTURE(hlim) {
+	int fd;
+};
+
+FIXTURE_SETUP(hlim)
+{
+	self->fd = -1;
+	if (!t_can_reload())
+		SKIP(return, "D3DQ_MODULE not set or module not loaded");
+	ASSERT_EQ(0, t_reload("max_pending_jobs=8 max_file_job_bytes=65536"));
+	self->fd = t_open(0);
+	ASSERT_LE(0, self->fd);
+}
+
+FIXTURE_TEARDOWN(hlim)
+{
+	if (self->fd < 0)
+		return;
+	close(self->fd);
+	T_EXPECT_IDLE(20000);
+	EXPECT_EQ(0, t_reload(NULL));
+}
+
+TEST_F(hlim, held_jobs_fill_limits)
+{
+	struct drm_d3dq_sync w[1];
+	uint32_t q1, q2, q3, flags;
+	struct fence f;
+	int i, ret = 0, n;
+
+	q1 = t_queue(self->fd, 0, 0);
+	q2 = t_queue(self->fd, 0, 0);
+	q3 = t_queue(self->fd, 0, 0);
+	ASSERT_NE(0, q1);
+	ASSERT_NE(0, q2);
+	ASSERT_NE(0, q3);
+	ASSERT_EQ(0, fence_new(self->fd, 0, &f));
+	w[0] = fs(f.handle, 1);
+
+	/* The queue: 8 held jobs, the 9th fails at once. */
+	for (i = 0; i < 8; i++) {
+		flags = 0;
+		ASSERT_EQ(0, hsubmit(self->fd, q1, w, 1, NULL, 0, NULL, &flags,
+				     NULL));
+		ASSERT_EQ(DRM_D3DQ_SUBMIT_HELD, flags);
+	}
+	EXPECT_EQ(-ENOSPC, hsubmit(self->fd, q1, w, 1, NULL, 0, NULL, NULL,
+				   NULL));
+	EXPECT_EQ(-ENOSPC, t_submit(self->fd, q1, NULL, 0, NULL, 0, NULL));
+
+	/* The file: held jobs on q2 fill its bytes; q3 fails at once. */
+	for (n = 0; n < 1000; n++) {
+		ret = hsubmit(self->fd, q2, w, 1, NULL, 0, NULL, NULL,
+			      NULL);
+		if (ret)
+			break;
+		if (n % 7 == 6) {
+			/* A queue holds at most 8: another one. */
+			q2 = t_queue(self->fd, 0, 0);
+			ASSERT_NE(0, q2);
+		}
+	}
+	EXPECT_EQ(-ENOSPC, ret);
+	EXPECT_LT(n, 1000);
+	/* The file's bytes, not a queue's count (a queue takes 7 here). */
+	EXPECT_LT(7, n);
+	/* A queue without held jobs, a job of the same size: at once. */
+	EXPECT_EQ(-ENOSPC, hsubmit(self->fd, q3, w, 1, NULL, 0, NULL, NULL,
+				   NULL));
+	EXPECT_EQ(8 + n, held(self->fd));
+
+	/* Released: everything runs, and there is room again. */
+	ASSERT_EQ(0, fence_signal(self->fd, f.handle, 1));
+	EXPECT_TRUE(jobs_gone(1));
+	EXPECT_EQ(0, held(self->fd));
+	EXPECT_EQ(0, t_submit(self->fd, q3, NULL, 0, NULL, 0, NULL));
+	fence_unmap(&f);
+}
+
+/* Unplug with held jobs: freed, nothing leaks, no WARN. */
+FIXTURE(hunplug) {
+	int fd;
+};
+
+FIXTURE_SETUP(hunplug)
+{
+	self->fd = -1;
+	if (!t_can_reload())
+		SKIP(return, "D3DQ_MODULE not set or module not loaded");
+	self->fd = t_open(0);
+	ASSERT_LE(0, self->fd);
+}
+
+FIXTURE_TEARDOWN(hunplug)
+{
+	if (self->fd >= 0)
+		close(self->fd);
+	if (!t_can_reload())
+		return;
+	if (!t_is_bound(0))
+		EXPECT_EQ(0, t_bind(0));
+	T_EXPECT_IDLE(10000);
+	EXPECT_EQ(0, t_unload());
+	EXPECT_EQ(0, t_load(NULL));
+}
+
+TEST_F(hunplug, held_jobs)
+{
+	struct drm_d3dq_sync w[1], s[1];
+	uint32_t q1, q2, out, flags = 0;
+	struct fence f;
+
+	q1 = t_queue(self->fd, 0, 0);
+	q2 = t_queue(self->fd, 0, 0);
+	out = t_syncobj(self->fd);
+	ASSERT_NE(0, q1);
+	ASSERT_NE(0, q2);
+	ASSERT_NE(0, out);
+	ASSERT_EQ(0, fence_new(self->fd, 0, &f));
+	w[0] = fs(f.handle, 1);
+	s[0] = t_tl(out, 1);
+	ASSERT_EQ(0, hsubmit(self->fd, q1, w, 1, s, 1, NULL, &flags, NULL));
+	EXPECT_EQ(DRM_D3DQ_SUBMIT_HELD, flags);
+	ASSERT_EQ(0, hsubmit(self->fd, q2, w, 1, NULL, 0, NULL, &flags, NULL));
+	ASSERT_EQ(0, hsubmit(self->fd, q2, NULL, 0, NULL, 0, NULL, &flags,
+			     NULL));
+
+	ASSERT_EQ(0, t_unbind(0));
+	EXPECT_EQ(UINT64_MAX, load(f.v));
+	/* The teardown checks that nothing is left. */
+	fence_unmap(&f);
+}
+
+TEST_HARNESS_MAIN
