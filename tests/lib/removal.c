@@ -13,10 +13,12 @@
 #include <linux/seccomp.h>
 #include <poll.h>
 #include <pthread.h>
+#include <sched.h>
 #include <stdatomic.h>
 #include <stddef.h>
 #include <sys/prctl.h>
 #include <sys/syscall.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <xf86drm.h>
@@ -171,8 +173,14 @@ FIXTURE_TEARDOWN(own)
  */
 TEST_F_TIMEOUT(own, cpu_signal_racing_removal, 300)
 {
+	struct timespec t0, t;
 	int i, bad = 0;
 
+	/*
+	 * 20 rounds; on a slow kernel (the debug kernel: 300 s were not
+	 * enough) at least 4, and none started after 120 s.
+	 */
+	clock_gettime(CLOCK_MONOTONIC, &t0);
 	for (i = 0; i < 20; i++) {
 		struct d3dq_device *dev = util_open();
 		struct racer r = { 0 };
@@ -186,7 +194,7 @@ TEST_F_TIMEOUT(own, cpu_signal_racing_removal, 300)
 		ASSERT_EQ(0, pthread_create(&t[0], NULL, popper, &r));
 		ASSERT_EQ(0, pthread_create(&t[1], NULL, signaller, &r));
 		while (atomic_load(&r.rounds) < 2 + i % 3)
-			;
+			sched_yield();	/* the racers need the vCPUs */
 		ASSERT_EQ(0, d3dq_device_remove(dev));
 		pthread_join(t[0], NULL);
 		pthread_join(t[1], NULL);
@@ -199,7 +207,13 @@ TEST_F_TIMEOUT(own, cpu_signal_racing_removal, 300)
 		d3dq_fence_destroy(r.f);
 		close(r.efd);
 		d3dq_device_close(dev);
+		clock_gettime(CLOCK_MONOTONIC, &t);
+		if (i >= 3 && t.tv_sec - t0.tv_sec > 120) {
+			i++;
+			break;
+		}
 	}
+	TH_LOG("%d rounds", i);
 	EXPECT_EQ(0, bad);
 }
 

@@ -20,6 +20,23 @@
 
 #include "kselftest_harness.h"
 
+/*
+ * The first nm or readelf of a run loads binutils from the host's /usr
+ * through the VM's 9p mount: over 30 s (the harness's default limit) on
+ * the debug kernel (make check-debug).
+ */
+FIXTURE(sym) {
+	int unused;
+};
+
+FIXTURE_SETUP(sym)
+{
+}
+
+FIXTURE_TEARDOWN(sym)
+{
+}
+
 static int read_lines(FILE *f, char ***out)
 {
 	char line[512], **v = NULL;
@@ -85,13 +102,13 @@ static void check(struct __test_metadata *_metadata, const char *so,
 		EXPECT_STREQ(want[i], have[i]);
 }
 
-TEST(exported_symbols)
+TEST_F_TIMEOUT(sym, exported_symbols, 300)
 {
 	check(_metadata, "libd3dq.so.0", "libd3dq/libd3dq.symbols", 20);
 }
 
 /* The D3D12 layer exports D3D12CreateDevice and D3D12GetDebugInterface. */
-TEST(d3d12_exported_symbols)
+TEST_F_TIMEOUT(sym, d3d12_exported_symbols, 300)
 {
 	check(_metadata, "libd3d12-d3dq.so.0",
 	      "libd3dq/d3d12/libd3d12-d3dq.symbols", 2);
@@ -254,13 +271,13 @@ static void check_nodes(struct __test_metadata *_metadata, const char *so,
 	EXPECT_EQ(nsyms, listed);
 }
 
-TEST(version_nodes)
+TEST_F_TIMEOUT(sym, version_nodes, 300)
 {
 	check_nodes(_metadata, "libd3dq.so.0", "LIBD3DQ",
 		    "debian/libd3dq0.symbols");
 }
 
-TEST(d3d12_version_nodes)
+TEST_F_TIMEOUT(sym, d3d12_version_nodes, 300)
 {
 	check_nodes(_metadata, "libd3d12-d3dq.so.0", "LIBD3D12_D3DQ",
 		    "debian/libd3d12-d3dq0.symbols");
@@ -295,7 +312,7 @@ static int defined_nodes(struct __test_metadata *_metadata, const char *so,
  * d3d12_d3dq_create_device(3)). A release that adds symbols adds its
  * node here too.
  */
-TEST(the_releases_nodes)
+TEST_F_TIMEOUT(sym, the_releases_nodes, 300)
 {
 	static const char *const d3dq[] = { "LIBD3DQ_0", "LIBD3DQ_0.2" };
 	static const char *const d3d12[] = { "LIBD3D12_D3DQ_0",
@@ -347,7 +364,7 @@ static int needed_nodes(struct __test_metadata *_metadata, const char *prog,
  * This program uses libd3dq: it records the node of what it uses, so
  * the loader checks the version when it starts.
  */
-TEST(programs_need_the_node)
+TEST_F_TIMEOUT(sym, programs_need_the_node, 300)
 {
 	char **lines;
 	int n;
@@ -366,7 +383,7 @@ TEST(programs_need_the_node)
  * the loader refuses to start it. tests/lib/tokens and
  * tests/d3d12/callbacks are such programs (built with this one by make).
  */
-TEST(newer_programs_need_the_newer_node)
+TEST_F_TIMEOUT(sym, newer_programs_need_the_newer_node, 300)
 {
 	char **lines;
 	int n;

@@ -6,7 +6,8 @@
  * Copyright (C) 2026 The d3dq authors
  *
  * Without arguments (as in "make check"): as many random programs as fit
- * in D3DQ_MODEL_SECONDS (default 120; at least 1,000 are expected), or
+ * in D3DQ_MODEL_SECONDS (default 120; at least D3DQ_MODEL_MIN_PROGRAMS,
+ * default 1,000, are expected), or
  * D3DQ_MODEL_PROGRAMS programs, from the seed D3DQ_MODEL_SEED (default:
  * random, printed).
  * Each program runs against the library on the real module, and its log
@@ -52,6 +53,7 @@
 
 struct cfg {
 	uint64_t programs, seconds, seed, states, guard_ms, shrink_seconds;
+	uint64_t min_programs;
 	uint64_t replay, runs, investigate_until;
 	const char *load, *print, *without, *check;
 	bool have_seed, no_shrink, verbose, replay_mode;
@@ -61,6 +63,7 @@ struct cfg {
 static struct cfg cfg = {
 	.programs = UINT64_MAX,
 	.seconds = DEFAULT_SECONDS,
+	.min_programs = MIN_PROGRAMS,
 	.states = 300000,
 	.guard_ms = 20000,
 	.shrink_seconds = 90,
@@ -380,6 +383,8 @@ static void parse(int argc, char **argv)
 		cfg.programs = num(e), cfg.seconds = UINT64_MAX;
 	if ((e = getenv("D3DQ_MODEL_SECONDS")))
 		cfg.seconds = num(e);
+	if ((e = getenv("D3DQ_MODEL_MIN_PROGRAMS")))
+		cfg.min_programs = num(e);
 	if ((e = getenv("D3DQ_MODEL_SEED"))) {
 		cfg.seed = num(e);
 		cfg.have_seed = true;
@@ -618,9 +623,9 @@ int main(int argc, char **argv)
 	       hangs ? "not " : "", hangs);
 	/* failures cost time (hangs, diagnosis): the minimum is for clean runs */
 	bad3 = (und + voided) * 100 > k ||
-	       (cfg.seconds != UINT64_MAX && k < MIN_PROGRAMS && !fails);
-	printf("%sok 3 the checker decided %" PRIu64 " of %" PRIu64 " programs (at least %d wanted)\n",
+	       (cfg.seconds != UINT64_MAX && k < cfg.min_programs && !fails);
+	printf("%sok 3 the checker decided %" PRIu64 " of %" PRIu64 " programs (at least %" PRIu64 " wanted)\n",
 	       bad3 ? "not " : "", k - und - voided, k,
-	       cfg.seconds != UINT64_MAX ? MIN_PROGRAMS : 0);
+	       cfg.seconds != UINT64_MAX ? cfg.min_programs : 0);
 	return fails || bad3 ? 1 : 0;
 }
