@@ -875,7 +875,7 @@ TEST_F(fence, events)
 	close(efd);
 }
 
-TEST_F(fence, event_many)
+TEST_F_TIMEOUT(fence, event_many, 120)
 {
 	enum { N = 3000 };
 	struct fence f;
