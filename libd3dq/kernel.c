@@ -1,0 +1,342 @@
+// SPDX-License-Identifier: MIT
+/*
+ * libd3dq: the kernel calls everything else uses, the mapped pages of
+ * fence values, device removal, and the waiter of token events.
+ *
+ * Copyright (C) 2026 The d3dq authors
+ */
+#define _GNU_SOURCE
+#include <stdlib.h>
+#include <sys/mman.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "internal.h"
+
+int d3dq_ioctl(int fd, unsigned long req, void *arg)
+{
+	return drmIoctl(fd, req, arg) ? -errno : 0;
+}
+
+int syncobj_create(int fd, uint32_t *handle)
+{
+	struct drm_syncobj_create args = { 0 };
+	int ret = d3dq_ioctl(fd, DRM_IOCTL_SYNCOBJ_CREATE, &args);
+
+	*handle = args.handle;
+	return ret;
+}
+
+void syncobj_destroy(int fd, uint32_t handle)
+{
+	struct drm_syncobj_destroy args = { .handle = handle };
+
+	if (handle)
+		d3dq_ioctl(fd, DRM_IOCTL_SYNCOBJ_DESTROY, &args);
+}
+
+int64_t abs_timeout(uint64_t timeout_ns)
+{
+	struct timespec ts;
+	int64_t now;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	now = (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+	if (timeout_ns >= (uint64_t)(INT64_MAX - now))
+		return INT64_MAX;
+	return now + (int64_t)timeout_ns;
+}
+
+/* Kernel fences. */
+
+int kfence_export(int fd, uint32_t handle, int *xfd)
+{
+	struct drm_d3dq_fence_export args = { .handle = handle };
+	int ret = d3dq_ioctl(fd, DRM_IOCTL_D3DQ_FENCE_EXPORT, &args);
+
+	if (!ret)
+		*xfd = args.fd;
+	return ret;
+}
+
+void kfence_destroy(int fd, uint32_t handle)
+{
+	struct drm_d3dq_fence_destroy args = { .handle = handle };
+
+	if (handle)
+		d3dq_ioctl(fd, DRM_IOCTL_D3DQ_FENCE_DESTROY, &args);
+}
+
+int kfence_signal(int fd, uint32_t handle, uint64_t value)
+{
+	struct drm_d3dq_fence_signal args = { .handle = handle, .value = value };
+
+	return d3dq_ioctl(fd, DRM_IOCTL_D3DQ_FENCE_SIGNAL, &args);
+}
+
+int kfence_event(int fd, const struct drm_d3dq_fence_value *fv, uint32_t n,
+		 uint32_t flags, int eventfd, uint32_t sobj, uint64_t point)
+{
+	struct drm_d3dq_fence_event args = {
+		.fences = DRM_D3DQ_OBJ_ARRAY(n, fv),
+		.flags = flags,
+		.eventfd = eventfd,
+		.syncobj = sobj,
+		.point = point,
+	};
+
+	return d3dq_ioctl(fd, DRM_IOCTL_D3DQ_FENCE_EVENT, &args);
+}
+
+/*
+ * Value pages. Fences that are not shared share the kernel's pages of
+ * 512 values: each page is mapped once, read-only, and unmapped when its
+ * last fence goes, before the kernel handle is destroyed (the kernel may
+ * give a freed page's mmap offset to a new fence, which must then get a
+ * mapping of its own page).
+ */
+int vpage_map(struct d3dq_device *dev, uint64_t offset, uint32_t value_offset,
+	      struct vpage **page, const _Atomic uint64_t **vp)
+{
+	struct vpage *p;
+	int ret = 0;
+
+	if (value_offset % sizeof(uint64_t) ||
+	    value_offset >= (uint64_t)dev->page_size)
+		return -EINVAL;
+	pthread_mutex_lock(&dev->page_lock);
+	for (p = dev->pages; p && p->offset != offset; p = p->next)
+		;
+	if (!p) {
+		p = calloc(1, sizeof(*p));
+		if (!p) {
+			ret = -ENOMEM;
+			goto out;
+		}
+		p->addr = mmap(NULL, dev->page_size, PROT_READ, MAP_SHARED,
+			       dev->fd, (off_t)offset);
+		if (p->addr == MAP_FAILED) {
+			ret = -errno;
+			free(p);
+			goto out;
+		}
+		p->offset = offset;
+		p->next = dev->pages;
+		dev->pages = p;
+	}
+	p->refs++;
+	*page = p;
+	*vp = (const _Atomic uint64_t *)((const char *)p->addr +
+					 value_offset);
+out:
+	pthread_mutex_unlock(&dev->page_lock);
+	return ret;
+}
+
+void vpage_unmap(struct d3dq_device *dev, struct vpage *page)
+{
+	struct vpage **pp;
+
+	if (!page)
+		return;
+	pthread_mutex_lock(&dev->page_lock);
+	if (--page->refs == 0) {
+		for (pp = &dev->pages; *pp != page; pp = &(*pp)->next)
+			;
+		*pp = page->next;
+		munmap(page->addr, dev->page_size);
+		free(page);
+	}
+	pthread_mutex_unlock(&dev->page_lock);
+}
+
+/* Make an object visible to d3dq_device_close() (and removal). */
+int dev_link_object(struct d3dq_device *dev, struct list *link,
+		    struct list *head)
+{
+	int ret;
+
+	pthread_mutex_lock(&dev->lock);
+	ret = atomic_load(&dev->reason);
+	if (!ret)
+		list_add_tail(link, head);
+	pthread_mutex_unlock(&dev->lock);
+	return ret;
+}
+
+/*
+ * Wait until the oldest unfinished job of @q has finished, if it is
+ * armed: point n of q->tl signals with job n, the kernel arms a queue's
+ * jobs in order and counts only armed ones in pending_jobs, so while one
+ * is pending the point after the last one signalled belongs to an armed
+ * job and comes in bounded time. False if none is armed (held jobs wait
+ * for values, not for time) or the queue is lost.
+ */
+bool queue_wait_armed(struct d3dq_queue *q)
+{
+	struct drm_d3dq_queue_get_state st = { .id = q->id };
+	uint64_t done = 0, next;
+	struct drm_syncobj_timeline_array query = {
+		.handles = (uintptr_t)&q->tl,
+		.points = (uintptr_t)&done,
+		.count_handles = 1,
+	};
+	struct drm_syncobj_timeline_wait wait = {
+		.handles = (uintptr_t)&q->tl,
+		.points = (uintptr_t)&next,
+		.count_handles = 1,
+		.flags = DRM_SYNCOBJ_WAIT_FLAGS_WAIT_FOR_SUBMIT,
+	};
+
+	if (d3dq_ioctl(q->dev->fd, DRM_IOCTL_D3DQ_QUEUE_GET_STATE, &st) ||
+	    st.state == DRM_D3DQ_QUEUE_STATE_LOST || !st.pending_jobs ||
+	    d3dq_ioctl(q->dev->fd, DRM_IOCTL_SYNCOBJ_QUERY, &query))
+		return false;
+	next = done + 1;
+	wait.timeout_nsec = abs_timeout(1000000000ull);
+	d3dq_ioctl(q->dev->fd, DRM_IOCTL_SYNCOBJ_TIMELINE_WAIT, &wait);
+	return true;
+}
+
+/*
+ * Removal. With uapi 1.6 the kernel removes the file at the first loss
+ * of one of its queues (armed at open, DRM_D3DQ_REMOVE_ON_LOSS) and
+ * tells why (DRM_D3DQ_REMOVE_QUERY): the library keeps no state and
+ * needs no thread for it. An older driver (uapi 1.5) is asked about its
+ * queues when the reason is read or a submit finds a queue lost, and
+ * the library removes the file then.
+ */
+static int loss_reason(struct d3dq_device *dev)
+{
+	struct list *pos, *tmp;
+	int reason = 0;
+
+	pthread_mutex_lock(&dev->lock);
+	list_for_each_safe(pos, tmp, &dev->queues) {
+		struct d3dq_queue *q = container_of(pos, struct d3dq_queue,
+						    dev_link);
+		struct drm_d3dq_queue_get_state st = { .id = q->id };
+
+		if (!d3dq_ioctl(dev->fd, DRM_IOCTL_D3DQ_QUEUE_GET_STATE, &st) &&
+		    st.state == DRM_D3DQ_QUEUE_STATE_LOST) {
+			reason = st.reason ? st.reason : -ECANCELED;
+			break;
+		}
+	}
+	pthread_mutex_unlock(&dev->lock);
+	return reason;
+}
+
+int dev_removal_error(struct d3dq_device *dev)
+{
+	struct drm_d3dq_remove args = { .flags = DRM_D3DQ_REMOVE_QUERY };
+	struct drm_d3dq_get_param param = {
+		.param = DRM_D3DQ_PARAM_UAPI_VERSION,
+	};
+	int reason = atomic_load(&dev->reason), ret;
+
+	if (reason)
+		return reason;
+	if (dev->on_loss) {
+		ret = d3dq_ioctl(dev->fd, DRM_IOCTL_D3DQ_REMOVE, &args);
+		/* -ENODEV: unplugged, every fence reads UINT64_MAX. */
+		reason = ret == -ENODEV ? -ENODEV : ret ? 0 :
+			 REMOVE_REASON(args);
+	} else {
+		/* A removal under way is complete before its reason reads. */
+		pthread_mutex_lock(&dev->remove_lock);
+		reason = atomic_load(&dev->reason);
+		pthread_mutex_unlock(&dev->remove_lock);
+		if (!reason &&
+		    d3dq_ioctl(dev->fd, DRM_IOCTL_D3DQ_GET_PARAM, &param) ==
+		    -ENODEV)
+			reason = -ENODEV;
+		if (!reason) {
+			reason = loss_reason(dev);
+			if (reason)
+				dev_remove(dev, reason);
+			reason = atomic_load(&dev->reason);
+		}
+	}
+	if (reason)
+		atomic_store(&dev->reason, reason);
+	return reason;
+}
+
+void dev_lost(struct d3dq_device *dev)
+{
+	if (!dev->on_loss)
+		dev_removal_error(dev);
+}
+
+/*
+ * Remove the device (R15): the kernel's REMOVE stops every job of the
+ * file, then sets every fence it holds to UINT64_MAX for good and fires
+ * their events. If the driver refuses it, the library waits for every
+ * job it submitted and writes UINT64_MAX itself. The first reason stays.
+ */
+void dev_remove(struct d3dq_device *dev, int reason)
+{
+	struct drm_d3dq_remove args = { 0 };
+	struct list *pos, *tmp;
+
+	if (reason == -EFAULT || !reason)
+		reason = -EIO;	/* neither "no device" nor "not removed" */
+	pthread_mutex_lock(&dev->remove_lock);
+	if (atomic_load(&dev->reason)) {
+		pthread_mutex_unlock(&dev->remove_lock);
+		return;
+	}
+	if (d3dq_ioctl(dev->fd, DRM_IOCTL_D3DQ_REMOVE, &args)) {
+		pthread_mutex_lock(&dev->lock);
+		list_for_each_safe(pos, tmp, &dev->queues)
+			while (queue_wait_armed(container_of(pos,
+					struct d3dq_queue, dev_link)))
+				;
+		atomic_store(&dev->stopped, true);
+		list_for_each_safe(pos, tmp, &dev->fences)
+			kfence_signal(dev->fd, container_of(pos,
+				      struct d3dq_fence, dev_link)->handle,
+				      UINT64_MAX);
+		pthread_mutex_unlock(&dev->lock);
+	}
+	atomic_store(&dev->reason, reason);
+	pthread_mutex_unlock(&dev->remove_lock);
+}
+
+/*
+ * A token event of a device with a callback: a kernel registration that
+ * adds point 1 to a new syncobj once the condition holds, handed to the
+ * dispatcher (dispatch.c), which waits for it and calls the callback.
+ * The same token, fence and value registered again while the first one
+ * has not fired fires once (R10: once per crossing).
+ */
+int token_add(struct d3dq_device *dev, const struct drm_d3dq_fence_value *fv,
+	      uint32_t n, uint32_t flags, void *token)
+{
+	uint32_t key = n == 1 ? fv[0].handle : 0;
+	struct drm_syncobj_handle exp = { 0 };
+	uint32_t sobj;
+	int ret;
+
+	if (key && dispatch_pending(dev, key, fv[0].value, token))
+		return 0;
+	ret = syncobj_create(dev->fd, &sobj);
+	if (ret)
+		return ret;
+	ret = kfence_event(dev->fd, fv, n, flags | DRM_D3DQ_FENCE_EVENT_SYNCOBJ,
+			   0, sobj, 1);
+	exp.handle = sobj;
+	exp.flags = 0;
+	if (!ret)
+		ret = d3dq_ioctl(dev->fd, DRM_IOCTL_SYNCOBJ_HANDLE_TO_FD, &exp);
+	if (!ret) {
+		ret = dispatch_add(dev, exp.fd, key, fv[0].value,
+				   dev->signal_event, token,
+				   dev->event_context);
+		close(exp.fd);
+	}
+	/* The registration holds the syncobj; so does the dispatcher. */
+	syncobj_destroy(dev->fd, sobj);
+	return ret;
+}
