@@ -173,7 +173,7 @@ FIXTURE_TEARDOWN(own)
  */
 TEST_F_TIMEOUT(own, cpu_signal_racing_removal, 300)
 {
-	struct timespec t0, t;
+	struct timespec t0, now;
 	int i, bad = 0;
 
 	/*
@@ -207,8 +207,8 @@ TEST_F_TIMEOUT(own, cpu_signal_racing_removal, 300)
 		d3dq_fence_destroy(r.f);
 		close(r.efd);
 		d3dq_device_close(dev);
-		clock_gettime(CLOCK_MONOTONIC, &t);
-		if (i >= 3 && t.tv_sec - t0.tv_sec > 120) {
+		clock_gettime(CLOCK_MONOTONIC, &now);
+		if (i >= 3 && now.tv_sec - t0.tv_sec > 120) {
 			i++;
 			break;
 		}
