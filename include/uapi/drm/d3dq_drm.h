@@ -1006,7 +1006,8 @@ struct drm_d3dq_remove {
 	 * @reason: In: must be zero (it was padding before 1.6). Out (uapi
 	 * 1.6): 0 if the file is not removed, else the reason of its first
 	 * removal: -ENODEV for %DRM_D3DQ_REMOVE or an unplug, -ETIMEDOUT or
-	 * -ECANCELED for a removal on loss.
+	 * -ECANCELED for a removal on loss. Being written back, it must
+	 * be cleared before the structure is passed again.
 	 */
 	__s32 reason;
 };
