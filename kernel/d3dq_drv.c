@@ -231,10 +231,11 @@ int d3dq_ioctl_get_param(struct drm_device *drm, void *data,
  * the queue's spinlock, inside dma-fence signalling sections. There
  * d3dq_file_lost() only records the loss and, if the file is armed,
  * queues the file's loss_work, once, under its loss_lock; the work
- * removes the file. Arming takes the same lock, so a loss that races it is either seen by
- * the arming (which then removes the file itself) or sees the arming
- * (and queues the work): never neither. Close flushes the work after
- * forbidding new ones, so a removal that was due still takes place.
+ * removes the file. Arming takes the same lock, so a loss that races
+ * it is either seen by the arming (which then removes the file itself)
+ * or sees the arming (and queues the work): never neither. Close
+ * flushes the work after forbidding new ones, so a removal that was due
+ * still takes place.
  */
 
 /* Remove the file (R15), unless @again is false and it was removed. */
