@@ -13,16 +13,6 @@
 
 #include "internal.h"
 
-static int get_param(int fd, uint32_t param, uint64_t *value)
-{
-	struct drm_d3dq_get_param args = { .param = param };
-	int ret = d3dq_ioctl(fd, DRM_IOCTL_D3DQ_GET_PARAM, &args);
-
-	if (!ret)
-		*value = args.value;
-	return ret;
-}
-
 static bool is_d3dq(int fd)
 {
 	drmVersionPtr v = drmGetVersion(fd);
@@ -62,82 +52,64 @@ static int open_node(const char *path)
 	return -ENODEV;
 }
 
+/*
+ * Fences, their queue signals and waits, the token registrations and
+ * removal on loss are the kernel's (uapi 1.3 to 1.6): a driver without
+ * them is too old for this library.
+ */
+#define NEEDED (DRM_D3DQ_FEATURE_FENCE | DRM_D3DQ_FEATURE_FENCE_SUBMIT | \
+		DRM_D3DQ_FEATURE_FENCE_EVENT_SYNCOBJ | \
+		DRM_D3DQ_FEATURE_FENCE_HOLD | DRM_D3DQ_FEATURE_REMOVE_ON_LOSS)
+
 static int device_open(const char *path, d3dq_signal_event_fn signal_event,
 		       void *context, struct d3dq_device **out)
 {
+	static const uint32_t params[] = {
+		DRM_D3DQ_PARAM_UAPI_VERSION, DRM_D3DQ_PARAM_FEATURES,
+		DRM_D3DQ_PARAM_MAX_SYNCS, DRM_D3DQ_PARAM_MAX_CMD_BYTES,
+		DRM_D3DQ_PARAM_MAX_DELAY_NS,
+	};
+	struct drm_d3dq_remove arm = { .flags = DRM_D3DQ_REMOVE_ON_LOSS };
 	struct d3dq_device *dev;
-	uint64_t v;
-	int fd, ret;
+	uint64_t v[5];
+	int fd, ret = 0;
+	unsigned int i;
 
 	fd = open_node(path);
 	if (fd < 0)
 		return fd;
-
 	dev = calloc(1, sizeof(*dev));
 	if (!dev) {
 		close(fd);
 		return -ENOMEM;
 	}
+	for (i = 0; i < 5 && !ret; i++) {
+		struct drm_d3dq_get_param args = { .param = params[i] };
+
+		ret = d3dqp_ioctl(fd, DRM_IOCTL_D3DQ_GET_PARAM, &args);
+		v[i] = args.value;
+	}
+	if (!ret && ((v[0] >> 16) != DRM_D3DQ_UAPI_MAJOR ||
+		     (v[1] & NEEDED) != NEEDED || v[2] < 2 || v[3] < 64))
+		ret = -ENOTSUP;
+	/* The kernel removes the file when one of its queues is lost. */
+	if (!ret)
+		ret = d3dqp_ioctl(fd, DRM_IOCTL_D3DQ_REMOVE, &arm);
+	if (!ret && signal_event)
+		ret = d3dqp_dispatch_get(fd);
+	if (ret) {
+		close(fd);
+		free(dev);
+		return ret;
+	}
 	dev->fd = fd;
 	dev->signal_event = signal_event;
 	dev->event_context = context;
-	ret = get_param(fd, DRM_D3DQ_PARAM_UAPI_VERSION, &v);
-	if (ret)
-		goto err;
-	if ((v >> 16) != DRM_D3DQ_UAPI_MAJOR) {
-		ret = -ENOTSUP;
-		goto err;
-	}
-	ret = get_param(fd, DRM_D3DQ_PARAM_FEATURES, &v);
-	if (ret)
-		goto err;
-	dev->has_realtime = v & DRM_D3DQ_FEATURE_PRIORITY;
-	/*
-	 * Fences, their queue signals and waits and the token registrations
-	 * are the kernel's (uapi 1.3 to 1.5): a driver without them is too
-	 * old for this library.
-	 */
-	if (!(v & DRM_D3DQ_FEATURE_FENCE) ||
-	    !(v & DRM_D3DQ_FEATURE_FENCE_SUBMIT) ||
-	    !(v & DRM_D3DQ_FEATURE_FENCE_EVENT_SYNCOBJ) ||
-	    !(v & DRM_D3DQ_FEATURE_FENCE_HOLD)) {
-		ret = -ENOTSUP;
-		goto err;
-	}
-	/* uapi 1.6: the kernel removes the file when a queue is lost. */
-	if (v & DRM_D3DQ_FEATURE_REMOVE_ON_LOSS) {
-		struct drm_d3dq_remove arm = {
-			.flags = DRM_D3DQ_REMOVE_ON_LOSS,
-		};
-
-		ret = d3dq_ioctl(fd, DRM_IOCTL_D3DQ_REMOVE, &arm);
-		if (ret)
-			goto err;
-		dev->on_loss = true;
-	}
+	dev->has_realtime = v[1] & DRM_D3DQ_FEATURE_PRIORITY;
+	dev->max_syncs = v[2] > UINT32_MAX ? UINT32_MAX : (uint32_t)v[2];
+	dev->max_cmd_bytes = v[3] > UINT32_MAX ? UINT32_MAX : (uint32_t)v[3];
+	dev->max_delay_ns = v[4];
 	dev->page_size = sysconf(_SC_PAGESIZE);
-	ret = get_param(fd, DRM_D3DQ_PARAM_MAX_SYNCS, &v);
-	if (ret)
-		goto err;
-	dev->max_syncs = v > UINT32_MAX ? UINT32_MAX : (uint32_t)v;
-	ret = get_param(fd, DRM_D3DQ_PARAM_MAX_CMD_BYTES, &v);
-	if (ret)
-		goto err;
-	dev->max_cmd_bytes = v > UINT32_MAX ? UINT32_MAX : (uint32_t)v;
-	ret = get_param(fd, DRM_D3DQ_PARAM_MAX_DELAY_NS, &v);
-	if (ret)
-		goto err;
-	dev->max_delay_ns = v;
-	if (dev->max_syncs < 2 || dev->max_cmd_bytes < 64) {
-		ret = -ENOTSUP;
-		goto err;
-	}
-	if (signal_event) {
-		ret = dispatch_get(fd);
-		if (ret)
-			goto err;
-	}
-
 	pthread_mutex_init(&dev->lock, NULL);
 	pthread_mutex_init(&dev->remove_lock, NULL);
 	pthread_mutex_init(&dev->page_lock, NULL);
@@ -147,11 +119,6 @@ static int device_open(const char *path, d3dq_signal_event_fn signal_event,
 	list_init(&dev->cmdlists);
 	*out = dev;
 	return 0;
-
-err:
-	close(fd);
-	free(dev);
-	return ret;
 }
 
 D3DQ_EXPORT int d3dq_device_open(const char *path, struct d3dq_device **out)
@@ -171,7 +138,7 @@ D3DQ_EXPORT int d3dq_device_open_desc(const struct d3dq_device_desc *desc,
 	if (!out)
 		return -EINVAL;
 	*out = NULL;
-	ret = device_desc_copy(desc, &d);
+	ret = d3dqp_device_desc_copy(desc, &d);
 	if (ret)
 		return ret;
 	return device_open(d.path, d.signal_event, d.context, out);
@@ -202,7 +169,7 @@ D3DQ_EXPORT void d3dq_device_close(struct d3dq_device *dev)
 		d3dq_cmdlist_destroy(container_of(pos, struct d3dq_cmdlist,
 						  dev_link));
 	if (dev->signal_event)
-		dispatch_put(dev);
+		d3dqp_dispatch_put(dev);
 	close(dev->fd);
 	pthread_mutex_destroy(&dev->lock);
 	pthread_mutex_destroy(&dev->remove_lock);
@@ -212,16 +179,16 @@ D3DQ_EXPORT void d3dq_device_close(struct d3dq_device *dev)
 
 D3DQ_EXPORT int d3dq_device_removed_reason(struct d3dq_device *dev)
 {
-	/* -EFAULT means "not a device": dev_remove() never records it. */
+	/* -EFAULT means "not a device": d3dqp_dev_remove() never records it. */
 	if (!dev)
 		return -EFAULT;
-	return dev_removal_error(dev);
+	return d3dqp_dev_removal_error(dev);
 }
 
 D3DQ_EXPORT int d3dq_device_remove(struct d3dq_device *dev)
 {
 	if (!dev)
 		return -EINVAL;
-	dev_remove(dev, -ENODEV);
+	d3dqp_dev_remove(dev, -ENODEV);
 	return 0;
 }

@@ -178,7 +178,7 @@ static bool on_thread_locked(void)
 	return running && pthread_equal(thread, pthread_self());
 }
 
-int dispatch_get(int fd)
+int d3dqp_dispatch_get(int fd)
 {
 	struct drm_syncobj_create create = {
 		.flags = DRM_SYNCOBJ_CREATE_SIGNALED,
@@ -223,7 +223,7 @@ out:
 	return ret;
 }
 
-int dispatch_add(const void *owner, int sobj_fd, uint32_t key_handle,
+int d3dqp_dispatch_add(const void *owner, int sobj_fd, uint32_t key_handle,
 		 uint64_t key_value, d3dq_signal_event_fn fn, void *token,
 		 void *context)
 {
@@ -254,7 +254,7 @@ int dispatch_add(const void *owner, int sobj_fd, uint32_t key_handle,
 	return 0;
 }
 
-bool dispatch_pending(const void *owner, uint32_t key_handle,
+bool d3dqp_dispatch_pending(const void *owner, uint32_t key_handle,
 		      uint64_t key_value, void *token)
 {
 	struct token_reg *r;
@@ -278,7 +278,7 @@ static bool owns_locked(const void *owner)
 	return false;
 }
 
-void dispatch_put(const void *owner)
+void d3dqp_dispatch_put(const void *owner)
 {
 	struct token_reg *r;
 	bool join;

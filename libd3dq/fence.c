@@ -37,10 +37,10 @@ static void fence_unref(struct d3dq_fence *f)
 	if (atomic_fetch_sub(&f->refs, 1) != 1)
 		return;
 	/* Unmapped first: a new fence may get the page's offset. */
-	vpage_unmap(dev, f->page);
-	kfence_destroy(dev->fd, f->reg);
-	kfence_destroy(dev->fd, f->wake);
-	kfence_destroy(dev->fd, f->handle);
+	d3dqp_vpage_unmap(dev, f->page);
+	d3dqp_kfence_destroy(dev->fd, f->reg);
+	d3dqp_kfence_destroy(dev->fd, f->wake);
+	d3dqp_kfence_destroy(dev->fd, f->handle);
 	free(f);
 }
 
@@ -70,7 +70,7 @@ static int fence_new(struct d3dq_device *dev, uint64_t value, uint32_t flags,
 	int ret, own = -1;
 
 	*out = NULL;
-	ret = dev_removal_error(dev);
+	ret = d3dqp_dev_removal_error(dev);
 	if (ret)
 		return ret;
 	f = calloc(1, sizeof(*f));
@@ -81,18 +81,18 @@ static int fence_new(struct d3dq_device *dev, uint64_t value, uint32_t flags,
 	list_init(&f->dev_link);
 	f->shared = xfd >= 0 || (flags & DRM_D3DQ_FENCE_SHARED);
 	if (xfd < 0) {
-		ret = d3dq_ioctl(dev->fd, DRM_IOCTL_D3DQ_FENCE_CREATE, &create);
+		ret = d3dqp_ioctl(dev->fd, DRM_IOCTL_D3DQ_FENCE_CREATE, &create);
 		f->handle = create.handle;
 		imp.mmap_offset = create.mmap_offset;
 		imp.value_offset = create.value_offset;
 		if (!ret && f->shared)
-			ret = kfence_export(dev->fd, f->handle, &own);
+			ret = d3dqp_kfence_export(dev->fd, f->handle, &own);
 	} else {
-		ret = d3dq_ioctl(dev->fd, DRM_IOCTL_D3DQ_FENCE_IMPORT, &imp);
+		ret = d3dqp_ioctl(dev->fd, DRM_IOCTL_D3DQ_FENCE_IMPORT, &imp);
 		f->handle = imp.handle;
 	}
 	if (!ret)
-		ret = vpage_map(dev, imp.mmap_offset, imp.value_offset,
+		ret = d3dqp_vpage_map(dev, imp.mmap_offset, imp.value_offset,
 				&f->page, &f->vp);
 	if (!ret && f->shared) {
 		struct drm_d3dq_fence_import reg = {
@@ -100,22 +100,22 @@ static int fence_new(struct d3dq_device *dev, uint64_t value, uint32_t flags,
 		};
 		struct drm_d3dq_fence_create wake = { 0 };
 
-		ret = d3dq_ioctl(dev->fd, DRM_IOCTL_D3DQ_FENCE_IMPORT, &reg);
+		ret = d3dqp_ioctl(dev->fd, DRM_IOCTL_D3DQ_FENCE_IMPORT, &reg);
 		f->reg = reg.handle;
 		if (!ret)
-			ret = d3dq_ioctl(dev->fd, DRM_IOCTL_D3DQ_FENCE_CREATE,
+			ret = d3dqp_ioctl(dev->fd, DRM_IOCTL_D3DQ_FENCE_CREATE,
 					 &wake);
 		f->wake = wake.handle;
 	}
 	if (own >= 0)
 		close(own);
 	if (!ret)
-		ret = dev_link_object(dev, &f->dev_link, &dev->fences);
+		ret = d3dqp_dev_link_object(dev, &f->dev_link, &dev->fences);
 	if (ret) {
 		fence_unref(f);
 		/* The driver refuses new fences once the device is removed. */
-		return ret == -ENODEV && dev_removal_error(dev) ?
-		       dev_removal_error(dev) : ret;
+		return ret == -ENODEV && d3dqp_dev_removal_error(dev) ?
+		       d3dqp_dev_removal_error(dev) : ret;
 	}
 	*out = f;
 	return 0;
@@ -138,7 +138,7 @@ D3DQ_EXPORT int d3dq_fence_export(struct d3dq_fence *f, int *fd)
 {
 	if (!f || !fd || !f->shared)
 		return -EINVAL;
-	return kfence_export(f->dev->fd, f->handle, fd);
+	return d3dqp_kfence_export(f->dev->fd, f->handle, fd);
 }
 
 D3DQ_EXPORT int d3dq_fence_import(struct d3dq_device *dev, int fd,
@@ -166,11 +166,11 @@ D3DQ_EXPORT void d3dq_fence_destroy(struct d3dq_fence *f)
 	pthread_mutex_unlock(&dev->lock);
 	/* Release what waits in the kernel (R14), see above. */
 	if (!f->shared) {
-		kfence_signal(dev->fd, f->handle, UINT64_MAX);
+		d3dqp_kfence_signal(dev->fd, f->handle, UINT64_MAX);
 	} else {
-		kfence_destroy(dev->fd, f->reg);
+		d3dqp_kfence_destroy(dev->fd, f->reg);
 		f->reg = 0;
-		kfence_signal(dev->fd, f->wake, 1);
+		d3dqp_kfence_signal(dev->fd, f->wake, 1);
 	}
 	fence_unref(f);
 }
@@ -187,7 +187,7 @@ D3DQ_EXPORT int d3dq_fence_signal(struct d3dq_fence *f, uint64_t value)
 	if (atomic_load(&f->dev->stopped))
 		return -ENODEV;
 	/* -ENODEV: a removal set it to UINT64_MAX for good. */
-	return kfence_signal(f->dev->fd, f->handle, value);
+	return d3dqp_kfence_signal(f->dev->fd, f->handle, value);
 }
 
 /*
@@ -228,7 +228,7 @@ static int wait_any(struct d3dq_device *dev, struct d3dq_fence *const *fs,
 	}
 	/* Restarted on EINTR: the deadline is absolute. */
 	wait.fences = (struct drm_d3dq_obj_array)DRM_D3DQ_OBJ_ARRAY(m, fv);
-	ret = d3dq_ioctl(dev->fd, DRM_IOCTL_D3DQ_FENCE_WAIT, &wait);
+	ret = d3dqp_ioctl(dev->fd, DRM_IOCTL_D3DQ_FENCE_WAIT, &wait);
 	for (i = 0; i < n; i++)
 		fence_unref(fs[i]);
 	if (fv != stack)
@@ -236,7 +236,7 @@ static int wait_any(struct d3dq_device *dev, struct d3dq_fence *const *fs,
 	if (ret == -ETIME)
 		return -ETIMEDOUT;
 	/* Unplugged before the wait: every value is UINT64_MAX. */
-	if (ret == -ENODEV && dev_removal_error(dev))
+	if (ret == -ENODEV && d3dqp_dev_removal_error(dev))
 		return 0;
 	return ret;
 }
@@ -250,7 +250,7 @@ D3DQ_EXPORT int d3dq_fence_wait(struct d3dq_fence *f, uint64_t value,
 		return 0;
 	if (!timeout_ns)
 		return -ETIMEDOUT;
-	return wait_any(f->dev, &f, &value, 1, abs_timeout(timeout_ns));
+	return wait_any(f->dev, &f, &value, 1, d3dqp_abs_timeout(timeout_ns));
 }
 
 /*
@@ -296,9 +296,9 @@ static int event_call(struct d3dq_device *dev, struct d3dq_fence *const *fs,
 	}
 	flags = any && n > 1 ? DRM_D3DQ_FENCE_WAIT_ANY : 0;
 	if (tokens)
-		ret = token_add(dev, fv, n, flags, token);
+		ret = d3dqp_token_add(dev, fv, n, flags, token);
 	else
-		ret = kfence_event(dev->fd, fv, n, flags, eventfd, 0, 0);
+		ret = d3dqp_kfence_event(dev->fd, fv, n, flags, eventfd, 0, 0);
 	if (fv != stack)
 		free(fv);
 	/* R19: a closed descriptor is no eventfd either. */

@@ -37,20 +37,6 @@
 #include "d3dq_drm.h"
 #include "d3dq/d3dq.h"
 
-/*
- * uapi 1.6 (removal on queue loss, branch m3r). Until the header has
- * them, the library names them itself; struct drm_d3dq_remove's @pad is
- * @reason there (same place, same size).
- */
-#ifndef DRM_D3DQ_REMOVE_QUERY
-#define DRM_D3DQ_FEATURE_REMOVE_ON_LOSS	(1ull << 10)
-#define DRM_D3DQ_REMOVE_ON_LOSS		(1u << 0)
-#define DRM_D3DQ_REMOVE_QUERY		(1u << 1)
-#define REMOVE_REASON(r)		(*(int32_t *)&(r).pad)
-#else
-#define REMOVE_REASON(r)		((r).reason)
-#endif
-
 #define D3DQ_EXPORT __attribute__((visibility("default")))
 
 #define container_of(ptr, type, member) \
@@ -107,7 +93,6 @@ struct d3dq_device {
 	uint32_t max_cmd_bytes;
 	uint64_t max_delay_ns;
 	bool has_realtime;		/* uapi 1.1: REALTIME queue priority */
-	bool on_loss;			/* uapi 1.6: the kernel removes on loss */
 	long page_size;
 
 	/* Events that are the program's tokens, see dispatch.c. */
@@ -120,7 +105,7 @@ struct d3dq_device {
 	 */
 	_Atomic int reason;
 	_Atomic bool stopped;
-	pthread_mutex_t remove_lock;	/* serialises dev_remove() */
+	pthread_mutex_t remove_lock;	/* serialises d3dqp_dev_remove() */
 
 	pthread_mutex_t lock;		/* the lists */
 	struct list queues;
@@ -187,81 +172,57 @@ static inline void fence_ref(struct d3dq_fence *f)
 }
 
 /*
- * Functions shared between the library's files. They are hidden in the
- * shared library; the prefix keeps them out of the application's name
- * space when it links libd3dq.a.
+ * Functions shared between the library's files: hidden in the shared
+ * library, and their d3dqp_ prefix keeps them out of the application's
+ * name space when it links libd3dq.a.
  */
-#define abs_timeout d3dqp_abs_timeout
-#define d3dq_ioctl d3dqp_ioctl
-#define dev_link_object d3dqp_dev_link_object
-#define dev_lost d3dqp_dev_lost
-#define dev_removal_error d3dqp_dev_removal_error
-#define dev_remove d3dqp_dev_remove
-#define device_desc_copy d3dqp_device_desc_copy
-#define dispatch_add d3dqp_dispatch_add
-#define dispatch_get d3dqp_dispatch_get
-#define dispatch_pending d3dqp_dispatch_pending
-#define dispatch_put d3dqp_dispatch_put
-#define kfence_destroy d3dqp_kfence_destroy
-#define kfence_event d3dqp_kfence_event
-#define kfence_export d3dqp_kfence_export
-#define kfence_signal d3dqp_kfence_signal
-#define queue_desc_to_uapi d3dqp_queue_desc_to_uapi
-#define queue_wait_armed d3dqp_queue_wait_armed
-#define syncobj_create d3dqp_syncobj_create
-#define syncobj_destroy d3dqp_syncobj_destroy
-#define token_add d3dqp_token_add
-#define vpage_map d3dqp_vpage_map
-#define vpage_unmap d3dqp_vpage_unmap
 
 /*
  * dispatch.c: the thread that calls the callbacks of token events.
- * dispatch_get(): device @fd with a callback is open (starts the thread;
- * -errno if it cannot); dispatch_put(): it is closed (waits until its
+ * d3dqp_dispatch_get(): device @fd with a callback is open (starts the thread;
+ * -errno if it cannot); d3dqp_dispatch_put(): it is closed (waits until its
  * registrations were called, ends the thread with the last device).
- * dispatch_add() takes a registration's syncobj (an fd of it, which the
+ * d3dqp_dispatch_add() takes a registration's syncobj (an fd of it, which the
  * caller closes), the callback to call once it has a point, and, for a
  * single-fence registration, its fence handle and value (key_handle 0:
- * none), which dispatch_pending() looks for.
+ * none), which d3dqp_dispatch_pending() looks for.
  */
-int dispatch_get(int fd);
-void dispatch_put(const void *owner);
-int dispatch_add(const void *owner, int sobj_fd, uint32_t key_handle,
+int d3dqp_dispatch_get(int fd);
+void d3dqp_dispatch_put(const void *owner);
+int d3dqp_dispatch_add(const void *owner, int sobj_fd, uint32_t key_handle,
 		 uint64_t key_value, d3dq_signal_event_fn fn, void *token,
 		 void *context);
-bool dispatch_pending(const void *owner, uint32_t key_handle,
+bool d3dqp_dispatch_pending(const void *owner, uint32_t key_handle,
 		      uint64_t key_value, void *token);
 
 /* abi.c. -EINVAL, or -EOPNOTSUPP for a priority the driver lacks. */
-int queue_desc_to_uapi(const struct d3dq_queue_desc *desc,
+int d3dqp_queue_desc_to_uapi(const struct d3dq_queue_desc *desc,
 		       struct drm_d3dq_queue_create *create);
-int device_desc_copy(const struct d3dq_device_desc *desc,
+int d3dqp_device_desc_copy(const struct d3dq_device_desc *desc,
 		     struct d3dq_device_desc *out);
 
 /* kernel.c. Kernel calls: 0 or -errno. */
-int d3dq_ioctl(int fd, unsigned long req, void *arg);
-int syncobj_create(int fd, uint32_t *handle);
-void syncobj_destroy(int fd, uint32_t handle);
-int64_t abs_timeout(uint64_t timeout_ns);
-int kfence_export(int fd, uint32_t handle, int *xfd);
-void kfence_destroy(int fd, uint32_t handle);
-int kfence_signal(int fd, uint32_t handle, uint64_t value);
-int kfence_event(int fd, const struct drm_d3dq_fence_value *fv, uint32_t n,
+int d3dqp_ioctl(int fd, unsigned long req, void *arg);
+int d3dqp_syncobj_create(int fd, uint32_t *handle);
+void d3dqp_syncobj_destroy(int fd, uint32_t handle);
+int64_t d3dqp_abs_timeout(uint64_t timeout_ns);
+int d3dqp_kfence_export(int fd, uint32_t handle, int *xfd);
+void d3dqp_kfence_destroy(int fd, uint32_t handle);
+int d3dqp_kfence_signal(int fd, uint32_t handle, uint64_t value);
+int d3dqp_kfence_event(int fd, const struct drm_d3dq_fence_value *fv, uint32_t n,
 		 uint32_t flags, int eventfd, uint32_t sobj, uint64_t point);
-int vpage_map(struct d3dq_device *dev, uint64_t offset, uint32_t value_offset,
+int d3dqp_vpage_map(struct d3dq_device *dev, uint64_t offset, uint32_t value_offset,
 	      struct vpage **page, const _Atomic uint64_t **vp);
-void vpage_unmap(struct d3dq_device *dev, struct vpage *page);
+void d3dqp_vpage_unmap(struct d3dq_device *dev, struct vpage *page);
 /* The removal reason (0: not removed), asking the kernel if needed. */
-int dev_removal_error(struct d3dq_device *dev);
-int dev_link_object(struct d3dq_device *dev, struct list *link,
+int d3dqp_dev_removal_error(struct d3dq_device *dev);
+int d3dqp_dev_link_object(struct d3dq_device *dev, struct list *link,
 		    struct list *head);
 /* Wait for @q's oldest job if it is armed (false: none is). */
-bool queue_wait_armed(struct d3dq_queue *q);
-/* A queue of @dev is lost (SUBMIT said -ECANCELED): the device is. */
-void dev_lost(struct d3dq_device *dev);
-void dev_remove(struct d3dq_device *dev, int reason);
+bool d3dqp_queue_wait_armed(struct d3dq_queue *q);
+void d3dqp_dev_remove(struct d3dq_device *dev, int reason);
 /* Call the device's callback with @token once (@fv, @n, @flags) hold. */
-int token_add(struct d3dq_device *dev, const struct drm_d3dq_fence_value *fv,
+int d3dqp_token_add(struct d3dq_device *dev, const struct drm_d3dq_fence_value *fv,
 	      uint32_t n, uint32_t flags, void *token);
 
 #endif /* LIBD3DQ_INTERNAL_H */

@@ -13,29 +13,29 @@
 
 #include "internal.h"
 
-int d3dq_ioctl(int fd, unsigned long req, void *arg)
+int d3dqp_ioctl(int fd, unsigned long req, void *arg)
 {
 	return drmIoctl(fd, req, arg) ? -errno : 0;
 }
 
-int syncobj_create(int fd, uint32_t *handle)
+int d3dqp_syncobj_create(int fd, uint32_t *handle)
 {
 	struct drm_syncobj_create args = { 0 };
-	int ret = d3dq_ioctl(fd, DRM_IOCTL_SYNCOBJ_CREATE, &args);
+	int ret = d3dqp_ioctl(fd, DRM_IOCTL_SYNCOBJ_CREATE, &args);
 
 	*handle = args.handle;
 	return ret;
 }
 
-void syncobj_destroy(int fd, uint32_t handle)
+void d3dqp_syncobj_destroy(int fd, uint32_t handle)
 {
 	struct drm_syncobj_destroy args = { .handle = handle };
 
 	if (handle)
-		d3dq_ioctl(fd, DRM_IOCTL_SYNCOBJ_DESTROY, &args);
+		d3dqp_ioctl(fd, DRM_IOCTL_SYNCOBJ_DESTROY, &args);
 }
 
-int64_t abs_timeout(uint64_t timeout_ns)
+int64_t d3dqp_abs_timeout(uint64_t timeout_ns)
 {
 	struct timespec ts;
 	int64_t now;
@@ -49,32 +49,32 @@ int64_t abs_timeout(uint64_t timeout_ns)
 
 /* Kernel fences. */
 
-int kfence_export(int fd, uint32_t handle, int *xfd)
+int d3dqp_kfence_export(int fd, uint32_t handle, int *xfd)
 {
 	struct drm_d3dq_fence_export args = { .handle = handle };
-	int ret = d3dq_ioctl(fd, DRM_IOCTL_D3DQ_FENCE_EXPORT, &args);
+	int ret = d3dqp_ioctl(fd, DRM_IOCTL_D3DQ_FENCE_EXPORT, &args);
 
 	if (!ret)
 		*xfd = args.fd;
 	return ret;
 }
 
-void kfence_destroy(int fd, uint32_t handle)
+void d3dqp_kfence_destroy(int fd, uint32_t handle)
 {
 	struct drm_d3dq_fence_destroy args = { .handle = handle };
 
 	if (handle)
-		d3dq_ioctl(fd, DRM_IOCTL_D3DQ_FENCE_DESTROY, &args);
+		d3dqp_ioctl(fd, DRM_IOCTL_D3DQ_FENCE_DESTROY, &args);
 }
 
-int kfence_signal(int fd, uint32_t handle, uint64_t value)
+int d3dqp_kfence_signal(int fd, uint32_t handle, uint64_t value)
 {
 	struct drm_d3dq_fence_signal args = { .handle = handle, .value = value };
 
-	return d3dq_ioctl(fd, DRM_IOCTL_D3DQ_FENCE_SIGNAL, &args);
+	return d3dqp_ioctl(fd, DRM_IOCTL_D3DQ_FENCE_SIGNAL, &args);
 }
 
-int kfence_event(int fd, const struct drm_d3dq_fence_value *fv, uint32_t n,
+int d3dqp_kfence_event(int fd, const struct drm_d3dq_fence_value *fv, uint32_t n,
 		 uint32_t flags, int eventfd, uint32_t sobj, uint64_t point)
 {
 	struct drm_d3dq_fence_event args = {
@@ -85,7 +85,7 @@ int kfence_event(int fd, const struct drm_d3dq_fence_value *fv, uint32_t n,
 		.point = point,
 	};
 
-	return d3dq_ioctl(fd, DRM_IOCTL_D3DQ_FENCE_EVENT, &args);
+	return d3dqp_ioctl(fd, DRM_IOCTL_D3DQ_FENCE_EVENT, &args);
 }
 
 /*
@@ -95,7 +95,7 @@ int kfence_event(int fd, const struct drm_d3dq_fence_value *fv, uint32_t n,
  * give a freed page's mmap offset to a new fence, which must then get a
  * mapping of its own page).
  */
-int vpage_map(struct d3dq_device *dev, uint64_t offset, uint32_t value_offset,
+int d3dqp_vpage_map(struct d3dq_device *dev, uint64_t offset, uint32_t value_offset,
 	      struct vpage **page, const _Atomic uint64_t **vp)
 {
 	struct vpage *p;
@@ -133,7 +133,7 @@ out:
 	return ret;
 }
 
-void vpage_unmap(struct d3dq_device *dev, struct vpage *page)
+void d3dqp_vpage_unmap(struct d3dq_device *dev, struct vpage *page)
 {
 	struct vpage **pp;
 
@@ -151,7 +151,7 @@ void vpage_unmap(struct d3dq_device *dev, struct vpage *page)
 }
 
 /* Make an object visible to d3dq_device_close() (and removal). */
-int dev_link_object(struct d3dq_device *dev, struct list *link,
+int d3dqp_dev_link_object(struct d3dq_device *dev, struct list *link,
 		    struct list *head)
 {
 	int ret;
@@ -172,7 +172,7 @@ int dev_link_object(struct d3dq_device *dev, struct list *link,
  * job and comes in bounded time. False if none is armed (held jobs wait
  * for values, not for time) or the queue is lost.
  */
-bool queue_wait_armed(struct d3dq_queue *q)
+bool d3dqp_queue_wait_armed(struct d3dq_queue *q)
 {
 	struct drm_d3dq_queue_get_state st = { .id = q->id };
 	uint64_t done = 0, next;
@@ -188,85 +188,42 @@ bool queue_wait_armed(struct d3dq_queue *q)
 		.flags = DRM_SYNCOBJ_WAIT_FLAGS_WAIT_FOR_SUBMIT,
 	};
 
-	if (d3dq_ioctl(q->dev->fd, DRM_IOCTL_D3DQ_QUEUE_GET_STATE, &st) ||
+	if (d3dqp_ioctl(q->dev->fd, DRM_IOCTL_D3DQ_QUEUE_GET_STATE, &st) ||
 	    st.state == DRM_D3DQ_QUEUE_STATE_LOST || !st.pending_jobs ||
-	    d3dq_ioctl(q->dev->fd, DRM_IOCTL_SYNCOBJ_QUERY, &query))
+	    d3dqp_ioctl(q->dev->fd, DRM_IOCTL_SYNCOBJ_QUERY, &query))
 		return false;
 	next = done + 1;
-	wait.timeout_nsec = abs_timeout(1000000000ull);
-	d3dq_ioctl(q->dev->fd, DRM_IOCTL_SYNCOBJ_TIMELINE_WAIT, &wait);
+	wait.timeout_nsec = d3dqp_abs_timeout(1000000000ull);
+	d3dqp_ioctl(q->dev->fd, DRM_IOCTL_SYNCOBJ_TIMELINE_WAIT, &wait);
 	return true;
 }
 
 /*
- * Removal. With uapi 1.6 the kernel removes the file at the first loss
- * of one of its queues (armed at open, DRM_D3DQ_REMOVE_ON_LOSS) and
- * tells why (DRM_D3DQ_REMOVE_QUERY): the library keeps no state and
- * needs no thread for it. An older driver (uapi 1.5) is asked about its
- * queues when the reason is read or a submit finds a queue lost, and
- * the library removes the file then.
+ * The removal reason, 0 if not removed. The kernel removes the file at
+ * the first loss of one of its queues (armed at open,
+ * DRM_D3DQ_REMOVE_ON_LOSS) and tells why (DRM_D3DQ_REMOVE_QUERY, which
+ * waits for a removal in progress): the library needs no thread for it.
+ * A removal the library makes (d3dqp_dev_remove()) is complete, with its own
+ * reason, before a reader gets past remove_lock. Cached once not 0.
  */
-static int loss_reason(struct d3dq_device *dev)
-{
-	struct list *pos, *tmp;
-	int reason = 0;
-
-	pthread_mutex_lock(&dev->lock);
-	list_for_each_safe(pos, tmp, &dev->queues) {
-		struct d3dq_queue *q = container_of(pos, struct d3dq_queue,
-						    dev_link);
-		struct drm_d3dq_queue_get_state st = { .id = q->id };
-
-		if (!d3dq_ioctl(dev->fd, DRM_IOCTL_D3DQ_QUEUE_GET_STATE, &st) &&
-		    st.state == DRM_D3DQ_QUEUE_STATE_LOST) {
-			reason = st.reason ? st.reason : -ECANCELED;
-			break;
-		}
-	}
-	pthread_mutex_unlock(&dev->lock);
-	return reason;
-}
-
-int dev_removal_error(struct d3dq_device *dev)
+int d3dqp_dev_removal_error(struct d3dq_device *dev)
 {
 	struct drm_d3dq_remove args = { .flags = DRM_D3DQ_REMOVE_QUERY };
-	struct drm_d3dq_get_param param = {
-		.param = DRM_D3DQ_PARAM_UAPI_VERSION,
-	};
 	int reason = atomic_load(&dev->reason), ret;
 
 	if (reason)
 		return reason;
-	if (dev->on_loss) {
-		ret = d3dq_ioctl(dev->fd, DRM_IOCTL_D3DQ_REMOVE, &args);
-		/* -ENODEV: unplugged, every fence reads UINT64_MAX. */
-		reason = ret == -ENODEV ? -ENODEV : ret ? 0 :
-			 REMOVE_REASON(args);
-	} else {
-		/* A removal under way is complete before its reason reads. */
-		pthread_mutex_lock(&dev->remove_lock);
-		reason = atomic_load(&dev->reason);
-		pthread_mutex_unlock(&dev->remove_lock);
-		if (!reason &&
-		    d3dq_ioctl(dev->fd, DRM_IOCTL_D3DQ_GET_PARAM, &param) ==
-		    -ENODEV)
-			reason = -ENODEV;
-		if (!reason) {
-			reason = loss_reason(dev);
-			if (reason)
-				dev_remove(dev, reason);
-			reason = atomic_load(&dev->reason);
-		}
-	}
+	pthread_mutex_lock(&dev->remove_lock);
+	reason = atomic_load(&dev->reason);
+	pthread_mutex_unlock(&dev->remove_lock);
+	if (reason)
+		return reason;
+	ret = d3dqp_ioctl(dev->fd, DRM_IOCTL_D3DQ_REMOVE, &args);
+	/* -ENODEV: unplugged, every fence reads UINT64_MAX. */
+	reason = ret == -ENODEV ? -ENODEV : ret ? 0 : args.reason;
 	if (reason)
 		atomic_store(&dev->reason, reason);
 	return reason;
-}
-
-void dev_lost(struct d3dq_device *dev)
-{
-	if (!dev->on_loss)
-		dev_removal_error(dev);
 }
 
 /*
@@ -275,7 +232,7 @@ void dev_lost(struct d3dq_device *dev)
  * their events. If the driver refuses it, the library waits for every
  * job it submitted and writes UINT64_MAX itself. The first reason stays.
  */
-void dev_remove(struct d3dq_device *dev, int reason)
+void d3dqp_dev_remove(struct d3dq_device *dev, int reason)
 {
 	struct drm_d3dq_remove args = { 0 };
 	struct list *pos, *tmp;
@@ -287,15 +244,15 @@ void dev_remove(struct d3dq_device *dev, int reason)
 		pthread_mutex_unlock(&dev->remove_lock);
 		return;
 	}
-	if (d3dq_ioctl(dev->fd, DRM_IOCTL_D3DQ_REMOVE, &args)) {
+	if (d3dqp_ioctl(dev->fd, DRM_IOCTL_D3DQ_REMOVE, &args)) {
 		pthread_mutex_lock(&dev->lock);
 		list_for_each_safe(pos, tmp, &dev->queues)
-			while (queue_wait_armed(container_of(pos,
+			while (d3dqp_queue_wait_armed(container_of(pos,
 					struct d3dq_queue, dev_link)))
 				;
 		atomic_store(&dev->stopped, true);
 		list_for_each_safe(pos, tmp, &dev->fences)
-			kfence_signal(dev->fd, container_of(pos,
+			d3dqp_kfence_signal(dev->fd, container_of(pos,
 				      struct d3dq_fence, dev_link)->handle,
 				      UINT64_MAX);
 		pthread_mutex_unlock(&dev->lock);
@@ -311,7 +268,7 @@ void dev_remove(struct d3dq_device *dev, int reason)
  * The same token, fence and value registered again while the first one
  * has not fired fires once (R10: once per crossing).
  */
-int token_add(struct d3dq_device *dev, const struct drm_d3dq_fence_value *fv,
+int d3dqp_token_add(struct d3dq_device *dev, const struct drm_d3dq_fence_value *fv,
 	      uint32_t n, uint32_t flags, void *token)
 {
 	uint32_t key = n == 1 ? fv[0].handle : 0;
@@ -319,24 +276,24 @@ int token_add(struct d3dq_device *dev, const struct drm_d3dq_fence_value *fv,
 	uint32_t sobj;
 	int ret;
 
-	if (key && dispatch_pending(dev, key, fv[0].value, token))
+	if (key && d3dqp_dispatch_pending(dev, key, fv[0].value, token))
 		return 0;
-	ret = syncobj_create(dev->fd, &sobj);
+	ret = d3dqp_syncobj_create(dev->fd, &sobj);
 	if (ret)
 		return ret;
-	ret = kfence_event(dev->fd, fv, n, flags | DRM_D3DQ_FENCE_EVENT_SYNCOBJ,
+	ret = d3dqp_kfence_event(dev->fd, fv, n, flags | DRM_D3DQ_FENCE_EVENT_SYNCOBJ,
 			   0, sobj, 1);
 	exp.handle = sobj;
 	exp.flags = 0;
 	if (!ret)
-		ret = d3dq_ioctl(dev->fd, DRM_IOCTL_SYNCOBJ_HANDLE_TO_FD, &exp);
+		ret = d3dqp_ioctl(dev->fd, DRM_IOCTL_SYNCOBJ_HANDLE_TO_FD, &exp);
 	if (!ret) {
-		ret = dispatch_add(dev, exp.fd, key, fv[0].value,
+		ret = d3dqp_dispatch_add(dev, exp.fd, key, fv[0].value,
 				   dev->signal_event, token,
 				   dev->event_context);
 		close(exp.fd);
 	}
 	/* The registration holds the syncobj; so does the dispatcher. */
-	syncobj_destroy(dev->fd, sobj);
+	d3dqp_syncobj_destroy(dev->fd, sobj);
 	return ret;
 }

@@ -30,7 +30,7 @@
 
 static void queue_free(struct d3dq_queue *q)
 {
-	syncobj_destroy(q->dev->fd, q->tl);
+	d3dqp_syncobj_destroy(q->dev->fd, q->tl);
 	pthread_mutex_destroy(&q->lock);
 	free(q);
 }
@@ -70,13 +70,12 @@ static int submit_locked(struct d3dq_queue *q, const struct drm_d3dq_sync *wait,
 	 * Over a limit with jobs held, the kernel does not sleep: wait here
 	 * for the armed jobs of the queue (bounded), never for held ones.
 	 */
-	while ((ret = d3dq_ioctl(q->dev->fd, DRM_IOCTL_D3DQ_SUBMIT, &args)) ==
-	       -ENOSPC && queue_wait_armed(q))
+	while ((ret = d3dqp_ioctl(q->dev->fd, DRM_IOCTL_D3DQ_SUBMIT, &args)) ==
+	       -ENOSPC && d3dqp_queue_wait_armed(q))
 		;
-	if (ret == -ECANCELED) {
-		dev_lost(q->dev);
+	/* The queue is lost: the kernel removed the device (on loss). */
+	if (ret == -ECANCELED)
 		return -ENODEV;
-	}
 	if (!ret)
 		q->tl_point++;
 	return ret;
@@ -126,14 +125,14 @@ D3DQ_EXPORT int d3dq_queue_create(struct d3dq_device *dev,
 	*out = NULL;
 	if (!dev)
 		return -EINVAL;
-	ret = queue_desc_to_uapi(desc, &create);
+	ret = d3dqp_queue_desc_to_uapi(desc, &create);
 	if (ret)
 		return ret;
 	/* A driver before uapi 1.1 has no realtime priority. */
 	if (create.priority == DRM_D3DQ_QUEUE_PRIORITY_REALTIME &&
 	    !dev->has_realtime)
 		return -EOPNOTSUPP;
-	ret = dev_removal_error(dev);
+	ret = d3dqp_dev_removal_error(dev);
 	if (ret)
 		return ret;
 
@@ -144,21 +143,21 @@ D3DQ_EXPORT int d3dq_queue_create(struct d3dq_device *dev,
 	pthread_mutex_init(&q->lock, NULL);
 	list_init(&q->dev_link);
 
-	ret = syncobj_create(dev->fd, &q->tl);
+	ret = d3dqp_syncobj_create(dev->fd, &q->tl);
 	if (ret)
 		goto err;
-	ret = d3dq_ioctl(dev->fd, DRM_IOCTL_D3DQ_QUEUE_CREATE, &create);
+	ret = d3dqp_ioctl(dev->fd, DRM_IOCTL_D3DQ_QUEUE_CREATE, &create);
 	if (ret) {
-		ret = ret == -ENODEV && dev_removal_error(dev) ?
-		      dev_removal_error(dev) : ret;
+		ret = ret == -ENODEV && d3dqp_dev_removal_error(dev) ?
+		      d3dqp_dev_removal_error(dev) : ret;
 		goto err;
 	}
 	q->id = create.id;
 
-	ret = dev_link_object(dev, &q->dev_link, &dev->queues);
+	ret = d3dqp_dev_link_object(dev, &q->dev_link, &dev->queues);
 	if (ret) {
 		destroy.id = q->id;
-		d3dq_ioctl(dev->fd, DRM_IOCTL_D3DQ_QUEUE_DESTROY, &destroy);
+		d3dqp_ioctl(dev->fd, DRM_IOCTL_D3DQ_QUEUE_DESTROY, &destroy);
 		goto err;
 	}
 	*out = q;
@@ -183,14 +182,14 @@ D3DQ_EXPORT void d3dq_queue_destroy(struct d3dq_queue *q)
 		return;
 	dev = q->dev;
 	pthread_mutex_lock(&q->lock);
-	while (queue_wait_armed(q))
+	while (d3dqp_queue_wait_armed(q))
 		;
 	pthread_mutex_unlock(&q->lock);
 	pthread_mutex_lock(&dev->lock);
 	list_del(&q->dev_link);
 	pthread_mutex_unlock(&dev->lock);
 	destroy.id = q->id;
-	d3dq_ioctl(dev->fd, DRM_IOCTL_D3DQ_QUEUE_DESTROY, &destroy);
+	d3dqp_ioctl(dev->fd, DRM_IOCTL_D3DQ_QUEUE_DESTROY, &destroy);
 	queue_free(q);
 }
 
@@ -315,7 +314,7 @@ D3DQ_EXPORT int d3dq_queue_execute(struct d3dq_queue *q,
 	pthread_mutex_unlock(&q->lock);
 	if (ret == 1) {
 		/* D3D12 removes the device for this misuse. */
-		dev_remove(q->dev, -EINVAL);
+		d3dqp_dev_remove(q->dev, -EINVAL);
 		return -EINVAL;
 	}
 	return ret;
