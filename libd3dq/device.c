@@ -25,38 +25,28 @@ static bool is_d3dq(int fd)
 	return ok;
 }
 
+/* Open @path, or else the first d3dq render node: an fd or -errno. */
 static int open_node(const char *path)
 {
 	char name[64];
 	int i, fd;
 
-	if (path) {
-		fd = open(path, O_RDWR | O_CLOEXEC);
-		if (fd < 0)
-			return -errno;
-		if (!is_d3dq(fd)) {
-			close(fd);
-			return -ENODEV;
-		}
-		return fd;
-	}
 	for (i = 128; i < 192; i++) {
 		snprintf(name, sizeof(name), "%s/renderD%d", DRM_DIR_NAME, i);
-		fd = open(name, O_RDWR | O_CLOEXEC);
-		if (fd < 0)
-			continue;
-		if (is_d3dq(fd))
+		fd = open(path ? path : name, O_RDWR | O_CLOEXEC);
+		if (fd < 0 && path)
+			return -errno;
+		if (fd >= 0 && is_d3dq(fd))
 			return fd;
-		close(fd);
+		if (fd >= 0)
+			close(fd);
+		if (path)
+			break;
 	}
 	return -ENODEV;
 }
 
-/*
- * Fences, their queue signals and waits, the token registrations and
- * removal on loss are the kernel's (uapi 1.3 to 1.6): a driver without
- * them is too old for this library.
- */
+/* What the library leaves to the kernel (uapi 1.3 to 1.6). */
 #define NEEDED (DRM_D3DQ_FEATURE_FENCE | DRM_D3DQ_FEATURE_FENCE_SUBMIT | \
 		DRM_D3DQ_FEATURE_FENCE_EVENT_SYNCOBJ | \
 		DRM_D3DQ_FEATURE_FENCE_HOLD | DRM_D3DQ_FEATURE_REMOVE_ON_LOSS)
@@ -144,12 +134,7 @@ D3DQ_EXPORT int d3dq_device_open_desc(const struct d3dq_device_desc *desc,
 	return device_open(d.path, d.signal_event, d.context, out);
 }
 
-/*
- * Everything the application did not destroy is destroyed here, queues
- * first (their armed work finishes, held work is dropped), then fences
- * (which fires what is registered on them, R14: the token callbacks are
- * called before the close returns).
- */
+/* Queues first, then fences (R14: callbacks are called before return). */
 D3DQ_EXPORT void d3dq_device_close(struct d3dq_device *dev)
 {
 	struct list *pos, *tmp;

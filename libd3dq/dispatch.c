@@ -1,39 +1,18 @@
 // SPDX-License-Identifier: MIT
 /*
- * libd3dq: the dispatcher, the one thread that waits for the token
- * events of devices opened with a signal_event callback
- * (d3dq_device_open_desc()) and calls the callbacks.
+ * libd3dq: the dispatcher, one thread for every device with a callback:
+ * it waits for the token registrations' syncobjs, imported into its own
+ * file (a dup of the first such device's fd), and calls the callbacks
+ * with no lock held. One lock, the innermost; calls nothing of the
+ * library. See Documentation/library.rst.
  *
  * Copyright (C) 2026 The d3dq authors
- *
- * Each token registration is a kernel registration that adds point 1 to
- * a syncobj of its own once its condition holds
- * (DRM_D3DQ_FENCE_EVENT_SYNCOBJ, kernel.c). The syncobj is imported into
- * the dispatcher's own file (a duplicate of the first such device's
- * descriptor), so that one thread waits for the registrations of every
- * device at once, with the doorbell, a timeline syncobj rung when the
- * set changes. The program's callback never runs under a library lock,
- * nor inside the call that registered it: it may call the library itself
- * and may block, which delays only the callbacks after it.
- *
- * The thread exists while at least one such device is open: the first
- * one starts it, the last one's close stops it once every registration
- * fired, and joins it. Closing any of them first waits until its own
- * registrations were called (destroying its fences fired them, R14), so
- * that no callback of a device comes after its close returned, unless
- * the close runs inside a callback: they are then called after that
- * callback returns (the thread cannot wait for itself), and the thread,
- * if it was the last device's, is detached and ends once they are
- * called. A device opened before it ended keeps it.
- *
- * One lock, the innermost of the library: never held across a callback
- * or a system call that blocks. This file calls nothing else of the
- * library.
  */
 #define _GNU_SOURCE
 #include <fcntl.h>
 #include <signal.h>
 #include <stdlib.h>
+#include <string.h>
 #include <unistd.h>
 
 #include "internal.h"
@@ -42,16 +21,15 @@ struct token_reg {
 	struct token_reg *next;
 	uint32_t handle;		/* in @home */
 	const void *owner;		/* the device, NULL once closed */
-	uint32_t key_handle;		/* single registrations: fence handle */
+	uint32_t key_handle;		/* single: fence handle, value */
 	uint64_t key_value;
 	d3dq_signal_event_fn fn;
-	void *token;
-	void *context;
+	void *token, *context;
 };
 
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
 static pthread_cond_t progress = PTHREAD_COND_INITIALIZER; /* calls, end */
-static struct token_reg *regs;
+static struct token_reg *regs, **tail = &regs;	/* oldest first */
 static int home = -1;			/* the dispatcher's file */
 static uint32_t door;			/* timeline syncobj in @home */
 static uint64_t door_point;
@@ -86,14 +64,10 @@ static void destroy_locked(uint32_t handle)
 	ioc(home, DRM_IOCTL_SYNCOBJ_DESTROY, &args);
 }
 
-/*
- * Wait for the doorbell's next point or any registration's; call the
- * first that fired (all of them when the device is gone: unplugged, every
- * value is UINT64_MAX).
- */
+/* Wait for the doorbell or a registration; call the one that fired. */
 static void *dispatch_main(void *arg)
 {
-	uint32_t *handles = NULL, *h, n, first;
+	uint32_t *handles = NULL, *h, n, i;
 	uint64_t *points = NULL, *p;
 	struct token_reg *r, **rp;
 	int ret;
@@ -106,17 +80,11 @@ static void *dispatch_main(void *arg)
 		if (quit && n == 1)
 			break;
 		h = realloc(handles, n * sizeof(*h));
-		if (h)
-			handles = h;
-		p = h ? realloc(points, n * sizeof(*p)) : NULL;
-		if (p)
-			points = p;
-		if (!p) {
-			pthread_mutex_unlock(&lock);
-			usleep(1000);
-			pthread_mutex_lock(&lock);
-			continue;
-		}
+		handles = h ? h : handles;
+		p = realloc(points, n * sizeof(*p));
+		points = p ? p : points;
+		if (!h || !p)
+			goto again;
 		handles[0] = door;
 		points[0] = door_point + 1;
 		for (n = 1, r = regs; r; r = r->next, n++) {
@@ -132,34 +100,40 @@ static void *dispatch_main(void *arg)
 			.count_handles = n,
 			.flags = DRM_SYNCOBJ_WAIT_FLAGS_WAIT_FOR_SUBMIT,
 		};
+		struct drm_syncobj_timeline_array query = {
+			.handles = (uintptr_t)handles,
+			.points = (uintptr_t)points,
+			.count_handles = n,
+		};
 		ret = ioc(home, DRM_IOCTL_SYNCOBJ_TIMELINE_WAIT, &wait);
-		first = wait.first_signaled;
-
+		/* Which fired: point 1 there (unplugged, -ENODEV: all). */
+		memset(points, 0, n * sizeof(*points));
+		if (!ret)
+			ret = ioc(home, DRM_IOCTL_SYNCOBJ_QUERY, &query);
 		pthread_mutex_lock(&lock);
-		if (ret && ret != -ENODEV) {
-			pthread_mutex_unlock(&lock);
-			usleep(1000);
-			pthread_mutex_lock(&lock);
-			continue;
-		}
-		for (rp = &regs; *rp;) {
+		if (ret && ret != -ENODEV)
+			goto again;
+		/* The first n - 1 are those waited for, oldest first. */
+		for (rp = &regs, i = 1; *rp && i < n; i++) {
 			r = *rp;
-			if (ret != -ENODEV && (!first || first >= n ||
-					       r->handle != handles[first])) {
+			if (ret != -ENODEV && !points[i]) {
 				rp = &r->next;
 				continue;
 			}
 			*rp = r->next;
+			tail = *rp ? tail : rp;
 			destroy_locked(r->handle);
 			pthread_mutex_unlock(&lock);
 			r->fn(r->token, r->context);
 			free(r);
 			pthread_mutex_lock(&lock);
 			pthread_cond_broadcast(&progress);
-			if (ret != -ENODEV)
-				break;
-			rp = &regs;
 		}
+		continue;
+again:
+		pthread_mutex_unlock(&lock);
+		usleep(1000);
+		pthread_mutex_lock(&lock);
 	}
 	free(handles);
 	free(points);
@@ -247,8 +221,8 @@ int d3dqp_dispatch_add(const void *owner, int sobj_fd, uint32_t key_handle,
 	r->fn = fn;
 	r->token = token;
 	r->context = context;
-	r->next = regs;
-	regs = r;
+	*tail = r;
+	tail = &r->next;
 	ring_locked();
 	pthread_mutex_unlock(&lock);
 	return 0;
@@ -268,16 +242,6 @@ bool d3dqp_dispatch_pending(const void *owner, uint32_t key_handle,
 	return found;
 }
 
-static bool owns_locked(const void *owner)
-{
-	struct token_reg *r;
-
-	for (r = regs; r; r = r->next)
-		if (r->owner == owner)
-			return true;
-	return false;
-}
-
 void d3dqp_dispatch_put(const void *owner)
 {
 	struct token_reg *r;
@@ -285,12 +249,17 @@ void d3dqp_dispatch_put(const void *owner)
 	pthread_t t;
 
 	pthread_mutex_lock(&lock);
-	if (!on_thread_locked())
-		while (owns_locked(owner))
-			pthread_cond_wait(&progress, &lock);
-	for (r = regs; r; r = r->next)
-		if (r->owner == owner)
-			r->owner = NULL;
+	for (r = regs; r;) {
+		/* Called first, unless this is the thread (a callback). */
+		if (r->owner != owner || on_thread_locked()) {
+			if (r->owner == owner)
+				r->owner = NULL;
+			r = r->next;
+			continue;
+		}
+		pthread_cond_wait(&progress, &lock);
+		r = regs;
+	}
 	if (--users) {
 		pthread_mutex_unlock(&lock);
 		return;

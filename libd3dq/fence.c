@@ -1,27 +1,13 @@
 // SPDX-License-Identifier: MIT
 /*
- * libd3dq: fences, CPU signals, events and blocking waits, on the
- * kernel's fence object.
+ * libd3dq: fences on the kernel's fence object, whose value page this
+ * process maps read-only; the kernel holds events and blocked threads.
+ * Destruction releases what waits (R14): a local fence goes to
+ * UINT64_MAX; a shared one loses @reg, the handle its waits and events
+ * were made through, and @wake, which blocked threads wait for too,
+ * goes to 1. Handles live until the last reference (none is reused).
  *
  * Copyright (C) 2026 The d3dq authors
- *
- * Every fence, local or shared, is a kernel fence whose value is in a
- * page the kernel writes and this process maps read-only (kernel.c):
- * reading it is one acquire load. The kernel writes it for CPU signals
- * (FENCE_SIGNAL, any value, R2, R20), for queue signals when their jobs
- * complete (queue.c, R4, R8, R17) and for removal (UINT64_MAX, R15); it
- * holds the eventfds of events and writes each once, at the value write
- * that satisfies it (FENCE_EVENT, R10, R13, R19), and the threads that
- * block (FENCE_WAIT, R11). The library keeps no state of its own.
- *
- * Destruction releases what waits (R14). A local fence is set to
- * UINT64_MAX, which nobody else sees; a shared fence's waits and events
- * were made through a second handle of it (@reg), destroyed then (the
- * kernel releases them), and its blocking waits also wait for its wake
- * fence, a local kernel fence set to 1 then. Other processes see nothing
- * of it. The kernel handles live until the last reference (a thread
- * blocked on the fence holds one), so no call names a handle the kernel
- * has reused.
  */
 #define _GNU_SOURCE
 #include <fcntl.h>
@@ -53,11 +39,7 @@ static uint64_t fence_value(struct d3dq_fence *f)
 	return atomic_load(&f->dev->stopped) ? UINT64_MAX : v;
 }
 
-/*
- * A new fence: created with @value and @flags, or imported from @xfd
- * (>= 0). A shared one also gets its second handle (an import of its own
- * export) and its wake fence.
- */
+/* Created, or imported from @xfd >= 0; shared: with @reg and @wake. */
 static int fence_new(struct d3dq_device *dev, uint64_t value, uint32_t flags,
 		     int xfd, struct d3dq_fence **out)
 {
@@ -218,7 +200,7 @@ static int wait_any(struct d3dq_device *dev, struct d3dq_fence *const *fs,
 			return -ENOMEM;
 	}
 	for (i = 0, m = 0; i < n; i++) {
-		fence_ref(fs[i]);
+		atomic_fetch_add(&fs[i]->refs, 1);
 		fv[m].handle = fs[i]->handle;
 		fv[m++].value = values[i];
 		if (fs[i]->shared) {
@@ -254,14 +236,10 @@ D3DQ_EXPORT int d3dq_fence_wait(struct d3dq_fence *f, uint64_t value,
 }
 
 /*
- * The event calls, single (@count 1) and multiple: with no event (a
- * negative eventfd, a NULL token) block until ALL or ANY of the values
- * are reached (R11, R13; ALL waits for one fence after the other: each
- * reaches its value at some moment since the call, which is the
- * condition). Otherwise one FENCE_EVENT: the kernel holds the eventfd,
- * writes it at the value write that satisfies the condition (during the
- * call if it holds) and checks that it is an eventfd (R19); a token's
- * registration is kernel.c's.
+ * The event calls: with no event, block until ALL (one fence after the
+ * other: each reached its value since the call) or ANY (R11, R13);
+ * otherwise one FENCE_EVENT (the kernel holds the eventfd, R19), or a
+ * token registration (kernel.c).
  */
 static int event_call(struct d3dq_device *dev, struct d3dq_fence *const *fs,
 		      const uint64_t *values, uint32_t n, uint32_t flags,

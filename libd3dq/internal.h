@@ -1,27 +1,14 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * libd3dq private declarations.
+ * libd3dq private declarations. The kernel does the work; the library
+ * translates calls (Documentation/library.rst). No file calls one that
+ * calls it (scripts/lib-layers): dispatch.c and abi.c at the bottom,
+ * kernel.c, then fence.c, queue.c, buffer.c, cmdlist.c, clock.c, then
+ * device.c. Lock order: queue->lock -> cmdlist->lock -> remove_lock ->
+ * dev->lock | page_lock -> the dispatcher's lock; queue->lock is held
+ * across that queue's SUBMITs (R16), remove_lock across a removal.
  *
  * Copyright (C) 2026 The d3dq authors
- *
- * The kernel does the work: every fence is a kernel fence (value page,
- * FENCE_SIGNAL, FENCE_WAIT, FENCE_EVENT), a queue signal is a fence
- * signal entry of a SUBMIT, a queue wait a fence wait entry of a SUBMIT
- * with DRM_D3DQ_SUBMIT_HOLD (the kernel holds the queue until the value
- * is there), and the kernel removes the file when a queue is lost
- * (DRM_D3DQ_REMOVE_ON_LOSS). The library translates calls.
- *
- * Layers (scripts/lib-layers checks that no file calls one that calls
- * it): dispatch.c (the program's token callbacks) and abi.c at the
- * bottom; kernel.c (kernel calls, value pages, removal, the token
- * waiter); fence.c, queue.c, buffer.c, cmdlist.c, clock.c on it;
- * device.c (open, close, remove) on top.
- *
- * Lock order: queue->lock -> cmdlist->lock -> dev->remove_lock ->
- * dev->lock | dev->page_lock -> the dispatcher's lock.
- * queue->lock is held across the SUBMITs of that queue (the order of the
- * calls is the order of the work, R16); remove_lock across a removal;
- * no other lock across a system call that blocks.
  */
 #ifndef LIBD3DQ_INTERNAL_H
 #define LIBD3DQ_INTERNAL_H
@@ -99,12 +86,8 @@ struct d3dq_device {
 	d3dq_signal_event_fn signal_event;
 	void *event_context;
 
-	/*
-	 * Removal: @reason once known (0 before), @stopped once the library
-	 * itself set the values (the driver refused REMOVE).
-	 */
-	_Atomic int reason;
-	_Atomic bool stopped;
+	_Atomic int reason;		/* removal reason once known */
+	_Atomic bool stopped;		/* the library removed it itself */
 	pthread_mutex_t remove_lock;	/* serialises d3dqp_dev_remove() */
 
 	pthread_mutex_t lock;		/* the lists */
@@ -122,16 +105,7 @@ struct d3dq_fence {
 	_Atomic int refs;
 	bool shared;
 	struct list dev_link;		/* dev->fences, under dev->lock */
-	/*
-	 * The kernel fence. A shared fence also has @reg, a second handle
-	 * through which this process makes its waits and registrations,
-	 * destroyed when the fence is (the kernel then releases them, R14),
-	 * and @wake, a local kernel fence set to 1 then, which blocking
-	 * waits also wait for.
-	 */
-	uint32_t handle;
-	uint32_t reg;
-	uint32_t wake;
+	uint32_t handle, reg, wake;	/* see fence.c */
 	const _Atomic uint64_t *vp;	/* the value in the kernel's page */
 	struct vpage *page;
 };
@@ -166,26 +140,12 @@ struct d3dq_cmdlist {
 	size_t len, cap;
 };
 
-static inline void fence_ref(struct d3dq_fence *f)
-{
-	atomic_fetch_add(&f->refs, 1);
-}
-
+/* Shared between files: hidden, and prefixed for libd3dq.a's users. */
 /*
- * Functions shared between the library's files: hidden in the shared
- * library, and their d3dqp_ prefix keeps them out of the application's
- * name space when it links libd3dq.a.
- */
-
-/*
- * dispatch.c: the thread that calls the callbacks of token events.
- * d3dqp_dispatch_get(): device @fd with a callback is open (starts the thread;
- * -errno if it cannot); d3dqp_dispatch_put(): it is closed (waits until its
- * registrations were called, ends the thread with the last device).
- * d3dqp_dispatch_add() takes a registration's syncobj (an fd of it, which the
- * caller closes), the callback to call once it has a point, and, for a
- * single-fence registration, its fence handle and value (key_handle 0:
- * none), which d3dqp_dispatch_pending() looks for.
+ * dispatch.c: get/put when a callback device @fd opens/closes (the
+ * thread lives while one is open; put waits for its registrations);
+ * add a registration's syncobj (an fd, the caller closes it) with its
+ * callback and, for a single fence, the key pending() looks for.
  */
 int d3dqp_dispatch_get(int fd);
 void d3dqp_dispatch_put(const void *owner);

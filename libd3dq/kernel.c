@@ -1,7 +1,6 @@
 // SPDX-License-Identifier: MIT
 /*
- * libd3dq: the kernel calls everything else uses, the mapped pages of
- * fence values, device removal, and the waiter of token events.
+ * libd3dq: kernel calls, fence value pages, removal, token registrations.
  *
  * Copyright (C) 2026 The d3dq authors
  */
@@ -89,11 +88,9 @@ int d3dqp_kfence_event(int fd, const struct drm_d3dq_fence_value *fv, uint32_t n
 }
 
 /*
- * Value pages. Fences that are not shared share the kernel's pages of
- * 512 values: each page is mapped once, read-only, and unmapped when its
- * last fence goes, before the kernel handle is destroyed (the kernel may
- * give a freed page's mmap offset to a new fence, which must then get a
- * mapping of its own page).
+ * Value pages, shared by local fences: each mapped once, read-only, and
+ * unmapped with its last fence, before the handle goes (a new fence may
+ * get the freed page's offset).
  */
 int d3dqp_vpage_map(struct d3dq_device *dev, uint64_t offset, uint32_t value_offset,
 	      struct vpage **page, const _Atomic uint64_t **vp)
@@ -165,12 +162,9 @@ int d3dqp_dev_link_object(struct d3dq_device *dev, struct list *link,
 }
 
 /*
- * Wait until the oldest unfinished job of @q has finished, if it is
- * armed: point n of q->tl signals with job n, the kernel arms a queue's
- * jobs in order and counts only armed ones in pending_jobs, so while one
- * is pending the point after the last one signalled belongs to an armed
- * job and comes in bounded time. False if none is armed (held jobs wait
- * for values, not for time) or the queue is lost.
+ * Wait for @q's oldest unfinished job if it is armed (point n of q->tl
+ * signals with job n; jobs are armed in order and pending_jobs counts
+ * armed ones): bounded. False if none is (held ones wait for values).
  */
 bool d3dqp_queue_wait_armed(struct d3dq_queue *q)
 {
@@ -199,12 +193,9 @@ bool d3dqp_queue_wait_armed(struct d3dq_queue *q)
 }
 
 /*
- * The removal reason, 0 if not removed. The kernel removes the file at
- * the first loss of one of its queues (armed at open,
- * DRM_D3DQ_REMOVE_ON_LOSS) and tells why (DRM_D3DQ_REMOVE_QUERY, which
- * waits for a removal in progress): the library needs no thread for it.
- * A removal the library makes (d3dqp_dev_remove()) is complete, with its own
- * reason, before a reader gets past remove_lock. Cached once not 0.
+ * The removal reason, 0 if not removed: the kernel's (it removes the file
+ * on loss, armed at open; REMOVE_QUERY waits for a removal in progress),
+ * or that of a removal the library made (readers pass remove_lock).
  */
 int d3dqp_dev_removal_error(struct d3dq_device *dev)
 {
@@ -227,10 +218,9 @@ int d3dqp_dev_removal_error(struct d3dq_device *dev)
 }
 
 /*
- * Remove the device (R15): the kernel's REMOVE stops every job of the
- * file, then sets every fence it holds to UINT64_MAX for good and fires
- * their events. If the driver refuses it, the library waits for every
- * job it submitted and writes UINT64_MAX itself. The first reason stays.
+ * Remove the device (R15): REMOVE stops every job, then sets every fence
+ * to UINT64_MAX. If the driver refuses it, the library waits for the
+ * jobs and writes UINT64_MAX itself. The first reason stays.
  */
 void d3dqp_dev_remove(struct d3dq_device *dev, int reason)
 {
@@ -262,11 +252,9 @@ void d3dqp_dev_remove(struct d3dq_device *dev, int reason)
 }
 
 /*
- * A token event of a device with a callback: a kernel registration that
- * adds point 1 to a new syncobj once the condition holds, handed to the
- * dispatcher (dispatch.c), which waits for it and calls the callback.
- * The same token, fence and value registered again while the first one
- * has not fired fires once (R10: once per crossing).
+ * A token event: a kernel registration that adds point 1 to a new
+ * syncobj once the condition holds, handed to the dispatcher. The same
+ * token, fence and value registered again before it fired fires once.
  */
 int d3dqp_token_add(struct d3dq_device *dev, const struct drm_d3dq_fence_value *fv,
 	      uint32_t n, uint32_t flags, void *token)

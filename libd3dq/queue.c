@@ -1,30 +1,13 @@
 // SPDX-License-Identifier: MIT
 /*
- * libd3dq: queues (Wait, Signal, ExecuteCommandLists) and submission.
+ * libd3dq: queues. Each call is one SUBMIT under the queue's lock (R16):
+ * Signal and Wait a job with a fence signal or a fence wait with
+ * DRM_D3DQ_SUBMIT_HOLD (the kernel decides and holds), Execute the
+ * command streams. Every job also signals the next point of @tl.
  *
  * Copyright (C) 2026 The d3dq authors
- *
- * Each operation is one SUBMIT of the queue's kernel queue, under the
- * queue's lock (the order of the calls is the order of the work, R16):
- *
- * - Signal(F, v): a job with no commands whose signals[] set F to v
- *   (DRM_D3DQ_SYNC_FENCE). The kernel writes the value when the job
- *   completes, after the work before it and its memory writes (R3, R8,
- *   R17), in the order jobs complete (R4).
- * - Wait(F, v): a job with no commands whose waits[] wait for F >= v,
- *   with DRM_D3DQ_SUBMIT_HOLD. The kernel decides: reached, nothing to
- *   wait for; an armed signal of this file brings it, a dependency on
- *   that job, released early by any other write (R6, R18); otherwise the
- *   job and every later job of the queue are held, unarmed, until the
- *   value is written (R5, R7). The call never blocks.
- * - ExecuteCommandLists: the command streams, in jobs of at most
- *   max_cmd_bytes.
- *
- * Every job also signals the next point of the queue's timeline @tl, so
- * that destroying the queue can let armed work finish (kernel.c).
  */
 #include <stdlib.h>
-#include <string.h>
 
 #include "internal.h"
 
@@ -35,12 +18,7 @@ static void queue_free(struct d3dq_queue *q)
 	free(q);
 }
 
-/*
- * Submit one job, q->lock held. A lost queue means a removed device
- * (-ENODEV); so does a device the library removed. Over a kernel limit
- * while only held jobs stand in the way: -ENOSPC (they end only when
- * their values come).
- */
+/* One job, q->lock held; a lost queue is a removed device (-ENODEV). */
 static int submit_locked(struct d3dq_queue *q, const struct drm_d3dq_sync *wait,
 			 const struct drm_d3dq_sync *signal, const void *cmds,
 			 uint32_t cmd_bytes)
@@ -81,11 +59,7 @@ static int submit_locked(struct d3dq_queue *q, const struct drm_d3dq_sync *wait,
 	return ret;
 }
 
-/*
- * Submit a command stream, split at command boundaries into jobs of at
- * most max_cmd_bytes. The queue runs them in order, so this is the same as
- * one job. q->lock held.
- */
+/* A command stream, in jobs of at most max_cmd_bytes. q->lock held. */
 static int submit_cmds_locked(struct d3dq_queue *q, const uint8_t *cmds,
 			      size_t len)
 {
@@ -168,11 +142,7 @@ err:
 	return ret;
 }
 
-/*
- * Work already armed is allowed to finish (it is bounded by the job
- * timeout); work the kernel holds behind a wait is dropped with the
- * kernel queue.
- */
+/* Armed work finishes (bounded); held work is dropped with the queue. */
 D3DQ_EXPORT void d3dq_queue_destroy(struct d3dq_queue *q)
 {
 	struct drm_d3dq_queue_destroy destroy = { 0 };
@@ -234,83 +204,40 @@ D3DQ_EXPORT int d3dq_queue_signal(struct d3dq_queue *q, struct d3dq_fence *f,
 }
 
 /*
- * Copy the streams of @lists into one buffer, each list under its own
- * lock, so that a list reset and recorded again by another thread is
- * either copied whole or refused, never overrun. 1 if a list is not
- * closed (or had a recording error).
+ * Each list is submitted from its own buffer under its lock (the kernel
+ * copies it), after all were seen closed: a list reset and recorded
+ * again by another thread meanwhile (a misuse) is submitted whole or,
+ * caught recording, refused as not closed (1), never overrun.
  */
-static int snapshot_lists(struct d3dq_cmdlist *const *lists, uint32_t count,
-			  uint8_t **out, size_t *out_len)
+static int submit_list_locked(struct d3dq_queue *q, struct d3dq_cmdlist *l,
+			      bool check)
 {
-	uint8_t *buf = NULL, *grown;
-	size_t len = 0, cap = 0;
-	uint32_t i;
-	int ret = 0;
+	int ret = 1;
 
-	for (i = 0; i < count && !ret; i++) {
-		struct d3dq_cmdlist *l = lists[i];
-
-		pthread_mutex_lock(&l->lock);
-		if (l->state != CMDLIST_CLOSED || l->error) {
-			ret = 1;
-		} else if (l->len > SIZE_MAX - len) {
-			ret = -E2BIG;
-		} else if (len + l->len > cap) {
-			cap = len + l->len;
-			if (cap < 2 * len)
-				cap = 2 * len;
-			grown = realloc(buf, cap ? cap : 1);
-			if (!grown)
-				ret = -ENOMEM;
-			else
-				buf = grown;
-		}
-		if (!ret && l->len) {
-			memcpy(buf + len, l->data, l->len);
-			len += l->len;
-		}
-		pthread_mutex_unlock(&l->lock);
-	}
-	if (ret) {
-		free(buf);
-		return ret;
-	}
-	*out = buf;
-	*out_len = len;
-	return 0;
+	pthread_mutex_lock(&l->lock);
+	if (l->state == CMDLIST_CLOSED && !l->error)
+		ret = check ? 0 : submit_cmds_locked(q, l->data, l->len);
+	pthread_mutex_unlock(&l->lock);
+	return ret;
 }
 
 D3DQ_EXPORT int d3dq_queue_execute(struct d3dq_queue *q,
 				   struct d3dq_cmdlist *const *lists,
 				   uint32_t count)
 {
-	uint8_t *buf = NULL;
-	size_t total = 0;
 	uint32_t i;
-	int ret = 1;
+	int ret = 0;
 
 	if (!q || (count && !lists))
 		return -EINVAL;
 	for (i = 0; i < count; i++)
 		if (!lists[i] || lists[i]->dev != q->dev)
 			return -EINVAL;
-	if (!count)
-		return 0;
 	pthread_mutex_lock(&q->lock);
-	if (count == 1) {
-		/* The common case: from the list's own buffer, no copy. */
-		struct d3dq_cmdlist *l = lists[0];
-
-		pthread_mutex_lock(&l->lock);
-		if (l->state == CMDLIST_CLOSED && !l->error)
-			ret = submit_cmds_locked(q, l->data, l->len);
-		pthread_mutex_unlock(&l->lock);
-	} else {
-		ret = snapshot_lists(lists, count, &buf, &total);
-		if (!ret)
-			ret = submit_cmds_locked(q, buf, total);
-		free(buf);
-	}
+	for (i = 0; i < count && !ret; i++)
+		ret = submit_list_locked(q, lists[i], true);
+	for (i = 0; i < count && !ret; i++)
+		ret = submit_list_locked(q, lists[i], false);
 	pthread_mutex_unlock(&q->lock);
 	if (ret == 1) {
 		/* D3D12 removes the device for this misuse. */
