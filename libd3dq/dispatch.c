@@ -198,8 +198,8 @@ out:
 }
 
 int d3dqp_dispatch_add(const void *owner, int sobj_fd, uint32_t key_handle,
-		 uint64_t key_value, d3dq_signal_event_fn fn, void *token,
-		 void *context)
+		       uint64_t key_value, d3dq_signal_event_fn fn, void *token,
+		       void *context)
 {
 	struct drm_syncobj_handle imp = { .fd = sobj_fd };
 	struct token_reg *r = calloc(1, sizeof(*r));
@@ -229,7 +229,7 @@ int d3dqp_dispatch_add(const void *owner, int sobj_fd, uint32_t key_handle,
 }
 
 bool d3dqp_dispatch_pending(const void *owner, uint32_t key_handle,
-		      uint64_t key_value, void *token)
+			    uint64_t key_value, void *token)
 {
 	struct token_reg *r;
 	bool found = false;

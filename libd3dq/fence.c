@@ -75,7 +75,7 @@ static int fence_new(struct d3dq_device *dev, uint64_t value, uint32_t flags,
 	}
 	if (!ret)
 		ret = d3dqp_vpage_map(dev, imp.mmap_offset, imp.value_offset,
-				&f->page, &f->vp);
+				      &f->page, &f->vp);
 	if (!ret && f->shared) {
 		struct drm_d3dq_fence_import reg = {
 			.fd = xfd >= 0 ? xfd : own,
@@ -86,7 +86,7 @@ static int fence_new(struct d3dq_device *dev, uint64_t value, uint32_t flags,
 		f->reg = reg.handle;
 		if (!ret)
 			ret = d3dqp_ioctl(dev->fd, DRM_IOCTL_D3DQ_FENCE_CREATE,
-					 &wake);
+					  &wake);
 		f->wake = wake.handle;
 	}
 	if (own >= 0)

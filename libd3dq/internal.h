@@ -150,16 +150,16 @@ struct d3dq_cmdlist {
 int d3dqp_dispatch_get(int fd);
 void d3dqp_dispatch_put(const void *owner);
 int d3dqp_dispatch_add(const void *owner, int sobj_fd, uint32_t key_handle,
-		 uint64_t key_value, d3dq_signal_event_fn fn, void *token,
-		 void *context);
+		       uint64_t key_value, d3dq_signal_event_fn fn, void *token,
+		       void *context);
 bool d3dqp_dispatch_pending(const void *owner, uint32_t key_handle,
-		      uint64_t key_value, void *token);
+			    uint64_t key_value, void *token);
 
 /* abi.c. -EINVAL, or -EOPNOTSUPP for a priority the driver lacks. */
 int d3dqp_queue_desc_to_uapi(const struct d3dq_queue_desc *desc,
-		       struct drm_d3dq_queue_create *create);
+			     struct drm_d3dq_queue_create *create);
 int d3dqp_device_desc_copy(const struct d3dq_device_desc *desc,
-		     struct d3dq_device_desc *out);
+			   struct d3dq_device_desc *out);
 
 /* kernel.c. Kernel calls: 0 or -errno. */
 int d3dqp_ioctl(int fd, unsigned long req, void *arg);
@@ -172,17 +172,17 @@ int d3dqp_kfence_signal(int fd, uint32_t handle, uint64_t value);
 int d3dqp_kfence_event(int fd, const struct drm_d3dq_fence_value *fv, uint32_t n,
 		 uint32_t flags, int eventfd, uint32_t sobj, uint64_t point);
 int d3dqp_vpage_map(struct d3dq_device *dev, uint64_t offset, uint32_t value_offset,
-	      struct vpage **page, const _Atomic uint64_t **vp);
+		    struct vpage **page, const _Atomic uint64_t **vp);
 void d3dqp_vpage_unmap(struct d3dq_device *dev, struct vpage *page);
 /* The removal reason (0: not removed), asking the kernel if needed. */
 int d3dqp_dev_removal_error(struct d3dq_device *dev);
 int d3dqp_dev_link_object(struct d3dq_device *dev, struct list *link,
-		    struct list *head);
+			  struct list *head);
 /* Wait for @q's oldest job if it is armed (false: none is). */
 bool d3dqp_queue_wait_armed(struct d3dq_queue *q);
 void d3dqp_dev_remove(struct d3dq_device *dev, int reason);
 /* Call the device's callback with @token once (@fv, @n, @flags) hold. */
 int d3dqp_token_add(struct d3dq_device *dev, const struct drm_d3dq_fence_value *fv,
-	      uint32_t n, uint32_t flags, void *token);
+		    uint32_t n, uint32_t flags, void *token);
 
 #endif /* LIBD3DQ_INTERNAL_H */

@@ -93,7 +93,7 @@ int d3dqp_kfence_event(int fd, const struct drm_d3dq_fence_value *fv, uint32_t n
  * get the freed page's offset).
  */
 int d3dqp_vpage_map(struct d3dq_device *dev, uint64_t offset, uint32_t value_offset,
-	      struct vpage **page, const _Atomic uint64_t **vp)
+		    struct vpage **page, const _Atomic uint64_t **vp)
 {
 	struct vpage *p;
 	int ret = 0;
@@ -149,7 +149,7 @@ void d3dqp_vpage_unmap(struct d3dq_device *dev, struct vpage *page)
 
 /* Make an object visible to d3dq_device_close() (and removal). */
 int d3dqp_dev_link_object(struct d3dq_device *dev, struct list *link,
-		    struct list *head)
+			  struct list *head)
 {
 	int ret;
 
@@ -257,7 +257,7 @@ void d3dqp_dev_remove(struct d3dq_device *dev, int reason)
  * token, fence and value registered again before it fired fires once.
  */
 int d3dqp_token_add(struct d3dq_device *dev, const struct drm_d3dq_fence_value *fv,
-	      uint32_t n, uint32_t flags, void *token)
+		    uint32_t n, uint32_t flags, void *token)
 {
 	uint32_t key = n == 1 ? fv[0].handle : 0;
 	struct drm_syncobj_handle exp = { 0 };
@@ -269,16 +269,16 @@ int d3dqp_token_add(struct d3dq_device *dev, const struct drm_d3dq_fence_value *
 	ret = d3dqp_syncobj_create(dev->fd, &sobj);
 	if (ret)
 		return ret;
-	ret = d3dqp_kfence_event(dev->fd, fv, n, flags | DRM_D3DQ_FENCE_EVENT_SYNCOBJ,
-			   0, sobj, 1);
+	flags |= DRM_D3DQ_FENCE_EVENT_SYNCOBJ;
+	ret = d3dqp_kfence_event(dev->fd, fv, n, flags, 0, sobj, 1);
 	exp.handle = sobj;
 	exp.flags = 0;
 	if (!ret)
 		ret = d3dqp_ioctl(dev->fd, DRM_IOCTL_SYNCOBJ_HANDLE_TO_FD, &exp);
 	if (!ret) {
 		ret = d3dqp_dispatch_add(dev, exp.fd, key, fv[0].value,
-				   dev->signal_event, token,
-				   dev->event_context);
+					 dev->signal_event, token,
+					 dev->event_context);
 		close(exp.fd);
 	}
 	/* The registration holds the syncobj; so does the dispatcher. */
