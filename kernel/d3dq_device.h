@@ -210,6 +210,29 @@ struct d3dq_file {
 	bool removed;
 
 	/*
+	 * Removal (R15, d3dq_file_remove()): @remove_lock serialises
+	 * removals and the reads of @removal, the reason of the first one,
+	 * 0 until one has finished (fences included).
+	 */
+	struct mutex remove_lock;
+	int removal;
+	/*
+	 * Removal on loss (uapi 1.6). @loss_lock, a spinlock that the
+	 * losing paths (a job's timeout, run_job) take under the queue's
+	 * lock, protects @loss_reason (the first loss of a queue of the
+	 * file that was not destroyed, armed or not), @loss_armed,
+	 * @loss_claimed (a removal for that loss was queued or started:
+	 * once) and @loss_closed (the file is being closed: queue nothing).
+	 * @loss_work removes the file, away from the signalling paths.
+	 */
+	spinlock_t loss_lock;
+	int loss_reason;
+	bool loss_armed;
+	bool loss_claimed;
+	bool loss_closed;
+	struct work_struct loss_work;
+
+	/*
 	 * Queues created and not freed yet (destroyed ones included), and
 	 * those of them destroyed with every job finished, which go
 	 * without outside help. QUEUE_CREATE counts the former against
@@ -253,6 +276,7 @@ struct d3dq_file {
 /* d3dq_drv.c */
 void d3dq_file_get(struct d3dq_file *dfile);
 void d3dq_file_put(struct d3dq_file *dfile);
+void d3dq_file_lost(struct d3dq_file *dfile, int reason);
 /* What d3dq_file_charge_job() found. */
 enum d3dq_charge {
 	D3DQ_CHARGED,		/* the job is counted */

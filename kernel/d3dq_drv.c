@@ -177,7 +177,8 @@ int d3dq_ioctl_get_param(struct drm_device *drm, void *data,
 			      DRM_D3DQ_FEATURE_FENCE |
 			      DRM_D3DQ_FEATURE_FENCE_SUBMIT |
 			      DRM_D3DQ_FEATURE_FENCE_EVENT_SYNCOBJ |
-			      DRM_D3DQ_FEATURE_FENCE_HOLD;
+			      DRM_D3DQ_FEATURE_FENCE_HOLD |
+			      DRM_D3DQ_FEATURE_REMOVE_ON_LOSS;
 		break;
 	case DRM_D3DQ_PARAM_MAX_QUEUES:
 		args->value = d3dq_max_queues;
@@ -212,18 +213,129 @@ int d3dq_ioctl_get_param(struct drm_device *drm, void *data,
 	return 0;
 }
 
+/*
+ * DOC: Removal
+ *
+ * A file is removed (R15) by REMOVE, by an unplug, and from uapi 1.6 by
+ * the first loss of one of its queues once userspace armed it with
+ * %DRM_D3DQ_REMOVE_ON_LOSS. Each removal first stops every queue of the
+ * file (d3dq_file_remove_queues(): the running jobs stopped, waited for,
+ * the others cancelled), and only then sets every fence of the file to
+ * ~0 (d3dq_fence_file_remove()), so that nothing reads ~0 while a job of
+ * the file may still write a buffer. The file's remove_lock serialises
+ * removals; the first one's reason is recorded when it has finished, so
+ * a query that reports a reason reports a finished removal.
+ *
+ * A loss happens where nothing may wait for other jobs: in the
+ * scheduler's timeout handler, the engine's watchdog or run_job, under
+ * the queue's spinlock, inside dma-fence signalling sections. There
+ * d3dq_file_lost() only records the loss and, if the file is armed,
+ * queues the file's loss_work, once, under its loss_lock; the work
+ * removes the file. Arming takes the same lock, so a loss that races
+ * it is either seen by the arming (which then removes the file itself)
+ * or sees the arming (and queues the work): never neither. Close
+ * flushes the work after forbidding new ones, so a removal that was due
+ * still takes place.
+ */
+
+/* Remove the file (R15), unless @again is false and it was removed. */
+static void d3dq_file_remove_locked(struct d3dq_file *dfile, int reason,
+				    bool again)
+{
+	lockdep_assert_held(&dfile->remove_lock);
+
+	if (dfile->removal && !again)
+		return;
+	/* No job runs any more, then every fence reads ~0. */
+	d3dq_file_remove_queues(dfile);
+	d3dq_fence_file_remove(dfile);
+	if (!dfile->removal)
+		dfile->removal = reason;
+}
+
+static void d3dq_file_loss_work(struct work_struct *work)
+{
+	struct d3dq_file *dfile = container_of(work, struct d3dq_file,
+					       loss_work);
+	int reason;
+
+	spin_lock_irq(&dfile->loss_lock);
+	reason = dfile->loss_reason;
+	spin_unlock_irq(&dfile->loss_lock);
+
+	mutex_lock(&dfile->remove_lock);
+	d3dq_file_remove_locked(dfile, reason, false);
+	mutex_unlock(&dfile->remove_lock);
+}
+
+/**
+ * d3dq_file_lost - A queue of the file was lost (not by a removal).
+ * @dfile: the queue's file
+ * @reason: the loss's reason, -ETIMEDOUT or -ECANCELED
+ *
+ * Any context, under the queue's lock, in signalling paths: records the
+ * first loss and, if the file is armed for removal on loss, queues the
+ * removal, once. Allocates nothing and waits for nothing.
+ */
+void d3dq_file_lost(struct d3dq_file *dfile, int reason)
+{
+	unsigned long flags;
+
+	spin_lock_irqsave(&dfile->loss_lock, flags);
+	if (!dfile->loss_reason)
+		dfile->loss_reason = reason;
+	if (dfile->loss_armed && !dfile->loss_claimed && !dfile->loss_closed) {
+		dfile->loss_claimed = true;
+		queue_work(d3dq_wq.teardown, &dfile->loss_work);
+	}
+	spin_unlock_irqrestore(&dfile->loss_lock, flags);
+}
+
+#define D3DQ_REMOVE_FLAGS	(DRM_D3DQ_REMOVE_ON_LOSS | DRM_D3DQ_REMOVE_QUERY)
+
 int d3dq_ioctl_remove(struct drm_device *drm, void *data,
 		      struct drm_file *file)
 {
+	struct d3dq_file *dfile = file->driver_priv;
 	struct drm_d3dq_remove *args = data;
+	bool now;
+	int loss;
 
-	if (args->flags || args->pad)
+	if (args->flags & ~D3DQ_REMOVE_FLAGS || args->reason)
 		return -EINVAL;
 
-	/* R15: no job runs any more, then every fence reads ~0. */
-	d3dq_file_remove_queues(file->driver_priv);
-	d3dq_fence_file_remove(file->driver_priv);
+	mutex_lock(&dfile->remove_lock);
+	if (!args->flags) {
+		d3dq_file_remove_locked(dfile, -ENODEV, true);
+	} else if (args->flags & DRM_D3DQ_REMOVE_ON_LOSS) {
+		/* A loss before the arming: remove here and now. */
+		spin_lock_irq(&dfile->loss_lock);
+		dfile->loss_armed = true;
+		loss = dfile->loss_reason;
+		now = loss && !dfile->loss_claimed;
+		if (now)
+			dfile->loss_claimed = true;
+		spin_unlock_irq(&dfile->loss_lock);
+		if (now)
+			d3dq_file_remove_locked(dfile, loss, false);
+	}
+	mutex_unlock(&dfile->remove_lock);
+
+	/* A removal due to a loss is seen finished (or not due yet). */
+	flush_work(&dfile->loss_work);
+	mutex_lock(&dfile->remove_lock);
+	args->reason = dfile->removal;
+	mutex_unlock(&dfile->remove_lock);
 	return 0;
+}
+
+/* Unplug: the file's removal, whose fences the device's went with. */
+static void d3dq_file_unplugged(struct d3dq_file *dfile)
+{
+	mutex_lock(&dfile->remove_lock);
+	if (!dfile->removal)
+		dfile->removal = -ENODEV;
+	mutex_unlock(&dfile->remove_lock);
 }
 
 /*
@@ -464,6 +576,7 @@ static void d3dq_file_release(struct kref *ref)
 	struct d3dq_file *dfile = container_of(ref, struct d3dq_file, ref);
 
 	xa_destroy(&dfile->queues);
+	mutex_destroy(&dfile->remove_lock);
 	mutex_destroy(&dfile->lock);
 	d3dq_usage_put(dfile->usage);
 	d3dq_user_put(dfile->user);
@@ -561,6 +674,9 @@ static int d3dq_open(struct drm_device *drm, struct drm_file *file)
 	dfile->drm_file = file;
 	mutex_init(&dfile->lock);
 	xa_init_flags(&dfile->queues, XA_FLAGS_ALLOC1);
+	mutex_init(&dfile->remove_lock);
+	spin_lock_init(&dfile->loss_lock);
+	INIT_WORK(&dfile->loss_work, d3dq_file_loss_work);
 	spin_lock_init(&dfile->job_bytes_lock);
 	init_waitqueue_head(&dfile->wq);
 	d3dq_fence_file_init(dfile);
@@ -590,6 +706,12 @@ static void d3dq_postclose(struct drm_device *drm, struct drm_file *file)
 	list_del(&dfile->link);
 	mutex_unlock(&ddev->files_lock);
 	dfile->drm_file = NULL;
+
+	/* A removal due to a loss still happens; none is queued after. */
+	spin_lock_irq(&dfile->loss_lock);
+	dfile->loss_closed = true;
+	spin_unlock_irq(&dfile->loss_lock);
+	flush_work(&dfile->loss_work);
 
 	d3dq_file_destroy_queues(dfile);
 	d3dq_fence_file_fini(dfile, file);
@@ -772,6 +894,10 @@ static void d3dq_remove(struct platform_device *pdev)
 	mutex_unlock(&ddev->files_lock);
 	/* No job runs any more: every fence of the device reads ~0 (R15). */
 	d3dq_fence_device_remove(ddev);
+	mutex_lock(&ddev->files_lock);
+	list_for_each_entry(dfile, &ddev->files, link)
+		d3dq_file_unplugged(dfile);
+	mutex_unlock(&ddev->files_lock);
 
 	drm_dev_unplug(&ddev->drm);
 	platform_set_drvdata(pdev, NULL);

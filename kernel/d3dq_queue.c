@@ -106,17 +106,34 @@ void d3dq_sched_put(struct d3dq_sched *sched)
 	kref_put(&sched->ref, d3dq_sched_release);
 }
 
-void d3dq_queue_set_lost_locked(struct d3dq_queue *queue, int reason)
+/* Make the queue lost, if it is not yet: whether it was not. */
+static bool d3dq_queue_lose_locked(struct d3dq_queue *queue, int reason)
 {
 	lockdep_assert_held(&queue->lock);
 
-	if (queue->state == DRM_D3DQ_QUEUE_STATE_OK) {
-		queue->state = DRM_D3DQ_QUEUE_STATE_LOST;
-		queue->reason = reason;
-		/* Held jobs are freed, never armed. */
-		if (!list_empty(&queue->held))
-			d3dq_queue_kick_held(queue);
-	}
+	if (queue->state != DRM_D3DQ_QUEUE_STATE_OK)
+		return false;
+	queue->state = DRM_D3DQ_QUEUE_STATE_LOST;
+	queue->reason = reason;
+	/* Held jobs are freed, never armed. */
+	if (!list_empty(&queue->held))
+		d3dq_queue_kick_held(queue);
+	return true;
+}
+
+/**
+ * d3dq_queue_set_lost_locked - A job of the queue timed out or failed.
+ * @queue: the queue, its lock held
+ * @reason: -ETIMEDOUT, or -ECANCELED for a failed dependency
+ *
+ * Any context that holds the queue's lock, signalling paths included:
+ * the file, if armed (%DRM_D3DQ_REMOVE_ON_LOSS), only queues its removal.
+ * The loss of a destroyed queue is nobody's concern: it removes nothing.
+ */
+void d3dq_queue_set_lost_locked(struct d3dq_queue *queue, int reason)
+{
+	if (d3dq_queue_lose_locked(queue, reason) && !queue->dead)
+		d3dq_file_lost(queue->dfile, reason);
 }
 
 /**
@@ -252,7 +269,8 @@ static void d3dq_queue_stop(struct d3dq_queue *queue, int reason, bool dead)
 		queue->dead = true;
 		d3dq_queue_mark_finishing_locked(queue);
 	} else {
-		d3dq_queue_set_lost_locked(queue, reason);
+		/* A removal: no loss to remove the file for. */
+		d3dq_queue_lose_locked(queue, reason);
 	}
 	spin_unlock(&queue->lock);
 	mutex_unlock(&queue->submit_lock);

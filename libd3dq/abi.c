@@ -43,8 +43,8 @@ static int desc_copy(const void *desc, uint32_t size, uint32_t v0,
 	return 0;
 }
 
-int device_desc_copy(const struct d3dq_device_desc *desc,
-		     struct d3dq_device_desc *out)
+int d3dqp_device_desc_copy(const struct d3dq_device_desc *desc,
+			   struct d3dq_device_desc *out)
 {
 	if (!desc || desc_copy(desc, desc->size, DEVICE_DESC_SIZE_V0, out,
 			       sizeof(*out)))
@@ -57,8 +57,8 @@ D3DQ_EXPORT uint32_t d3dq_version(void)
 	return D3DQ_VERSION;
 }
 
-int queue_desc_to_uapi(const struct d3dq_queue_desc *desc,
-		       struct drm_d3dq_queue_create *create)
+int d3dqp_queue_desc_to_uapi(const struct d3dq_queue_desc *desc,
+			     struct drm_d3dq_queue_create *create)
 {
 	struct d3dq_queue_desc d;
 

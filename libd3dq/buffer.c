@@ -23,18 +23,18 @@ D3DQ_EXPORT int d3dq_buffer_create(struct d3dq_device *dev, uint64_t size,
 	*out = NULL;
 	if (!dev || !size)
 		return -EINVAL;
-	ret = dev_removal_error(dev);
+	ret = d3dqp_dev_removal_error(dev);
 	if (ret)
 		return ret;
 
 	buf = calloc(1, sizeof(*buf));
 	if (!buf)
 		return -ENOMEM;
-	ret = d3dq_ioctl(dev->fd, DRM_IOCTL_D3DQ_BO_CREATE, &create);
+	ret = d3dqp_ioctl(dev->fd, DRM_IOCTL_D3DQ_BO_CREATE, &create);
 	if (ret)
 		goto err_free;
 	off.handle = create.handle;
-	ret = d3dq_ioctl(dev->fd, DRM_IOCTL_D3DQ_BO_MMAP_OFFSET, &off);
+	ret = d3dqp_ioctl(dev->fd, DRM_IOCTL_D3DQ_BO_MMAP_OFFSET, &off);
 	if (ret)
 		goto err_close;
 	buf->map = mmap(NULL, create.size, PROT_READ | PROT_WRITE, MAP_SHARED,
@@ -48,7 +48,7 @@ D3DQ_EXPORT int d3dq_buffer_create(struct d3dq_device *dev, uint64_t size,
 	buf->size = size;
 	buf->map_size = create.size;
 	list_init(&buf->dev_link);
-	ret = dev_link_object(dev, &buf->dev_link, &dev->buffers);
+	ret = d3dqp_dev_link_object(dev, &buf->dev_link, &dev->buffers);
 	if (ret) {
 		munmap(buf->map, buf->map_size);
 		goto err_close;
@@ -58,7 +58,7 @@ D3DQ_EXPORT int d3dq_buffer_create(struct d3dq_device *dev, uint64_t size,
 
 err_close:
 	gclose.handle = create.handle;
-	d3dq_ioctl(dev->fd, DRM_IOCTL_GEM_CLOSE, &gclose);
+	d3dqp_ioctl(dev->fd, DRM_IOCTL_GEM_CLOSE, &gclose);
 err_free:
 	free(buf);
 	return ret;
@@ -80,6 +80,6 @@ D3DQ_EXPORT void d3dq_buffer_destroy(struct d3dq_buffer *buf)
 	pthread_mutex_unlock(&buf->dev->lock);
 	munmap(buf->map, buf->map_size);
 	gclose.handle = buf->handle;
-	d3dq_ioctl(buf->dev->fd, DRM_IOCTL_GEM_CLOSE, &gclose);
+	d3dqp_ioctl(buf->dev->fd, DRM_IOCTL_GEM_CLOSE, &gclose);
 	free(buf);
 }

@@ -22,10 +22,10 @@ static int timestamp_frequency(struct d3dq_device *dev, uint64_t *frequency)
 	};
 	int ret;
 
-	ret = dev_removal_error(dev);
+	ret = d3dqp_dev_removal_error(dev);
 	if (ret)
 		return ret;
-	ret = d3dq_ioctl(dev->fd, DRM_IOCTL_D3DQ_GET_PARAM, &args);
+	ret = d3dqp_ioctl(dev->fd, DRM_IOCTL_D3DQ_GET_PARAM, &args);
 	if (ret)
 		return ret;
 	if (!args.value)

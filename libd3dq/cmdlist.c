@@ -21,7 +21,7 @@ D3DQ_EXPORT int d3dq_cmdlist_create(struct d3dq_device *dev,
 	*out = NULL;
 	if (!dev)
 		return -EINVAL;
-	ret = dev_removal_error(dev);
+	ret = d3dqp_dev_removal_error(dev);
 	if (ret)
 		return ret;
 	l = calloc(1, sizeof(*l));
@@ -31,7 +31,7 @@ D3DQ_EXPORT int d3dq_cmdlist_create(struct d3dq_device *dev,
 	l->state = CMDLIST_RECORDING;
 	pthread_mutex_init(&l->lock, NULL);
 	list_init(&l->dev_link);
-	ret = dev_link_object(dev, &l->dev_link, &dev->cmdlists);
+	ret = d3dqp_dev_link_object(dev, &l->dev_link, &dev->cmdlists);
 	if (ret) {
 		pthread_mutex_destroy(&l->lock);
 		free(l);

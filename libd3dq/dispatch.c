@@ -1,112 +1,145 @@
 // SPDX-License-Identifier: MIT
 /*
- * libd3dq: the dispatcher, the one thread that calls the signal_event
- * callbacks of devices opened with one (d3dq_device_open_desc()).
+ * libd3dq: the dispatcher, one thread for every device with a callback:
+ * it waits for the token registrations' syncobjs, imported into its own
+ * file (a dup of the first such device's fd), and calls the callbacks
+ * with no lock held. One lock, the innermost; calls nothing of the
+ * library. See Documentation/library.rst.
  *
  * Copyright (C) 2026 The d3dq authors
- *
- * Firing an event of such a device (fence.c, under the fence's lock)
- * hands the item its registration allocated to the dispatcher. So the
- * program's callback never runs under a library lock, nor inside the
- * call that fired it (a CPU signal, a release, a removal): it may call
- * the library itself (signal a fence, read a value, register an event)
- * and may block, which delays only the callbacks after it. Items are
- * called in the order they were handed over, each once.
- *
- * The thread exists while at least one such device is open: the first
- * one starts it, the last one's close stops it once it has called every
- * item, and joins it. Closing any of them first waits until the items
- * handed over before are called, so that no callback of a device comes
- * after its close returned, unless the close runs inside a callback: the
- * items then wait for the callback to return (the thread cannot wait for
- * itself), and the thread, if it was the last device's, is detached and
- * ends once they are called. A device opened before it ended keeps it.
- *
- * One lock, the innermost of the library: taken alone or inside any
- * other, never across a callback or a system call other than starting
- * the thread. This file calls nothing else of the library.
  */
+#define _GNU_SOURCE
+#include <fcntl.h>
 #include <signal.h>
 #include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
 
 #include "internal.h"
 
-struct dispatch_item {
-	struct dispatch_item *next;
+struct token_reg {
+	struct token_reg *next;
+	uint32_t handle;		/* in @home */
+	const void *owner;		/* the device, NULL once closed */
+	uint32_t key_handle;		/* single: fence handle, value */
+	uint64_t key_value;
 	d3dq_signal_event_fn fn;
-	void *token;
-	void *context;
+	void *token, *context;
 };
 
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
-static pthread_cond_t work = PTHREAD_COND_INITIALIZER;	/* items, or quit */
 static pthread_cond_t progress = PTHREAD_COND_INITIALIZER; /* calls, end */
-static struct dispatch_item *head, *tail;
-static uint64_t pushed, called;
+static struct token_reg *regs, **tail = &regs;	/* oldest first */
+static int home = -1;			/* the dispatcher's file */
+static uint32_t door;			/* timeline syncobj in @home */
+static uint64_t door_point;
 static unsigned int users;		/* devices with a callback */
 static bool running;			/* the thread has not ended */
-static bool quit;			/* end once the list is empty */
+static bool quit;			/* end once no registration is left */
 static bool detached;			/* stopped from inside a callback */
 static bool joining;			/* someone joins it */
 static pthread_t thread;
 
-struct dispatch_item *dispatch_item_new(d3dq_signal_event_fn fn,
-					void *token, void *context)
+static int ioc(int fd, unsigned long req, void *arg)
 {
-	struct dispatch_item *it = malloc(sizeof(*it));
-
-	if (!it)
-		return NULL;
-	it->next = NULL;
-	it->fn = fn;
-	it->token = token;
-	it->context = context;
-	return it;
+	return drmIoctl(fd, req, arg) ? -errno : 0;
 }
 
-void dispatch_item_free(struct dispatch_item *it)
+static void ring_locked(void)
 {
-	free(it);
+	struct drm_syncobj_timeline_array args = {
+		.handles = (uintptr_t)&door,
+		.points = (uintptr_t)&door_point,
+		.count_handles = 1,
+	};
+
+	door_point++;
+	ioc(home, DRM_IOCTL_SYNCOBJ_TIMELINE_SIGNAL, &args);
 }
 
-void dispatch_push(struct dispatch_item *it)
+static void destroy_locked(uint32_t handle)
 {
-	pthread_mutex_lock(&lock);
-	it->next = NULL;
-	if (tail)
-		tail->next = it;
-	else
-		head = it;
-	tail = it;
-	pushed++;
-	pthread_cond_signal(&work);
-	pthread_mutex_unlock(&lock);
+	struct drm_syncobj_destroy args = { .handle = handle };
+
+	ioc(home, DRM_IOCTL_SYNCOBJ_DESTROY, &args);
 }
 
+/* Wait for the doorbell or a registration; call the one that fired. */
 static void *dispatch_main(void *arg)
 {
-	struct dispatch_item *it;
+	uint32_t *handles = NULL, *h, n, i;
+	uint64_t *points = NULL, *p;
+	struct token_reg *r, **rp;
+	int ret;
 
 	(void)arg;
 	pthread_mutex_lock(&lock);
 	for (;;) {
-		it = head;
-		if (!it) {
-			if (quit)
-				break;
-			pthread_cond_wait(&work, &lock);
-			continue;
+		for (n = 1, r = regs; r; r = r->next)
+			n++;
+		if (quit && n == 1)
+			break;
+		h = realloc(handles, n * sizeof(*h));
+		handles = h ? h : handles;
+		p = realloc(points, n * sizeof(*p));
+		points = p ? p : points;
+		if (!h || !p)
+			goto again;
+		handles[0] = door;
+		points[0] = door_point + 1;
+		for (n = 1, r = regs; r; r = r->next, n++) {
+			handles[n] = r->handle;
+			points[n] = 1;
 		}
-		head = it->next;
-		if (!head)
-			tail = NULL;
 		pthread_mutex_unlock(&lock);
-		it->fn(it->token, it->context);
-		free(it);
+
+		struct drm_syncobj_timeline_wait wait = {
+			.handles = (uintptr_t)handles,
+			.points = (uintptr_t)points,
+			.timeout_nsec = INT64_MAX,
+			.count_handles = n,
+			.flags = DRM_SYNCOBJ_WAIT_FLAGS_WAIT_FOR_SUBMIT,
+		};
+		struct drm_syncobj_timeline_array query = {
+			.handles = (uintptr_t)handles,
+			.points = (uintptr_t)points,
+			.count_handles = n,
+		};
+		ret = ioc(home, DRM_IOCTL_SYNCOBJ_TIMELINE_WAIT, &wait);
+		/* Which fired: point 1 there (unplugged, -ENODEV: all). */
+		memset(points, 0, n * sizeof(*points));
+		if (!ret)
+			ret = ioc(home, DRM_IOCTL_SYNCOBJ_QUERY, &query);
 		pthread_mutex_lock(&lock);
-		called++;
-		pthread_cond_broadcast(&progress);
+		if (ret && ret != -ENODEV)
+			goto again;
+		/* The first n - 1 are those waited for, oldest first. */
+		for (rp = &regs, i = 1; *rp && i < n; i++) {
+			r = *rp;
+			if (ret != -ENODEV && !points[i]) {
+				rp = &r->next;
+				continue;
+			}
+			*rp = r->next;
+			tail = *rp ? tail : rp;
+			destroy_locked(r->handle);
+			pthread_mutex_unlock(&lock);
+			r->fn(r->token, r->context);
+			free(r);
+			pthread_mutex_lock(&lock);
+			pthread_cond_broadcast(&progress);
+		}
+		continue;
+again:
+		pthread_mutex_unlock(&lock);
+		usleep(1000);
+		pthread_mutex_lock(&lock);
 	}
+	free(handles);
+	free(points);
+	destroy_locked(door);
+	close(home);
+	home = -1;
 	running = false;
 	pthread_cond_broadcast(&progress);
 	pthread_mutex_unlock(&lock);
@@ -119,8 +152,11 @@ static bool on_thread_locked(void)
 	return running && pthread_equal(thread, pthread_self());
 }
 
-int dispatch_get(void)
+int d3dqp_dispatch_get(int fd)
 {
+	struct drm_syncobj_create create = {
+		.flags = DRM_SYNCOBJ_CREATE_SIGNALED,
+	};
 	sigset_t all, old;
 	int ret = 0;
 
@@ -129,6 +165,18 @@ int dispatch_get(void)
 	while (joining && !on_thread_locked())
 		pthread_cond_wait(&progress, &lock);
 	if (!running) {
+		home = fcntl(fd, F_DUPFD_CLOEXEC, 0);
+		ret = home < 0 ? -errno : 0;
+		if (!ret)
+			ret = ioc(home, DRM_IOCTL_SYNCOBJ_CREATE, &create);
+		if (ret) {
+			if (home >= 0)
+				close(home);
+			home = -1;
+			goto out;
+		}
+		door = create.handle;
+		door_point = 0;
 		/* Signals are for the program's threads, not this one. */
 		sigfillset(&all);
 		pthread_sigmask(SIG_SETMASK, &all, &old);
@@ -140,31 +188,84 @@ int dispatch_get(void)
 		}
 	}
 	if (!ret) {
-		/* A thread told to end (the list not empty yet) goes on. */
+		/* A thread told to end (registrations left) goes on. */
 		quit = false;
 		users++;
 	}
+out:
 	pthread_mutex_unlock(&lock);
 	return ret;
 }
 
-void dispatch_put(void)
+int d3dqp_dispatch_add(const void *owner, int sobj_fd, uint32_t key_handle,
+		       uint64_t key_value, d3dq_signal_event_fn fn, void *token,
+		       void *context)
 {
+	struct drm_syncobj_handle imp = { .fd = sobj_fd };
+	struct token_reg *r = calloc(1, sizeof(*r));
+	int ret;
+
+	if (!r)
+		return -ENOMEM;
+	pthread_mutex_lock(&lock);
+	ret = ioc(home, DRM_IOCTL_SYNCOBJ_FD_TO_HANDLE, &imp);
+	if (ret) {
+		pthread_mutex_unlock(&lock);
+		free(r);
+		return ret;
+	}
+	r->handle = imp.handle;
+	r->owner = owner;
+	r->key_handle = key_handle;
+	r->key_value = key_value;
+	r->fn = fn;
+	r->token = token;
+	r->context = context;
+	*tail = r;
+	tail = &r->next;
+	ring_locked();
+	pthread_mutex_unlock(&lock);
+	return 0;
+}
+
+bool d3dqp_dispatch_pending(const void *owner, uint32_t key_handle,
+			    uint64_t key_value, void *token)
+{
+	struct token_reg *r;
+	bool found = false;
+
+	pthread_mutex_lock(&lock);
+	for (r = regs; r && !found; r = r->next)
+		found = r->owner == owner && r->key_handle == key_handle &&
+			r->key_value == key_value && r->token == token;
+	pthread_mutex_unlock(&lock);
+	return found;
+}
+
+void d3dqp_dispatch_put(const void *owner)
+{
+	struct token_reg *r;
 	bool join;
-	uint64_t upto;
 	pthread_t t;
 
 	pthread_mutex_lock(&lock);
-	upto = pushed;
-	if (!on_thread_locked())
-		while (called < upto)
-			pthread_cond_wait(&progress, &lock);
+	for (r = regs; r;) {
+		/* Called first, unless this is the thread (a callback). */
+		if (r->owner != owner || on_thread_locked()) {
+			if (r->owner == owner)
+				r->owner = NULL;
+			r = r->next;
+			continue;
+		}
+		pthread_cond_wait(&progress, &lock);
+		r = regs;
+	}
 	if (--users) {
 		pthread_mutex_unlock(&lock);
 		return;
 	}
 	quit = true;
-	pthread_cond_signal(&work);
+	ring_locked();
 	if (on_thread_locked()) {
 		/* Inside a callback: the thread ends after it, unjoined. */
 		if (!detached)

@@ -1078,11 +1078,37 @@ static void fz_remove(struct __test_metadata *_metadata, struct fz *f)
 	if (f->shared)
 		return;
 	a.flags = reserved(f, &bad);
-	a.pad = reserved(f, &bad);
+	/* uapi 1.6: arm removal on loss, query the reason, or both. */
+	if (!a.flags && one_in(f, 2))
+		a.flags = 1 + below(f, 3);
+	if (a.flags & ~(DRM_D3DQ_REMOVE_ON_LOSS | DRM_D3DQ_REMOVE_QUERY))
+		bad = true;
+	else if (a.flags)
+		bad = false;
+	/* In: must be zero (it was pad before 1.6). */
+	a.reason = (int32_t)reserved(f, &bad);
+	if (!bad && a.flags == DRM_D3DQ_REMOVE_QUERY) {
+		if (!CALL(f->fd, DRM_IOCTL_D3DQ_REMOVE, &a, E(EINVAL), true,
+			  0) && a.reason && a.reason != -ENODEV &&
+		    a.reason != -ETIMEDOUT && a.reason != -ECANCELED) {
+			f->failures++;
+			TH_LOG("REMOVE_QUERY reason %d", a.reason);
+		}
+		return;
+	}
 	if (!bad && !one_in(f, 20))
 		return;		/* REMOVE ends the file's queues: rarely */
 	if (CALL(f->fd, DRM_IOCTL_D3DQ_REMOVE, &a, E(EINVAL), !bad, 0))
 		return;
+	if (a.flags) {
+		/* Armed: a loss may remove the file at any time. */
+		if (a.reason && a.reason != -ENODEV &&
+		    a.reason != -ETIMEDOUT && a.reason != -ECANCELED) {
+			f->failures++;
+			TH_LOG("REMOVE_ON_LOSS reason %d", a.reason);
+		}
+		goto reopen;
+	}
 	/* Queues are lost; new ones fail with ENODEV. Start a new file. */
 	for (i = 0; i < f->nq; i++) {
 		struct drm_d3dq_queue_get_state st = { .id = f->queues[i] };
@@ -1105,6 +1131,7 @@ static void fz_remove(struct __test_metadata *_metadata, struct fz *f)
 			TH_LOG("QUEUE_CREATE after REMOVE succeeded");
 		}
 	}
+reopen:
 	close(f->fd);
 	f->fd = t_open(0);
 	f->nbos = f->nso = f->nq = f->held = f->nf = 0;

@@ -326,14 +326,15 @@ TEST_F(td, remove)
 	uint32_t s[4], id, tl;
 	uint64_t start;
 
-	rm.flags = 1;
+	/* Bits 0 and 1 are ON_LOSS and QUERY (1.6): the next is unknown. */
+	rm.flags = DRM_D3DQ_REMOVE_QUERY << 1;
 	EXPECT_EQ(-1, drmIoctl(self->fd, DRM_IOCTL_D3DQ_REMOVE, &rm));
 	EXPECT_EQ(EINVAL, errno);
 	rm.flags = 0;
-	rm.pad = 1;
+	rm.reason = 1;
 	EXPECT_EQ(-1, drmIoctl(self->fd, DRM_IOCTL_D3DQ_REMOVE, &rm));
 	EXPECT_EQ(EINVAL, errno);
-	rm.pad = 0;
+	rm.reason = 0;
 
 	/* other's job is the dependency; it is stopped too. */
 	fill(_metadata, self->fd, self->bo, q, other, s);
@@ -365,6 +366,9 @@ TEST_F(td, remove)
 	id = t_bo(self->fd, 4096, NULL);
 	EXPECT_NE(0, id);
 	EXPECT_EQ(0, t_signal(self->fd, tl, 1));
+	/* 1.6 returns the removal reason in it: an input must be 0. */
+	EXPECT_EQ(-ENODEV, rm.reason);
+	rm.reason = 0;
 	EXPECT_EQ(0, drmIoctl(self->fd, DRM_IOCTL_D3DQ_REMOVE, &rm));
 	EXPECT_EQ(0, t_queue_destroy(self->fd, q));
 	EXPECT_EQ(0, t_queue_destroy(self->fd, other));

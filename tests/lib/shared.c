@@ -261,6 +261,11 @@ TEST_F(sh, queue_signal_below_pending_accepted)
 	ASSERT_EQ(0, util_exec_delay(self->e.dev, self->e.a, 300 * MS));
 	ASSERT_EQ(0, d3dq_queue_signal(self->e.a, self->e.f, 10));
 	EXPECT_EQ(0, d3dq_queue_signal(self->e.b, self->e.f, 7));
+	/*
+	 * b's signal is a job of its own now (issue 25), which the engine
+	 * may run after the call returned: b idle, well before a's delay.
+	 */
+	ASSERT_EQ(0, util_queue_idle(self->e.dev, self->e.b));
 	EXPECT_EQ(7, d3dq_fence_get_completed_value(self->e.f));
 	ASSERT_EQ(0, d3dq_fence_signal(self->e.f, 12));
 	ASSERT_EQ(0, util_queue_idle(self->e.dev, self->e.a));

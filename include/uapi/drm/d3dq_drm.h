@@ -105,7 +105,7 @@ enum drm_d3dq_ioctl_id {
  * number grows with every addition.
  */
 #define DRM_D3DQ_UAPI_MAJOR	1
-#define DRM_D3DQ_UAPI_MINOR	5
+#define DRM_D3DQ_UAPI_MINOR	6
 
 /**
  * struct drm_d3dq_obj_array - A user array of structures.
@@ -206,7 +206,8 @@ enum drm_d3dq_param {
  * version 1.3 %DRM_D3DQ_FEATURE_FENCE, version 1.4
  * %DRM_D3DQ_FEATURE_FENCE_SUBMIT and
  * %DRM_D3DQ_FEATURE_FENCE_EVENT_SYNCOBJ, version 1.5
- * %DRM_D3DQ_FEATURE_FENCE_HOLD.
+ * %DRM_D3DQ_FEATURE_FENCE_HOLD, version 1.6
+ * %DRM_D3DQ_FEATURE_REMOVE_ON_LOSS.
  */
 /** DRM_D3DQ_FEATURE_TIMELINE - timeline syncobjs in waits and signals. */
 #define DRM_D3DQ_FEATURE_TIMELINE	(1ull << 0)
@@ -252,6 +253,13 @@ enum drm_d3dq_param {
  * serves yet (see "Held jobs"). Since 1.5.
  */
 #define DRM_D3DQ_FEATURE_FENCE_HOLD	(1ull << 9)
+/**
+ * DRM_D3DQ_FEATURE_REMOVE_ON_LOSS - %DRM_D3DQ_REMOVE_ON_LOSS,
+ * %DRM_D3DQ_REMOVE_QUERY and &drm_d3dq_remove.reason: the kernel removes
+ * a file itself when one of its queues is lost (see "Removal on loss").
+ * Since 1.6.
+ */
+#define DRM_D3DQ_FEATURE_REMOVE_ON_LOSS	(1ull << 10)
 
 /**
  * struct drm_d3dq_get_param - Argument of %DRM_IOCTL_D3DQ_GET_PARAM.
@@ -334,7 +342,11 @@ struct drm_d3dq_bo_mmap_offset {
  * out completes with -ETIMEDOUT; every other job of a lost queue that has
  * not run yet completes with -ECANCELED without running. Fences always
  * signal, so nobody waits forever. Submitting to a lost queue fails with
- * -ECANCELED; the queue must then be destroyed. Other queues carry on.
+ * -ECANCELED; the queue must then be destroyed. Other queues carry on,
+ * unless the file asked for removal on loss (uapi 1.6,
+ * %DRM_D3DQ_REMOVE_ON_LOSS): then the first loss of one of its queues
+ * removes the whole file, as %DRM_D3DQ_REMOVE does (see "Removal on
+ * loss").
  * Destroying a queue does not make it lost: %DRM_IOCTL_D3DQ_QUEUE_GET_STATE
  * racing with %DRM_IOCTL_D3DQ_QUEUE_DESTROY of the same id returns the
  * state the queue had (or -ENOENT), never a loss the destroy caused.
@@ -595,8 +607,10 @@ struct drm_d3dq_queue_get_state {
  * lost, destroyed or removed, or the device unplugged: its fence
  * signals with an error) sets nothing: the values stay as they are, and
  * userspace that sees the loss removes the device (%DRM_D3DQ_REMOVE),
- * which sets every fence to ~0. A fence set to ~0 by a removal stays
- * there; signals of it then do nothing.
+ * which sets every fence to ~0; from 1.6 the kernel does that itself for
+ * a file armed with %DRM_D3DQ_REMOVE_ON_LOSS (see "Removal on loss"). A
+ * fence set to ~0 by a removal stays there; signals of it then do
+ * nothing.
  *
  * A fence wait on value v is decided when the job is submitted:
  *
@@ -915,21 +929,87 @@ struct drm_d3dq_cmd_delay {
 };
 
 /**
+ * DOC: Removal on loss
+ *
+ * From 1.6 (%DRM_D3DQ_FEATURE_REMOVE_ON_LOSS) a file armed with
+ * %DRM_D3DQ_REMOVE_ON_LOSS is removed by the kernel at the first loss of
+ * one of its queues: a job that timed out (-ETIMEDOUT), or a job whose
+ * dependency completed with an error (-ECANCELED). Destroying a queue,
+ * a loss of a queue that was already destroyed, %DRM_D3DQ_REMOVE and an
+ * unplug are not such losses. The removal is the one %DRM_D3DQ_REMOVE
+ * makes, in the same order (R15): first every queue of the file is lost
+ * and stopped, its running job stopped and every other job cancelled, so
+ * that no job of the file runs or writes a buffer any more; only then is
+ * every fence the file holds a handle to set to ~0 for good (a shared
+ * one in every process), which fires the event registrations, returns
+ * the %DRM_D3DQ_FENCE_WAIT calls and releases held jobs (freed, their
+ * queues being lost). Creating queues and fences on the file fails with
+ * -ENODEV afterwards. The loss's reason is kept as the file's removal
+ * reason, which %DRM_D3DQ_REMOVE_QUERY reads.
+ *
+ * The kernel removes the file from a work item, shortly after the loss,
+ * not from the job's timeout or completion, where the dma-fence rules
+ * forbid waiting for the other jobs to stop. Arming a file one of whose
+ * queues was already lost removes it within the arming ioctl. A file
+ * that was already removed (by %DRM_D3DQ_REMOVE, an unplug or an earlier
+ * loss) is not removed again and keeps its first reason.
+ *
+ * A removal is seen whole: once %DRM_D3DQ_REMOVE_QUERY reports a reason,
+ * every fence of the file reads ~0; and a query made after a fence read
+ * ~0 because of a removal of the file, or after a queue of an armed file
+ * was seen lost, reports the reason: a query waits for a removal in
+ * progress, or due, to finish.
+ */
+
+/**
+ * DRM_D3DQ_REMOVE_ON_LOSS - &drm_d3dq_remove.flags: remove nothing now,
+ * but arm the file so that the first loss of one of its queues removes it
+ * (see "Removal on loss"). Arming twice is arming once. Since 1.6.
+ */
+#define DRM_D3DQ_REMOVE_ON_LOSS		(1u << 0)
+
+/**
+ * DRM_D3DQ_REMOVE_QUERY - &drm_d3dq_remove.flags: remove nothing, only
+ * report the file's removal reason; with %DRM_D3DQ_REMOVE_ON_LOSS, arm
+ * and then report. Since 1.6.
+ */
+#define DRM_D3DQ_REMOVE_QUERY		(1u << 1)
+
+/**
  * struct drm_d3dq_remove - Argument of %DRM_IOCTL_D3DQ_REMOVE.
  *
- * Models device removal for this open file: every queue of the file
- * becomes lost with reason -ENODEV, the running job of each queue is
- * stopped and every job that has not run completes with -ECANCELED. When
- * the ioctl returns, no job of the file is running any more and none will
- * run again, so buffers are no longer written. Creating queues on the file
- * fails with -ENODEV from then on; buffers and syncobjs keep working.
+ * With @flags 0, models device removal for this open file: every queue of
+ * the file becomes lost with reason -ENODEV, the running job of each
+ * queue is stopped and every job that has not run completes with
+ * -ECANCELED. Only once no job of the file is running any more, and none
+ * will run again (so buffers are no longer written), is every fence the
+ * file holds a handle to set to ~0 (uapi 1.3, see "Fences"). Creating
+ * queues and fences on the file fails with -ENODEV from then on; buffers
+ * and syncobjs keep working. The file's removal reason becomes -ENODEV,
+ * unless it was removed before: it keeps its first reason.
+ *
+ * From 1.6 @flags may instead hold %DRM_D3DQ_REMOVE_ON_LOSS (arm removal
+ * on loss, see "Removal on loss") and %DRM_D3DQ_REMOVE_QUERY (read the
+ * reason), alone or together: they remove nothing at once, except that
+ * arming a file one of whose queues was already lost removes it.
+ *
+ * Errors: -EINVAL unknown flags, or @reason not zero on input.
  */
 struct drm_d3dq_remove {
-	/** @flags: Must be zero. */
+	/**
+	 * @flags: 0 (remove), or (uapi 1.6) %DRM_D3DQ_REMOVE_ON_LOSS and
+	 * %DRM_D3DQ_REMOVE_QUERY.
+	 */
 	__u32 flags;
 
-	/** @pad: Must be zero. */
-	__u32 pad;
+	/**
+	 * @reason: In: must be zero (it was padding before 1.6). Out (uapi
+	 * 1.6): 0 if the file is not removed, else the reason of its first
+	 * removal: -ENODEV for %DRM_D3DQ_REMOVE or an unplug, -ETIMEDOUT or
+	 * -ECANCELED for a removal on loss. Being written back, it must
+	 * be cleared before the structure is passed again.
+	 */
+	__s32 reason;
 };
 
 /**

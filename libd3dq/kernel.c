@@ -1,0 +1,287 @@
+// SPDX-License-Identifier: MIT
+/*
+ * libd3dq: kernel calls, fence value pages, removal, token registrations.
+ *
+ * Copyright (C) 2026 The d3dq authors
+ */
+#define _GNU_SOURCE
+#include <stdlib.h>
+#include <sys/mman.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "internal.h"
+
+int d3dqp_ioctl(int fd, unsigned long req, void *arg)
+{
+	return drmIoctl(fd, req, arg) ? -errno : 0;
+}
+
+int d3dqp_syncobj_create(int fd, uint32_t *handle)
+{
+	struct drm_syncobj_create args = { 0 };
+	int ret = d3dqp_ioctl(fd, DRM_IOCTL_SYNCOBJ_CREATE, &args);
+
+	*handle = args.handle;
+	return ret;
+}
+
+void d3dqp_syncobj_destroy(int fd, uint32_t handle)
+{
+	struct drm_syncobj_destroy args = { .handle = handle };
+
+	if (handle)
+		d3dqp_ioctl(fd, DRM_IOCTL_SYNCOBJ_DESTROY, &args);
+}
+
+int64_t d3dqp_abs_timeout(uint64_t timeout_ns)
+{
+	struct timespec ts;
+	int64_t now;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	now = (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+	if (timeout_ns >= (uint64_t)(INT64_MAX - now))
+		return INT64_MAX;
+	return now + (int64_t)timeout_ns;
+}
+
+/* Kernel fences. */
+
+int d3dqp_kfence_export(int fd, uint32_t handle, int *xfd)
+{
+	struct drm_d3dq_fence_export args = { .handle = handle };
+	int ret = d3dqp_ioctl(fd, DRM_IOCTL_D3DQ_FENCE_EXPORT, &args);
+
+	if (!ret)
+		*xfd = args.fd;
+	return ret;
+}
+
+void d3dqp_kfence_destroy(int fd, uint32_t handle)
+{
+	struct drm_d3dq_fence_destroy args = { .handle = handle };
+
+	if (handle)
+		d3dqp_ioctl(fd, DRM_IOCTL_D3DQ_FENCE_DESTROY, &args);
+}
+
+int d3dqp_kfence_signal(int fd, uint32_t handle, uint64_t value)
+{
+	struct drm_d3dq_fence_signal args = { .handle = handle, .value = value };
+
+	return d3dqp_ioctl(fd, DRM_IOCTL_D3DQ_FENCE_SIGNAL, &args);
+}
+
+int d3dqp_kfence_event(int fd, const struct drm_d3dq_fence_value *fv, uint32_t n,
+		 uint32_t flags, int eventfd, uint32_t sobj, uint64_t point)
+{
+	struct drm_d3dq_fence_event args = {
+		.fences = DRM_D3DQ_OBJ_ARRAY(n, fv),
+		.flags = flags,
+		.eventfd = eventfd,
+		.syncobj = sobj,
+		.point = point,
+	};
+
+	return d3dqp_ioctl(fd, DRM_IOCTL_D3DQ_FENCE_EVENT, &args);
+}
+
+/*
+ * Value pages, shared by local fences: each mapped once, read-only, and
+ * unmapped with its last fence, before the handle goes (a new fence may
+ * get the freed page's offset).
+ */
+int d3dqp_vpage_map(struct d3dq_device *dev, uint64_t offset, uint32_t value_offset,
+		    struct vpage **page, const _Atomic uint64_t **vp)
+{
+	struct vpage *p;
+	int ret = 0;
+
+	if (value_offset % sizeof(uint64_t) ||
+	    value_offset >= (uint64_t)dev->page_size)
+		return -EINVAL;
+	pthread_mutex_lock(&dev->page_lock);
+	for (p = dev->pages; p && p->offset != offset; p = p->next)
+		;
+	if (!p) {
+		p = calloc(1, sizeof(*p));
+		if (!p) {
+			ret = -ENOMEM;
+			goto out;
+		}
+		p->addr = mmap(NULL, dev->page_size, PROT_READ, MAP_SHARED,
+			       dev->fd, (off_t)offset);
+		if (p->addr == MAP_FAILED) {
+			ret = -errno;
+			free(p);
+			goto out;
+		}
+		p->offset = offset;
+		p->next = dev->pages;
+		dev->pages = p;
+	}
+	p->refs++;
+	*page = p;
+	*vp = (const _Atomic uint64_t *)((const char *)p->addr +
+					 value_offset);
+out:
+	pthread_mutex_unlock(&dev->page_lock);
+	return ret;
+}
+
+void d3dqp_vpage_unmap(struct d3dq_device *dev, struct vpage *page)
+{
+	struct vpage **pp;
+
+	if (!page)
+		return;
+	pthread_mutex_lock(&dev->page_lock);
+	if (--page->refs == 0) {
+		for (pp = &dev->pages; *pp != page; pp = &(*pp)->next)
+			;
+		*pp = page->next;
+		munmap(page->addr, dev->page_size);
+		free(page);
+	}
+	pthread_mutex_unlock(&dev->page_lock);
+}
+
+/* Make an object visible to d3dq_device_close() (and removal). */
+int d3dqp_dev_link_object(struct d3dq_device *dev, struct list *link,
+			  struct list *head)
+{
+	int ret;
+
+	pthread_mutex_lock(&dev->lock);
+	ret = atomic_load(&dev->reason);
+	if (!ret)
+		list_add_tail(link, head);
+	pthread_mutex_unlock(&dev->lock);
+	return ret;
+}
+
+/*
+ * Wait for @q's oldest unfinished job if it is armed (point n of q->tl
+ * signals with job n; jobs are armed in order and pending_jobs counts
+ * armed ones): bounded. False if none is (held ones wait for values).
+ */
+bool d3dqp_queue_wait_armed(struct d3dq_queue *q)
+{
+	struct drm_d3dq_queue_get_state st = { .id = q->id };
+	uint64_t done = 0, next;
+	struct drm_syncobj_timeline_array query = {
+		.handles = (uintptr_t)&q->tl,
+		.points = (uintptr_t)&done,
+		.count_handles = 1,
+	};
+	struct drm_syncobj_timeline_wait wait = {
+		.handles = (uintptr_t)&q->tl,
+		.points = (uintptr_t)&next,
+		.count_handles = 1,
+		.flags = DRM_SYNCOBJ_WAIT_FLAGS_WAIT_FOR_SUBMIT,
+	};
+
+	if (d3dqp_ioctl(q->dev->fd, DRM_IOCTL_D3DQ_QUEUE_GET_STATE, &st) ||
+	    st.state == DRM_D3DQ_QUEUE_STATE_LOST || !st.pending_jobs ||
+	    d3dqp_ioctl(q->dev->fd, DRM_IOCTL_SYNCOBJ_QUERY, &query))
+		return false;
+	next = done + 1;
+	wait.timeout_nsec = d3dqp_abs_timeout(1000000000ull);
+	d3dqp_ioctl(q->dev->fd, DRM_IOCTL_SYNCOBJ_TIMELINE_WAIT, &wait);
+	return true;
+}
+
+/*
+ * The removal reason, 0 if not removed: the kernel's (it removes the file
+ * on loss, armed at open; REMOVE_QUERY waits for a removal in progress),
+ * or that of a removal the library made (readers pass remove_lock).
+ */
+int d3dqp_dev_removal_error(struct d3dq_device *dev)
+{
+	struct drm_d3dq_remove args = { .flags = DRM_D3DQ_REMOVE_QUERY };
+	int reason = atomic_load(&dev->reason), ret;
+
+	if (reason)
+		return reason;
+	pthread_mutex_lock(&dev->remove_lock);
+	reason = atomic_load(&dev->reason);
+	pthread_mutex_unlock(&dev->remove_lock);
+	if (reason)
+		return reason;
+	ret = d3dqp_ioctl(dev->fd, DRM_IOCTL_D3DQ_REMOVE, &args);
+	/* -ENODEV: unplugged, every fence reads UINT64_MAX. */
+	reason = ret == -ENODEV ? -ENODEV : ret ? 0 : args.reason;
+	if (reason)
+		atomic_store(&dev->reason, reason);
+	return reason;
+}
+
+/*
+ * Remove the device (R15): REMOVE stops every job, then sets every fence
+ * to UINT64_MAX. If the driver refuses it, the library waits for the
+ * jobs and writes UINT64_MAX itself. The first reason stays.
+ */
+void d3dqp_dev_remove(struct d3dq_device *dev, int reason)
+{
+	struct drm_d3dq_remove args = { 0 };
+	struct list *pos, *tmp;
+
+	if (reason == -EFAULT || !reason)
+		reason = -EIO;	/* neither "no device" nor "not removed" */
+	pthread_mutex_lock(&dev->remove_lock);
+	if (atomic_load(&dev->reason)) {
+		pthread_mutex_unlock(&dev->remove_lock);
+		return;
+	}
+	if (d3dqp_ioctl(dev->fd, DRM_IOCTL_D3DQ_REMOVE, &args)) {
+		pthread_mutex_lock(&dev->lock);
+		list_for_each_safe(pos, tmp, &dev->queues)
+			while (d3dqp_queue_wait_armed(container_of(pos,
+					struct d3dq_queue, dev_link)))
+				;
+		atomic_store(&dev->stopped, true);
+		list_for_each_safe(pos, tmp, &dev->fences)
+			d3dqp_kfence_signal(dev->fd, container_of(pos,
+				      struct d3dq_fence, dev_link)->handle,
+				      UINT64_MAX);
+		pthread_mutex_unlock(&dev->lock);
+	}
+	atomic_store(&dev->reason, reason);
+	pthread_mutex_unlock(&dev->remove_lock);
+}
+
+/*
+ * A token event: a kernel registration that adds point 1 to a new
+ * syncobj once the condition holds, handed to the dispatcher. The same
+ * token, fence and value registered again before it fired fires once.
+ */
+int d3dqp_token_add(struct d3dq_device *dev, const struct drm_d3dq_fence_value *fv,
+		    uint32_t n, uint32_t flags, void *token)
+{
+	uint32_t key = n == 1 ? fv[0].handle : 0;
+	struct drm_syncobj_handle exp = { 0 };
+	uint32_t sobj;
+	int ret;
+
+	if (key && d3dqp_dispatch_pending(dev, key, fv[0].value, token))
+		return 0;
+	ret = d3dqp_syncobj_create(dev->fd, &sobj);
+	if (ret)
+		return ret;
+	flags |= DRM_D3DQ_FENCE_EVENT_SYNCOBJ;
+	ret = d3dqp_kfence_event(dev->fd, fv, n, flags, 0, sobj, 1);
+	exp.handle = sobj;
+	exp.flags = 0;
+	if (!ret)
+		ret = d3dqp_ioctl(dev->fd, DRM_IOCTL_SYNCOBJ_HANDLE_TO_FD, &exp);
+	if (!ret) {
+		ret = d3dqp_dispatch_add(dev, exp.fd, key, fv[0].value,
+					 dev->signal_event, token,
+					 dev->event_context);
+		close(exp.fd);
+	}
+	/* The registration holds the syncobj; so does the dispatcher. */
+	d3dqp_syncobj_destroy(dev->fd, sobj);
+	return ret;
+}

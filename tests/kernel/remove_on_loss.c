@@ -1,0 +1,568 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Removal on loss (uapi 1.6, DRM_D3DQ_REMOVE_ON_LOSS): a file armed with
+ * it is removed by the kernel at the first loss of one of its queues, as
+ * DRM_D3DQ_REMOVE removes it (R15): a job timeout, or an error that
+ * reaches one of its jobs, stops every job of the file, then sets every
+ * fence of the file to ~0 (eventfd registrations fire, FENCE_WAIT
+ * returns, held jobs are freed) and later creations fail with -ENODEV;
+ * DRM_D3DQ_REMOVE_QUERY reads the reason. Without the flag a loss
+ * changes nothing else; a loss before the arming makes the arming
+ * remove; an explicit REMOVE reads -ENODEV; another file of the process
+ * is untouched; bad flags fail with -EINVAL.
+ *
+ * Timeouts come from DELAY commands past the module's default job
+ * timeout (2 s). What is asserted is what happened, in order, not when.
+ *
+ * Copyright (C) 2026 The d3dq authors
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <poll.h>
+#include <pthread.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/eventfd.h>
+#include <sys/ioctl.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include <xf86drm.h>
+
+#include "kselftest_harness.h"
+#include "util/d3dq_test.h"
+
+#define FOREVER	INT64_MAX
+/* Past the default 2 s job timeout, below the 10 s largest DELAY. */
+#define HANG_NS	(3 * T_SEC)
+
+/* Raw ioctl (no retry on EINTR): 0 or -errno. */
+static int xioctl(int fd, unsigned long req, void *arg)
+{
+	return ioctl(fd, req, arg) ? -errno : 0;
+}
+
+struct fence {
+	uint32_t handle;
+	const uint64_t *v;	/* the value, mapped read-only */
+	void *page;
+};
+
+static int fence_new(int fd, uint64_t value, uint32_t flags,
+		     struct fence *f)
+{
+	struct drm_d3dq_fence_create c = { .value = value, .flags = flags };
+	int ret = xioctl(fd, DRM_IOCTL_D3DQ_FENCE_CREATE, &c);
+
+	if (ret)
+		return ret;
+	f->handle = c.handle;
+	f->page = mmap(NULL, 4096, PROT_READ, MAP_SHARED, fd, c.mmap_offset);
+	if (f->page == MAP_FAILED) {
+		f->page = NULL;
+		return -errno;
+	}
+	f->v = (const uint64_t *)((const char *)f->page + c.value_offset);
+	return 0;
+}
+
+static void fence_unmap(struct fence *f)
+{
+	if (f->page)
+		munmap(f->page, 4096);
+	f->page = NULL;
+}
+
+static uint64_t load(const uint64_t *v)
+{
+	return __atomic_load_n(v, __ATOMIC_ACQUIRE);
+}
+
+static int fence_signal(int fd, uint32_t handle, uint64_t value)
+{
+	struct drm_d3dq_fence_signal s = { .handle = handle, .value = value };
+
+	return xioctl(fd, DRM_IOCTL_D3DQ_FENCE_SIGNAL, &s);
+}
+
+/* FENCE_WAIT for one value, with an absolute deadline: 0 or -errno. */
+static int fence_wait(int fd, uint32_t handle, uint64_t value,
+		      int64_t deadline)
+{
+	struct drm_d3dq_fence_value fv = { .handle = handle, .value = value };
+	struct drm_d3dq_fence_wait w = {
+		.fences = DRM_D3DQ_OBJ_ARRAY(1, &fv),
+		.deadline_ns = deadline,
+	};
+
+	return xioctl(fd, DRM_IOCTL_D3DQ_FENCE_WAIT, &w);
+}
+
+/* Register @efd for @handle reaching @value: 0 or -errno. */
+static int fence_event(int fd, uint32_t handle, uint64_t value, int efd)
+{
+	struct drm_d3dq_fence_value fv = { .handle = handle, .value = value };
+	struct drm_d3dq_fence_event e = {
+		.fences = DRM_D3DQ_OBJ_ARRAY(1, &fv),
+		.eventfd = efd,
+	};
+
+	return xioctl(fd, DRM_IOCTL_D3DQ_FENCE_EVENT, &e);
+}
+
+/* REMOVE with @flags: 0 or -errno; the reason out in *reason. */
+static int rm(int fd, uint32_t flags, int32_t *reason)
+{
+	struct drm_d3dq_remove r = { .flags = flags };
+	int ret = xioctl(fd, DRM_IOCTL_D3DQ_REMOVE, &r);
+
+	if (reason)
+		*reason = ret ? 1 : r.reason;
+	return ret;
+}
+
+/* The file's removal reason (REMOVE_QUERY), or 1 if the query failed. */
+static int32_t query(int fd)
+{
+	int32_t reason;
+
+	rm(fd, DRM_D3DQ_REMOVE_QUERY, &reason);
+	return reason;
+}
+
+static struct drm_d3dq_sync fs(uint32_t handle, uint64_t value)
+{
+	return (struct drm_d3dq_sync){ .handle = handle,
+				       .flags = DRM_D3DQ_SYNC_FENCE,
+				       .point = value };
+}
+
+/* A job that hangs past the job timeout, signalling @so point 1. */
+static int hang(int fd, uint32_t q, uint32_t so)
+{
+	struct drm_d3dq_sync s = t_tl(so, 1);
+	struct t_cs cs;
+
+	t_cs_init(&cs);
+	t_cs_delay(&cs, HANG_NS);
+	return t_submit(fd, q, NULL, 0, &s, 1, &cs);
+}
+
+/* Wait up to 20 s for @efd to count: its count, 0 if it did not. */
+static uint64_t efd_wait(int efd)
+{
+	struct pollfd p = { .fd = efd, .events = POLLIN };
+	uint64_t n = 0;
+
+	if (poll(&p, 1, 20000) != 1 || read(efd, &n, sizeof(n)) != sizeof(n))
+		return 0;
+	return n;
+}
+
+/* What @efd counted so far, without waiting (0: nothing). */
+static uint64_t efd_count(int efd)
+{
+	uint64_t n = 0;
+
+	if (read(efd, &n, sizeof(n)) != sizeof(n))
+		return 0;
+	return n;
+}
+
+static long long held(int fd)
+{
+	return t_fdinfo(fd, "d3dq-jobs-held", NULL, 0);
+}
+
+/* The last point attached to timeline @so (0: none), or -errno. */
+static int64_t submitted(int fd, uint32_t so)
+{
+	uint64_t point = 0;
+
+	if (drmSyncobjQuery2(fd, &so, &point, 1,
+			     DRM_SYNCOBJ_QUERY_FLAGS_LAST_SUBMITTED))
+		return -errno;
+	return (int64_t)point;
+}
+
+static int queue_create(int fd)
+{
+	struct drm_d3dq_queue_create c = { 0 };
+
+	return xioctl(fd, DRM_IOCTL_D3DQ_QUEUE_CREATE, &c);
+}
+
+static int fence_create_ret(int fd)
+{
+	struct drm_d3dq_fence_create c = { 0 };
+	struct drm_d3dq_fence_destroy d;
+	int ret = xioctl(fd, DRM_IOCTL_D3DQ_FENCE_CREATE, &c);
+
+	if (!ret) {
+		d = (struct drm_d3dq_fence_destroy){ .handle = c.handle };
+		xioctl(fd, DRM_IOCTL_D3DQ_FENCE_DESTROY, &d);
+	}
+	return ret;
+}
+
+/* A FENCE_WAIT on another thread, with no deadline. */
+struct waiter {
+	pthread_t thread;
+	int fd;
+	uint32_t handle;
+	uint64_t value;
+	int ret;
+};
+
+static void *waiter_main(void *arg)
+{
+	struct waiter *w = arg;
+
+	w->ret = fence_wait(w->fd, w->handle, w->value, FOREVER);
+	return NULL;
+}
+
+FIXTURE(rol) {
+	int fd, efd;
+	uint32_t q1, q2, bo, out1, out2;
+	uint64_t *map;
+	struct fence f, g, s;
+};
+
+FIXTURE_SETUP(rol)
+{
+	self->efd = -1;
+	self->fd = t_open(0);
+	ASSERT_LE(0, self->fd);
+	/* The module of this tree has it: its absence is a failure. */
+	ASSERT_LE((1u << 16) | 6, t_param(self->fd,
+					   DRM_D3DQ_PARAM_UAPI_VERSION));
+	ASSERT_TRUE(t_param(self->fd, DRM_D3DQ_PARAM_FEATURES) &
+		    DRM_D3DQ_FEATURE_REMOVE_ON_LOSS);
+	self->q1 = t_queue(self->fd, 0, 0);
+	self->q2 = t_queue(self->fd, 0, 0);
+	ASSERT_NE(0, self->q1);
+	ASSERT_NE(0, self->q2);
+	self->bo = t_bo(self->fd, 4096, (void **)&self->map);
+	ASSERT_NE(0, self->bo);
+	self->out1 = t_syncobj(self->fd);
+	self->out2 = t_syncobj(self->fd);
+	ASSERT_NE(0, self->out1);
+	ASSERT_NE(0, self->out2);
+	ASSERT_EQ(0, fence_new(self->fd, 0, 0, &self->f));
+	ASSERT_EQ(0, fence_new(self->fd, 5, 0, &self->g));
+	ASSERT_EQ(0, fence_new(self->fd, 1, DRM_D3DQ_FENCE_SHARED, &self->s));
+	self->efd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+	ASSERT_LE(0, self->efd);
+}
+
+FIXTURE_TEARDOWN(rol)
+{
+	fence_unmap(&self->f);
+	fence_unmap(&self->g);
+	fence_unmap(&self->s);
+	if (self->map)
+		munmap(self->map, 4096);
+	if (self->efd >= 0)
+		close(self->efd);
+	if (self->fd >= 0)
+		close(self->fd);
+	T_EXPECT_IDLE(20000);
+}
+
+/*
+ * Armed, a job timeout removes the file: every fence reads ~0 on its
+ * page, the registered eventfd fires, a FENCE_WAIT returns, the held job
+ * is freed unarmed, QUERY reads -ETIMEDOUT, creations fail with -ENODEV.
+ */
+TEST_F(rol, timeout_removes_file)
+{
+	struct drm_d3dq_queue_get_state st;
+	struct waiter w = { .fd = self->fd, .handle = self->g.handle,
+			    .value = 100 };
+	struct drm_d3dq_sync hw[1], hs[1];
+	uint32_t flags = 0;
+	int32_t reason = 1;
+	int i;
+
+	ASSERT_EQ(0, rm(self->fd, DRM_D3DQ_REMOVE_ON_LOSS, &reason));
+	EXPECT_EQ(0, reason);
+	/* Arming again is arming once; nothing is removed yet. */
+	ASSERT_EQ(0, rm(self->fd, DRM_D3DQ_REMOVE_ON_LOSS |
+			DRM_D3DQ_REMOVE_QUERY, &reason));
+	EXPECT_EQ(0, reason);
+	EXPECT_EQ(0, query(self->fd));
+
+	ASSERT_EQ(0, fence_event(self->fd, self->f.handle, 10, self->efd));
+	ASSERT_EQ(0, pthread_create(&w.thread, NULL, waiter_main, &w));
+	/* A held job on q2: its wait is on a value nothing brings. */
+	hw[0] = fs(self->f.handle, 7);
+	hs[0] = t_tl(self->out2, 1);
+	{
+		struct drm_d3dq_submit a = {
+			.queue_id = self->q2,
+			.flags = DRM_D3DQ_SUBMIT_HOLD,
+			.waits = DRM_D3DQ_OBJ_ARRAY(1, hw),
+			.signals = DRM_D3DQ_OBJ_ARRAY(1, hs),
+		};
+
+		ASSERT_EQ(0, t_submit_raw(self->fd, &a));
+		flags = a.out_flags;
+	}
+	EXPECT_EQ(DRM_D3DQ_SUBMIT_HELD, flags);
+	EXPECT_EQ(1, held(self->fd));
+	EXPECT_EQ(0, load(self->f.v));
+
+	ASSERT_EQ(0, hang(self->fd, self->q1, self->out1));
+	/* The removal's ~0 fires the registration. */
+	ASSERT_EQ(1, efd_wait(self->efd));
+	EXPECT_EQ(UINT64_MAX, load(self->f.v));
+	EXPECT_EQ(UINT64_MAX, load(self->g.v));
+	EXPECT_EQ(UINT64_MAX, load(self->s.v));
+	pthread_join(w.thread, NULL);
+	EXPECT_EQ(0, w.ret);
+	/* The hung job had stopped with the timeout's error. */
+	EXPECT_EQ(-ETIMEDOUT, t_fence_status(self->fd, self->out1, 1));
+	EXPECT_EQ(-ETIMEDOUT, query(self->fd));
+	ASSERT_EQ(0, t_queue_state(self->fd, self->q1, &st));
+	EXPECT_EQ(DRM_D3DQ_QUEUE_STATE_LOST, st.state);
+	EXPECT_EQ(-ETIMEDOUT, st.reason);
+	ASSERT_EQ(0, t_queue_state(self->fd, self->q2, &st));
+	EXPECT_EQ(DRM_D3DQ_QUEUE_STATE_LOST, st.state);
+	EXPECT_EQ(-ENODEV, st.reason);
+	for (i = 0; i < 1000 && held(self->fd); i++)
+		usleep(10000);
+	EXPECT_EQ(0, held(self->fd));
+	EXPECT_EQ(0, submitted(self->fd, self->out2));
+	EXPECT_EQ(-ENODEV, queue_create(self->fd));
+	EXPECT_EQ(-ENODEV, fence_create_ret(self->fd));
+	EXPECT_EQ(-ENODEV, fence_signal(self->fd, self->f.handle, 3));
+	EXPECT_EQ(UINT64_MAX, load(self->f.v));
+	/* Removed once: arming, an explicit REMOVE keep the first reason. */
+	ASSERT_EQ(0, rm(self->fd, DRM_D3DQ_REMOVE_ON_LOSS, &reason));
+	EXPECT_EQ(-ETIMEDOUT, reason);
+	ASSERT_EQ(0, rm(self->fd, 0, &reason));
+	EXPECT_EQ(-ETIMEDOUT, reason);
+}
+
+/*
+ * Not armed: a loss loses the queue, nothing else (the old behaviour);
+ * arming afterwards removes the file at once, with the loss's reason.
+ */
+TEST_F(rol, unarmed_loss_then_arming)
+{
+	struct drm_d3dq_queue_get_state st;
+	int32_t reason = 1;
+
+	ASSERT_EQ(0, fence_event(self->fd, self->f.handle, 10, self->efd));
+	ASSERT_EQ(0, hang(self->fd, self->q1, self->out1));
+	ASSERT_EQ(0, t_wait(self->fd, self->out1, 1, 20 * T_SEC));
+	EXPECT_EQ(-ETIMEDOUT, t_fence_status(self->fd, self->out1, 1));
+	ASSERT_EQ(0, t_queue_state(self->fd, self->q1, &st));
+	EXPECT_EQ(DRM_D3DQ_QUEUE_STATE_LOST, st.state);
+	/* Not armed: no removal is due (QUERY would wait for one). */
+	EXPECT_EQ(0, query(self->fd));
+	EXPECT_EQ(0, load(self->f.v));
+	EXPECT_EQ(5, load(self->g.v));
+	EXPECT_EQ(0, efd_count(self->efd));
+	EXPECT_EQ(0, fence_signal(self->fd, self->g.handle, 6));
+	EXPECT_EQ(6, load(self->g.v));
+	EXPECT_EQ(0, queue_create(self->fd));
+	ASSERT_EQ(0, t_queue_state(self->fd, self->q2, &st));
+	EXPECT_EQ(DRM_D3DQ_QUEUE_STATE_OK, st.state);
+
+	/* The loss came first: arming removes the file before returning. */
+	ASSERT_EQ(0, rm(self->fd, DRM_D3DQ_REMOVE_ON_LOSS, &reason));
+	EXPECT_EQ(-ETIMEDOUT, reason);
+	EXPECT_EQ(UINT64_MAX, load(self->f.v));
+	EXPECT_EQ(UINT64_MAX, load(self->g.v));
+	EXPECT_EQ(UINT64_MAX, load(self->s.v));
+	EXPECT_EQ(-ETIMEDOUT, query(self->fd));
+	EXPECT_EQ(-ENODEV, queue_create(self->fd));
+	EXPECT_EQ(-ENODEV, fence_create_ret(self->fd));
+	ASSERT_EQ(0, t_queue_state(self->fd, self->q2, &st));
+	EXPECT_EQ(DRM_D3DQ_QUEUE_STATE_LOST, st.state);
+	EXPECT_EQ(-ENODEV, st.reason);
+}
+
+/*
+ * An error that reaches a job (its dependency, a job of another file of
+ * the same process, was cancelled) removes the armed file with
+ * -ECANCELED; the other file, not armed, keeps its fences and queues.
+ */
+TEST_F(rol, dependency_error_removes_file)
+{
+	struct drm_d3dq_queue_get_state st;
+	struct drm_d3dq_sync w, s;
+	uint32_t qb, sob, soa;
+	struct fence fb;
+	struct t_cs cs;
+	int other, sfd;
+	int32_t reason = 1;
+
+	other = t_open(0);
+	ASSERT_LE(0, other);
+	qb = t_queue(other, 0, 0);
+	ASSERT_NE(0, qb);
+	sob = t_syncobj(other);
+	ASSERT_NE(0, sob);
+	ASSERT_EQ(0, fence_new(other, 4, 0, &fb));
+	/* The other file's job: long, and cancelled below. */
+	t_cs_init(&cs);
+	t_cs_delay(&cs, 1500 * T_MS);
+	s = t_tl(sob, 1);
+	ASSERT_EQ(0, t_submit(other, qb, NULL, 0, &s, 1, &cs));
+	ASSERT_EQ(0, drmSyncobjHandleToFD(other, sob, &sfd));
+	ASSERT_EQ(0, drmSyncobjFDToHandle(self->fd, sfd, &soa));
+	close(sfd);
+
+	ASSERT_EQ(0, rm(self->fd, DRM_D3DQ_REMOVE_ON_LOSS, &reason));
+	EXPECT_EQ(0, reason);
+	ASSERT_EQ(0, fence_event(self->fd, self->f.handle, 1, self->efd));
+	w = t_tl(soa, 1);
+	s = t_tl(self->out1, 1);
+	ASSERT_EQ(0, t_submit(self->fd, self->q1, &w, 1, &s, 1, NULL));
+	ASSERT_EQ(0, t_queue_destroy(other, qb));
+
+	ASSERT_EQ(1, efd_wait(self->efd));
+	EXPECT_EQ(UINT64_MAX, load(self->f.v));
+	EXPECT_EQ(UINT64_MAX, load(self->g.v));
+	EXPECT_EQ(-ECANCELED, query(self->fd));
+	ASSERT_EQ(0, t_queue_state(self->fd, self->q1, &st));
+	EXPECT_EQ(DRM_D3DQ_QUEUE_STATE_LOST, st.state);
+	EXPECT_EQ(-ECANCELED, st.reason);
+	EXPECT_EQ(-ENODEV, queue_create(self->fd));
+
+	/* The other file: not armed, not removed, its fence untouched. */
+	EXPECT_EQ(0, query(other));
+	EXPECT_EQ(4, load(fb.v));
+	EXPECT_EQ(0, fence_signal(other, fb.handle, 8));
+	EXPECT_EQ(8, load(fb.v));
+	EXPECT_EQ(0, queue_create(other));
+	EXPECT_EQ(0, fence_create_ret(other));
+	fence_unmap(&fb);
+	close(other);
+}
+
+/*
+ * Destroying a queue is no loss: an armed file whose running job is
+ * cancelled by QUEUE_DESTROY stays as it was. An explicit REMOVE then
+ * reads -ENODEV, in its reply and in QUERY.
+ */
+TEST_F(rol, destroy_is_no_loss_remove_is_enodev)
+{
+	struct t_cs cs;
+	struct drm_d3dq_sync s;
+	int32_t reason = 1;
+
+	ASSERT_EQ(0, rm(self->fd, DRM_D3DQ_REMOVE_ON_LOSS, &reason));
+	t_cs_init(&cs);
+	t_cs_delay(&cs, HANG_NS);
+	s = t_tl(self->out1, 1);
+	ASSERT_EQ(0, t_submit(self->fd, self->q1, NULL, 0, &s, 1, &cs));
+	ASSERT_EQ(0, t_queue_destroy(self->fd, self->q1));
+	self->q1 = 0;
+	ASSERT_EQ(0, t_wait(self->fd, self->out1, 1, 20 * T_SEC));
+	EXPECT_EQ(-ECANCELED, t_fence_status(self->fd, self->out1, 1));
+	EXPECT_EQ(0, query(self->fd));
+	EXPECT_EQ(0, load(self->f.v));
+	EXPECT_EQ(0, queue_create(self->fd));
+
+	ASSERT_EQ(0, rm(self->fd, 0, &reason));
+	EXPECT_EQ(-ENODEV, reason);
+	EXPECT_EQ(-ENODEV, query(self->fd));
+	EXPECT_EQ(UINT64_MAX, load(self->f.v));
+	/* Armed, and removed already: nothing changes the reason. */
+	ASSERT_EQ(0, rm(self->fd, DRM_D3DQ_REMOVE_ON_LOSS |
+			DRM_D3DQ_REMOVE_QUERY, &reason));
+	EXPECT_EQ(-ENODEV, reason);
+}
+
+/*
+ * R15's order: when the fences read ~0, no job of the file runs any
+ * more. q2 runs a chain of jobs, each a DELAY below the timeout and then
+ * a write; q1's job times out meanwhile. When the registration fires,
+ * the q2 job that ran at the loss has ended (its fence signalled with an
+ * error, its write not done), and no write of q2 comes later.
+ */
+#define CHAIN	8
+
+TEST_F(rol, jobs_stop_before_fences)
+{
+	uint64_t snap[CHAIN];
+	uint32_t outs[CHAIN];
+	struct drm_d3dq_sync s;
+	struct t_cs cs;
+	int32_t reason = 1;
+	int i, first, st;
+
+	ASSERT_EQ(0, rm(self->fd, DRM_D3DQ_REMOVE_ON_LOSS, &reason));
+	ASSERT_EQ(0, fence_event(self->fd, self->f.handle, 1, self->efd));
+	for (i = 0; i < CHAIN; i++) {
+		/* Binary: a timeline point's status may not be the job's. */
+		outs[i] = t_syncobj(self->fd);
+		ASSERT_NE(0, outs[i]);
+		t_cs_init(&cs);
+		t_cs_delay(&cs, 1 * T_SEC);
+		t_cs_write64(&cs, self->bo, 8 * i, i + 1);
+		s = t_bin(outs[i]);
+		ASSERT_EQ(0, t_submit(self->fd, self->q2, NULL, 0, &s, 1,
+				      &cs));
+	}
+	ASSERT_EQ(0, hang(self->fd, self->q1, self->out1));
+
+	ASSERT_EQ(1, efd_wait(self->efd));
+	memcpy(snap, self->map, sizeof(snap));
+	ASSERT_EQ(UINT64_MAX, load(self->f.v));
+	for (first = 0; first < CHAIN && snap[first]; first++)
+		;
+	TH_LOG("%d of %d q2 jobs had written at the removal", first, CHAIN);
+	/* The chain outlasts the timeout: some job was stopped. */
+	ASSERT_GT(CHAIN, first);
+	/*
+	 * That job was stopped (it ended with an error) before the fences
+	 * were set, unless it had not started (0: it is cancelled when the
+	 * scheduler hands it over); it never completed.
+	 */
+	st = t_fence_status(self->fd, outs[first], 0);
+	TH_LOG("job %d status %d at the removal", first, st);
+	EXPECT_NE(1, st);
+	EXPECT_LT(-1000, st);
+
+	/* Every q2 job ends; none writes after the removal. */
+	ASSERT_EQ(0, t_wait(self->fd, outs[CHAIN - 1], 0, 20 * T_SEC));
+	usleep(1500 * 1000);
+	EXPECT_EQ(0, memcmp(snap, self->map, sizeof(snap)));
+	for (i = first; i < CHAIN; i++) {
+		EXPECT_EQ(0, self->map[i]);
+		EXPECT_EQ(-ECANCELED, t_fence_status(self->fd, outs[i], 0));
+	}
+	EXPECT_EQ(-ETIMEDOUT, query(self->fd));
+}
+
+/* Bad input: unknown flags, a non-zero reason in; nothing is removed. */
+TEST_F(rol, bad_flags)
+{
+	struct drm_d3dq_remove r = { 0 };
+	int32_t reason = 1;
+
+	r.flags = DRM_D3DQ_REMOVE_QUERY << 1;
+	EXPECT_EQ(-EINVAL, xioctl(self->fd, DRM_IOCTL_D3DQ_REMOVE, &r));
+	r.flags = ~0u;
+	EXPECT_EQ(-EINVAL, xioctl(self->fd, DRM_IOCTL_D3DQ_REMOVE, &r));
+	r.flags = DRM_D3DQ_REMOVE_QUERY;
+	r.reason = -ENODEV;
+	EXPECT_EQ(-EINVAL, xioctl(self->fd, DRM_IOCTL_D3DQ_REMOVE, &r));
+	r.flags = 0;
+	r.reason = 1;
+	EXPECT_EQ(-EINVAL, xioctl(self->fd, DRM_IOCTL_D3DQ_REMOVE, &r));
+	/* Nothing happened: not removed, fences and queues as they were. */
+	ASSERT_EQ(0, rm(self->fd, DRM_D3DQ_REMOVE_QUERY, &reason));
+	EXPECT_EQ(0, reason);
+	EXPECT_EQ(0, load(self->f.v));
+	EXPECT_EQ(0, queue_create(self->fd));
+	EXPECT_EQ(0, fence_create_ret(self->fd));
+}
+
+TEST_HARNESS_MAIN
