@@ -321,6 +321,9 @@ int d3dq_ioctl_remove(struct drm_device *drm, void *data,
 	}
 	mutex_unlock(&dfile->remove_lock);
 
+	/* Before 1.6 the structure was left as it was: still so. */
+	if (!args->flags)
+		return 0;
 	/* A removal due to a loss is seen finished (or not due yet). */
 	flush_work(&dfile->loss_work);
 	mutex_lock(&dfile->remove_lock);

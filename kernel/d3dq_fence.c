@@ -16,6 +16,7 @@
 #include <linux/hrtimer.h>
 #include <linux/ktime.h>
 #include <linux/mm.h>
+#include <linux/rbtree.h>
 #include <linux/refcount.h>
 #include <linux/sched/signal.h>
 #include <linux/slab.h>
@@ -89,12 +90,13 @@ struct d3dq_fence_evt {
 /*
  * struct d3dq_fence_node - One fence and value of a wait or registration.
  *
- * Listed on its fence, sorted by value, until the value is reached
- * (or the handle it came through is destroyed), then unlinked: a node
- * is satisfied once, and stays so (R6, R7).
+ * Listed in its fence's tree, by value (equal values in the order they
+ * were listed), until the value is reached (or the handle it came
+ * through is destroyed), then unlinked: a node is satisfied once, and
+ * stays so (R6, R7).
  */
 struct d3dq_fence_node {
-	struct list_head link;		/* fence->nodes; empty when done */
+	struct rb_node rb;		/* fence->nodes; cleared when unlisted */
 	struct d3dq_fence *fence;	/* holds a reference */
 	struct d3dq_fence_cond *cond;
 	/* The handle the node came through: its destruction releases it. */
@@ -250,7 +252,7 @@ static void d3dq_fence_release(struct kref *ref)
 	struct d3dq_device *ddev = fence->ddev;
 
 	/* Every node and job signal holds a reference: none is left. */
-	WARN_ON(!list_empty(&fence->nodes));
+	WARN_ON(!RB_EMPTY_ROOT(&fence->nodes.rb_root));
 	WARN_ON(!list_empty(&fence->pending));
 	WARN_ON(!list_empty(&fence->evts));
 	spin_lock(&ddev->fences_lock);
@@ -299,7 +301,7 @@ static struct d3dq_fence *d3dq_fence_create(struct d3dq_file *dfile,
 
 	kref_init(&fence->ref);
 	spin_lock_init(&fence->lock);
-	INIT_LIST_HEAD(&fence->nodes);
+	fence->nodes = RB_ROOT_CACHED;
 	INIT_LIST_HEAD(&fence->pending);
 	INIT_LIST_HEAD(&fence->evts);
 	fence->shared = shared;
@@ -376,13 +378,42 @@ static void d3dq_fence_cond_fire(struct d3dq_fence_node *node)
 	d3dq_fence_cond_put(cond);
 }
 
+static struct d3dq_fence_node *d3dq_fence_node_of(struct rb_node *rb)
+{
+	return rb_entry_safe(rb, struct d3dq_fence_node, rb);
+}
+
+static bool d3dq_fence_node_less(struct rb_node *a, const struct rb_node *b)
+{
+	return rb_entry(a, struct d3dq_fence_node, rb)->value <
+	       rb_entry(b, struct d3dq_fence_node, rb)->value;
+}
+
+/*
+ * List @node in its fence's tree (the fence's lock held), after the
+ * nodes of the same value: O(log n) whatever the order of the values.
+ */
+static void d3dq_fence_node_list(struct d3dq_fence_node *node)
+{
+	rb_add_cached(&node->rb, &node->fence->nodes, d3dq_fence_node_less);
+}
+
+/* Unlist @node if it is listed (its fence's lock held). */
+static void d3dq_fence_node_unlist(struct d3dq_fence_node *node)
+{
+	if (RB_EMPTY_NODE(&node->rb))
+		return;
+	rb_erase_cached(&node->rb, &node->fence->nodes);
+	RB_CLEAR_NODE(&node->rb);
+}
+
 /*
  * A node is satisfied, by the current change of its fence (its fence's
  * lock held).
  */
 static void d3dq_fence_node_done(struct d3dq_fence_node *node)
 {
-	list_del_init(&node->link);
+	d3dq_fence_node_unlist(node);
 	if (atomic_dec_return(&node->cond->remaining) == 0)
 		d3dq_fence_cond_fire(node);
 }
@@ -394,12 +425,14 @@ static void d3dq_fence_node_done(struct d3dq_fence_node *node)
  *
  * One release store, which every mapping sees at once, then every node
  * the value reaches is satisfied for good: its waiter is woken or its
- * eventfd signalled. Allocates nothing and sleeps nowhere, so that it
- * can run in any context that can take the fence's lock.
+ * eventfd signalled: they are taken from the lowest value up, O(log n)
+ * each, and the walk stops at the first node the value does not reach.
+ * Allocates nothing and sleeps nowhere, so that it can run in any context
+ * that can take the fence's lock.
  */
 void d3dq_fence_write_locked(struct d3dq_fence *fence, u64 value)
 {
-	struct d3dq_fence_node *node, *tmp;
+	struct d3dq_fence_node *node;
 
 	lockdep_assert_held(&fence->lock);
 
@@ -411,7 +444,8 @@ void d3dq_fence_write_locked(struct d3dq_fence *fence, u64 value)
 	 */
 	smp_store_release(fence->value, value);
 	fence->changes++;
-	list_for_each_entry_safe(node, tmp, &fence->nodes, link) {
+	/* Each satisfied node leaves the tree: the next is the lowest. */
+	while ((node = d3dq_fence_node_of(rb_first_cached(&fence->nodes)))) {
 		if (node->value > value)
 			break;
 		d3dq_fence_node_done(node);
@@ -438,7 +472,6 @@ static void d3dq_fence_remove(struct d3dq_fence *fence)
 static void d3dq_fence_node_arm(struct d3dq_fence_node *node)
 {
 	struct d3dq_fence *fence = node->fence;
-	struct d3dq_fence_node *pos;
 	unsigned long flags;
 
 	spin_lock_irqsave(&fence->lock, flags);
@@ -449,12 +482,7 @@ static void d3dq_fence_node_arm(struct d3dq_fence_node *node)
 		d3dq_fence_node_done(node);
 		goto out;
 	}
-	/* Sorted by value; values mostly grow, so search from the end. */
-	list_for_each_entry_reverse(pos, &fence->nodes, link) {
-		if (pos->value <= node->value)
-			break;
-	}
-	list_add(&node->link, &pos->link);
+	d3dq_fence_node_list(node);
 out:
 	spin_unlock_irqrestore(&fence->lock, flags);
 }
@@ -472,7 +500,7 @@ static void d3dq_fence_cond_unlink(struct d3dq_fence_cond *cond)
 	for (i = 0; i < cond->count; i++) {
 		node = &cond->nodes[i];
 		spin_lock_irqsave(&node->fence->lock, flags);
-		list_del_init(&node->link);
+		d3dq_fence_node_unlist(node);
 		spin_unlock_irqrestore(&node->fence->lock, flags);
 	}
 }
@@ -617,7 +645,7 @@ d3dq_fence_cond_create(struct d3dq_file *dfile,
 			ret = -ENOENT;
 			goto err;
 		}
-		INIT_LIST_HEAD(&node->link);
+		RB_CLEAR_NODE(&node->rb);
 		node->cond = cond;
 		node->owner = dfile;
 		node->handle = fv.handle;
@@ -676,10 +704,10 @@ void d3dq_fence_qsignal_arm(struct d3dq_fence_qsignal *qs,
 			    struct dma_fence *done)
 {
 	struct d3dq_fence *fence = qs->fence;
-	unsigned long flags;
-
 	struct d3dq_fence_node *node;
 	struct d3dq_fence_cond *cond;
+	struct rb_node *rb;
+	unsigned long flags;
 
 	spin_lock_irqsave(&fence->lock, flags);
 	qs->done = done;
@@ -688,7 +716,8 @@ void d3dq_fence_qsignal_arm(struct d3dq_fence_qsignal *qs,
 	 * Held fence waits of this file that the signal brings depend on
 	 * its job from now: their jobs may be armed (sorted by value).
 	 */
-	list_for_each_entry(node, &fence->nodes, link) {
+	for (rb = rb_first_cached(&fence->nodes); rb; rb = rb_next(rb)) {
+		node = d3dq_fence_node_of(rb);
 		if (node->value > qs->value)
 			break;
 		cond = node->cond;
@@ -784,7 +813,7 @@ int d3dq_fence_qwait_create(struct d3dq_file *dfile, u32 handle, u64 value,
 	struct d3dq_fence_qsignal *qs, *found = NULL;
 	struct d3dq_release_fence *rf = NULL;
 	struct d3dq_fence_cond *cond = NULL;
-	struct d3dq_fence_node *node, *pos;
+	struct d3dq_fence_node *node;
 	struct d3dq_fence *fence;
 	unsigned long flags;
 	int ret = 0;
@@ -805,7 +834,7 @@ int d3dq_fence_qwait_create(struct d3dq_file *dfile, u32 handle, u64 value,
 	atomic_set(&cond->remaining, 1);
 	cond->count = 1;
 	node = &cond->nodes[0];
-	INIT_LIST_HEAD(&node->link);
+	RB_CLEAR_NODE(&node->rb);
 	node->cond = cond;
 	node->owner = dfile;
 	node->handle = handle;
@@ -838,11 +867,7 @@ int d3dq_fence_qwait_create(struct d3dq_file *dfile, u32 handle, u64 value,
 	cond->release = rf;
 	/* The node has the lookup's reference. */
 	node->fence = fence;
-	list_for_each_entry_reverse(pos, &fence->nodes, link) {
-		if (pos->value <= node->value)
-			break;
-	}
-	list_add(&node->link, &pos->link);
+	d3dq_fence_node_list(node);
 	spin_unlock_irqrestore(&fence->lock, flags);
 	*condp = cond;
 	*rfp = rf;
@@ -901,12 +926,16 @@ static void d3dq_fence_handle_release(struct d3dq_file *dfile,
 				      struct drm_file *file, u32 handle,
 				      struct d3dq_fence *fence)
 {
-	struct d3dq_fence_node *node, *tmp;
+	struct d3dq_fence_node *node;
+	struct rb_node *rb, *next;
 	unsigned long flags;
 
 	spin_lock_irqsave(&fence->lock, flags);
 	fence->changes++;
-	list_for_each_entry_safe(node, tmp, &fence->nodes, link) {
+	/* The next node is taken before this one may leave the tree. */
+	for (rb = rb_first_cached(&fence->nodes); rb; rb = next) {
+		next = rb_next(rb);
+		node = d3dq_fence_node_of(rb);
 		if (node->owner == dfile && node->handle == handle)
 			d3dq_fence_node_done(node);
 	}

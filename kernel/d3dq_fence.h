@@ -11,6 +11,7 @@
 
 #include <linux/kref.h>
 #include <linux/list.h>
+#include <linux/rbtree_types.h>
 #include <linux/spinlock.h>
 #include <linux/types.h>
 
@@ -50,8 +51,12 @@ struct d3dq_fence {
 	spinlock_t lock;
 	u64 *value;			/* in the page; read locklessly */
 	bool removed;			/* at ~0 for good (device removal) */
-	/* Pending waits and registrations (&struct d3dq_fence_node), by value. */
-	struct list_head nodes;
+	/*
+	 * Pending waits and registrations (&struct d3dq_fence_node): an
+	 * rbtree by value, equal values in the order they were listed, the
+	 * lowest cached.
+	 */
+	struct rb_root_cached nodes;
 	/*
 	 * Fence signals of armed jobs that have not taken effect yet
 	 * (&struct d3dq_fence_qsignal), in the order they were armed.

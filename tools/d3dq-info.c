@@ -51,6 +51,7 @@ static const char *const feature_names[] = {
 	"fence_submit",
 	"fence_event_syncobj",
 	"fence_hold",
+	"remove_on_loss",
 };
 
 static int is_d3dq(int fd, drmVersionPtr *out)

@@ -15,12 +15,14 @@
 #include <setjmp.h>
 #include <signal.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/eventfd.h>
 #include <sys/ioctl.h>
 #include <sys/mman.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <xf86drm.h>
@@ -904,6 +906,148 @@ TEST_F_TIMEOUT(fence, event_many, 120)
 	EXPECT_EQ(1, efd_take(efd));
 	EXPECT_TRUE(counts_become(1, 0));
 	close(efd);
+}
+
+/*
+ * Registrations of event_order: each one's value and eventfd, and
+ * whether it fired, as the spec says it must (R6, R7, R10).
+ */
+struct reg_model {
+	uint64_t value;
+	unsigned int efd;
+	bool done;
+};
+
+enum { ORDER_EFDS = 6 };
+
+/*
+ * Set the fence to @value and check, from the model, every eventfd's
+ * count (one per change that reaches any of its pending registrations)
+ * and how many registrations are left.
+ */
+static bool order_signal(int fd, uint32_t handle, struct reg_model *m,
+			 int n, const int *efds, uint64_t value)
+{
+	uint64_t want[ORDER_EFDS] = { 0 }, got;
+	int i, pending = 0, tries;
+	bool ok = true;
+
+	if (fence_signal(fd, handle, value))
+		return false;
+	for (i = 0; i < n; i++) {
+		if (m[i].done)
+			continue;
+		if (m[i].value <= value) {
+			m[i].done = true;
+			want[m[i].efd] = 1;
+		} else {
+			pending++;
+		}
+	}
+	for (i = 0; i < ORDER_EFDS; i++) {
+		got = efd_take(efds[i]);
+		if (got != want[i]) {
+			fprintf(stderr, "# signal %llu: eventfd %d got %llu, want %llu\n",
+				(unsigned long long)value, i,
+				(unsigned long long)got,
+				(unsigned long long)want[i]);
+			ok = false;
+		}
+	}
+	/* Fired registrations are freed by a worker: give it time. */
+	for (tries = 0; tries < 6; tries++)
+		if (counts_become(1, pending))
+			return ok;
+	fprintf(stderr, "# signal %llu: %d registrations should be left\n",
+		(unsigned long long)value, pending);
+	return false;
+}
+
+static int order_register(int fd, uint32_t handle, struct reg_model *m,
+			  int *n, const int *efds, uint64_t value,
+			  unsigned int efd)
+{
+	m[*n] = (struct reg_model){ .value = value, .efd = efd };
+	(*n)++;
+	return event1(fd, handle, value, efds[efd]);
+}
+
+/*
+ * Tens of thousands of registrations on one fence, with falling targets
+ * (SetEventOnCompletion for frames in any order) and rising ones, many
+ * of them equal: each value write satisfies exactly the registrations it
+ * reaches, whatever the order they came in, and a rewind takes nothing
+ * back (R6) while a registration armed after it needs a new write (R7).
+ * The registration loop's time is logged: listing a node must not walk
+ * the others (with the fence's lock held and interrupts off).
+ */
+TEST_F_TIMEOUT(fence, event_order, 600)
+{
+	enum { FALL = 40000, RISE = 20000, LATE = 150 };
+	struct reg_model *m;
+	struct timespec t0, t1;
+	int efds[ORDER_EFDS];
+	uint64_t v;
+	struct fence f;
+	int i, n = 0;
+
+	m = calloc(FALL + RISE + LATE, sizeof(*m));
+	ASSERT_NE(NULL, m);
+	for (i = 0; i < ORDER_EFDS; i++) {
+		efds[i] = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+		ASSERT_LE(0, efds[i]);
+	}
+	ASSERT_EQ(0, fence_create(self->fd, 0, 0, &f));
+
+	/*
+	 * Falling targets FALL..1 over four eventfds; between them rising
+	 * even targets 2..FALL, equal to falling ones, on a fifth.
+	 */
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	for (i = 0; i < FALL; i++) {
+		ASSERT_EQ(0, order_register(self->fd, f.handle, m, &n, efds,
+					    FALL - i, i % 4));
+		if (i % 2 == 0)
+			ASSERT_EQ(0, order_register(self->fd, f.handle, m, &n,
+						    efds, i + 2, 4));
+	}
+	clock_gettime(CLOCK_MONOTONIC, &t1);
+	TH_LOG("%d registrations: %.3f s", n,
+	       (t1.tv_sec - t0.tv_sec) + (t1.tv_nsec - t0.tv_nsec) / 1e9);
+	ASSERT_EQ(FALL + RISE, n);
+	ASSERT_TRUE(counts_become(1, n));
+
+	/* One target at a time, then jumps, to the middle. */
+	for (v = 1; v <= 9; v++)
+		ASSERT_TRUE(order_signal(self->fd, f.handle, m, n, efds, v));
+	ASSERT_TRUE(order_signal(self->fd, f.handle, m, n, efds, 1001));
+	ASSERT_TRUE(order_signal(self->fd, f.handle, m, n, efds, 1002));
+	ASSERT_TRUE(order_signal(self->fd, f.handle, m, n, efds, 20000));
+	ASSERT_TRUE(order_signal(self->fd, f.handle, m, n, efds, 20000));
+
+	/*
+	 * A rewind satisfies nothing and takes nothing back; what is
+	 * registered after it below the value fires at its call (a change
+	 * of its own each), the rest waits for a new write.
+	 */
+	ASSERT_TRUE(order_signal(self->fd, f.handle, m, n, efds, 100));
+	for (v = LATE; v >= 1; v--) {
+		ASSERT_EQ(0, order_register(self->fd, f.handle, m, &n, efds,
+					    v, 5));
+		if (v <= 100) {
+			m[n - 1].done = true;
+			ASSERT_EQ(1, efd_take(efds[5]));
+		}
+	}
+	ASSERT_TRUE(order_signal(self->fd, f.handle, m, n, efds, 120));
+	ASSERT_TRUE(order_signal(self->fd, f.handle, m, n, efds, 20001));
+	ASSERT_TRUE(order_signal(self->fd, f.handle, m, n, efds, FALL - 1));
+	ASSERT_TRUE(order_signal(self->fd, f.handle, m, n, efds, FALL));
+	ASSERT_TRUE(counts_become(1, 0));
+
+	for (i = 0; i < ORDER_EFDS; i++)
+		close(efds[i]);
+	free(m);
 }
 
 /*

@@ -343,7 +343,8 @@ TEST_F(rol, timeout_removes_file)
 	ASSERT_EQ(0, rm(self->fd, DRM_D3DQ_REMOVE_ON_LOSS, &reason));
 	EXPECT_EQ(-ETIMEDOUT, reason);
 	ASSERT_EQ(0, rm(self->fd, 0, &reason));
-	EXPECT_EQ(-ETIMEDOUT, reason);
+	EXPECT_EQ(0, reason);	/* flags 0 leave the structure as it was */
+	EXPECT_EQ(-ETIMEDOUT, query(self->fd));
 }
 
 /*
@@ -470,7 +471,7 @@ TEST_F(rol, destroy_is_no_loss_remove_is_enodev)
 	EXPECT_EQ(0, queue_create(self->fd));
 
 	ASSERT_EQ(0, rm(self->fd, 0, &reason));
-	EXPECT_EQ(-ENODEV, reason);
+	EXPECT_EQ(0, reason);
 	EXPECT_EQ(-ENODEV, query(self->fd));
 	EXPECT_EQ(UINT64_MAX, load(self->f.v));
 	/* Armed, and removed already: nothing changes the reason. */

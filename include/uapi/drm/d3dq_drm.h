@@ -1004,10 +1004,11 @@ struct drm_d3dq_remove {
 
 	/**
 	 * @reason: In: must be zero (it was padding before 1.6). Out (uapi
-	 * 1.6): 0 if the file is not removed, else the reason of its first
-	 * removal: -ENODEV for %DRM_D3DQ_REMOVE or an unplug, -ETIMEDOUT or
-	 * -ECANCELED for a removal on loss. Being written back, it must
-	 * be cleared before the structure is passed again.
+	 * 1.6), when @flags is not 0: 0 if the file is not removed, else the
+	 * reason of its first removal: -ENODEV for %DRM_D3DQ_REMOVE or an
+	 * unplug, -ETIMEDOUT or -ECANCELED for a removal on loss. With
+	 * @flags 0 it is left as it is, as before 1.6, so a structure can be
+	 * passed again.
 	 */
 	__s32 reason;
 };
