@@ -119,16 +119,20 @@ TEST_F(o, held_signal_after_busy_release)
 }
 
 /*
- * Q1 signals 5 after 50 ms of work; idle Q2 then signals 3, which
- * executes at once: F reads 3, then Q1's 5 takes effect when its work
- * completes, the last one executed.
+ * Q1 signals 5 after work that starts only once g is signalled; idle Q2
+ * then signals 3, which executes almost at once (R3): F reads 3, then
+ * Q1's 5 takes effect when its work completes, the last one executed.
+ * The gate keeps Q1's signal from completing first however slow Q2's is.
  */
 TEST_F(o, last_completed_wins)
 {
+	ASSERT_EQ(0, d3dq_queue_wait(self->e.a, self->e.g, 1));
 	ASSERT_EQ(0, util_exec_delay(self->e.dev, self->e.a, 50 * MS));
 	ASSERT_EQ(0, d3dq_queue_signal(self->e.a, self->e.f, 5));
 	ASSERT_EQ(0, d3dq_queue_signal(self->e.b, self->e.f, 3));
+	ASSERT_EQ(0, d3dq_fence_wait(self->e.f, 3, LONG));
 	EXPECT_EQ(3, d3dq_fence_get_completed_value(self->e.f));
+	ASSERT_EQ(0, d3dq_fence_signal(self->e.g, 1));
 	ASSERT_EQ(0, util_queue_idle(self->e.dev, self->e.a));
 	ASSERT_EQ(0, d3dq_fence_wait(self->e.f, 5, LONG));
 	util_sleep_ms(20);
@@ -396,10 +400,14 @@ UTIL_ENV_FIXTURE(shared, 4096, 0, D3DQ_FENCE_FLAG_SHARED)
 
 TEST_F(shared, lower_queue_signal_takes_effect)
 {
+	ASSERT_EQ(0, d3dq_queue_wait(self->e.a, self->e.g, 1));
 	ASSERT_EQ(0, util_exec_delay(self->e.dev, self->e.a, 100 * MS));
 	ASSERT_EQ(0, d3dq_queue_signal(self->e.a, self->e.f, 10));
 	ASSERT_EQ(0, d3dq_queue_signal(self->e.b, self->e.f, 7));
+	/* Almost at once (R3), and before a's 10, which g holds back. */
+	ASSERT_EQ(0, d3dq_fence_wait(self->e.f, 7, LONG));
 	EXPECT_EQ(7, d3dq_fence_get_completed_value(self->e.f));
+	ASSERT_EQ(0, d3dq_fence_signal(self->e.g, 1));
 	ASSERT_EQ(0, d3dq_fence_wait(self->e.f, 10, LONG));
 	ASSERT_EQ(0, d3dq_queue_signal(self->e.b, self->e.f, 4));
 	ASSERT_EQ(0, d3dq_queue_signal(self->e.b, self->e.done, 1));
