@@ -32,67 +32,6 @@
 
 #define FOREVER	INT64_MAX
 
-struct fence {
-	uint32_t handle;
-	uint64_t offset;	/* mmap offset of the page */
-	uint32_t voff;		/* byte offset of the value */
-};
-
-/* Raw ioctl (no retry on EINTR): 0 or -errno. */
-static int xioctl(int fd, unsigned long req, void *arg)
-{
-	return ioctl(fd, req, arg) ? -errno : 0;
-}
-
-static int fence_create(int fd, uint64_t value, uint32_t flags,
-			struct fence *f)
-{
-	struct drm_d3dq_fence_create c = { .value = value, .flags = flags };
-	int ret = xioctl(fd, DRM_IOCTL_D3DQ_FENCE_CREATE, &c);
-
-	if (!ret) {
-		f->handle = c.handle;
-		f->offset = c.mmap_offset;
-		f->voff = c.value_offset;
-	}
-	return ret;
-}
-
-static int fence_destroy(int fd, uint32_t handle)
-{
-	struct drm_d3dq_fence_destroy d = { .handle = handle };
-
-	return xioctl(fd, DRM_IOCTL_D3DQ_FENCE_DESTROY, &d);
-}
-
-static int fence_signal(int fd, uint32_t handle, uint64_t value)
-{
-	struct drm_d3dq_fence_signal s = { .handle = handle, .value = value };
-
-	return xioctl(fd, DRM_IOCTL_D3DQ_FENCE_SIGNAL, &s);
-}
-
-static int fence_export(int fd, uint32_t handle)
-{
-	struct drm_d3dq_fence_export e = { .handle = handle };
-	int ret = xioctl(fd, DRM_IOCTL_D3DQ_FENCE_EXPORT, &e);
-
-	return ret ? ret : e.fd;
-}
-
-static int fence_import(int fd, int efd, struct fence *f)
-{
-	struct drm_d3dq_fence_import i = { .fd = efd };
-	int ret = xioctl(fd, DRM_IOCTL_D3DQ_FENCE_IMPORT, &i);
-
-	if (!ret) {
-		f->handle = i.handle;
-		f->offset = i.mmap_offset;
-		f->voff = i.value_offset;
-	}
-	return ret;
-}
-
 static int fence_wait(int fd, const struct drm_d3dq_fence_value *fv,
 		      uint32_t n, uint32_t flags, int64_t deadline)
 {
@@ -102,7 +41,7 @@ static int fence_wait(int fd, const struct drm_d3dq_fence_value *fv,
 		.flags = flags,
 	};
 
-	return xioctl(fd, DRM_IOCTL_D3DQ_FENCE_WAIT, &w);
+	return t_ioctl(fd, DRM_IOCTL_D3DQ_FENCE_WAIT, &w);
 }
 
 static int fence_event(int fd, const struct drm_d3dq_fence_value *fv,
@@ -114,36 +53,7 @@ static int fence_event(int fd, const struct drm_d3dq_fence_value *fv,
 		.eventfd = efd,
 	};
 
-	return xioctl(fd, DRM_IOCTL_D3DQ_FENCE_EVENT, &e);
-}
-
-static int wait1(int fd, uint32_t handle, uint64_t value, int64_t deadline)
-{
-	struct drm_d3dq_fence_value fv = { .handle = handle, .value = value };
-
-	return fence_wait(fd, &fv, 1, 0, deadline);
-}
-
-static int event1(int fd, uint32_t handle, uint64_t value, int efd)
-{
-	struct drm_d3dq_fence_value fv = { .handle = handle, .value = value };
-
-	return fence_event(fd, &fv, 1, 0, efd);
-}
-
-/* The fence's value through a read-only mapping; NULL on failure. */
-static const uint64_t *map_value(int fd, const struct fence *f)
-{
-	void *p = mmap(NULL, 4096, PROT_READ, MAP_SHARED, fd, f->offset);
-
-	if (p == MAP_FAILED)
-		return NULL;
-	return (const uint64_t *)((const char *)p + f->voff);
-}
-
-static void unmap_value(const uint64_t *v)
-{
-	munmap((void *)((uintptr_t)v & ~(uintptr_t)4095), 4096);
+	return t_ioctl(fd, DRM_IOCTL_D3DQ_FENCE_EVENT, &e);
 }
 
 /* A registration that adds @point to syncobj @sobj (uapi 1.4). */
@@ -158,7 +68,7 @@ static int event_syncobj(int fd, const struct drm_d3dq_fence_value *fv,
 		.point = point,
 	};
 
-	return xioctl(fd, DRM_IOCTL_D3DQ_FENCE_EVENT, &e);
+	return t_ioctl(fd, DRM_IOCTL_D3DQ_FENCE_EVENT, &e);
 }
 
 static int event1_syncobj(int fd, uint32_t handle, uint64_t value,
@@ -190,22 +100,6 @@ static bool sobj_becomes(int fd, uint32_t sobj, int64_t point)
 		usleep(10000);
 	}
 	return false;
-}
-
-/* GetCompletedValue: one acquire load. */
-static uint64_t load(const uint64_t *v)
-{
-	return __atomic_load_n(v, __ATOMIC_ACQUIRE);
-}
-
-/* What an eventfd counted since the last read (0: nothing). */
-static uint64_t efd_take(int efd)
-{
-	uint64_t n;
-
-	if (read(efd, &n, sizeof(n)) != sizeof(n))
-		return 0;
-	return n;
 }
 
 static int objects_fences(int *fences, int *events)
@@ -289,13 +183,13 @@ FIXTURE_TEARDOWN(fence)
 
 TEST_F(fence, create_destroy)
 {
-	struct fence a, b, s;
+	struct t_fence a, b, s;
 	const uint64_t *va, *vb, *vs;
 	int n, e;
 
-	ASSERT_EQ(0, fence_create(self->fd, 99, 0, &a));
-	ASSERT_EQ(0, fence_create(self->fd, 1ull << 60, 0, &b));
-	ASSERT_EQ(0, fence_create(self->fd, 7, DRM_D3DQ_FENCE_SHARED, &s));
+	ASSERT_EQ(0, t_fence_create(self->fd, 99, 0, &a));
+	ASSERT_EQ(0, t_fence_create(self->fd, 1ull << 60, 0, &b));
+	ASSERT_EQ(0, t_fence_create(self->fd, 7, DRM_D3DQ_FENCE_SHARED, &s));
 	EXPECT_NE(0, a.handle);
 	EXPECT_NE(a.handle, b.handle);
 	/* Fences that are not shared share the file's page. */
@@ -308,35 +202,35 @@ TEST_F(fence, create_destroy)
 	ASSERT_EQ(0, objects_fences(&n, &e));
 	EXPECT_EQ(3, n);
 
-	va = map_value(self->fd, &a);
-	vb = map_value(self->fd, &b);
-	vs = map_value(self->fd, &s);
+	va = t_value_map(self->fd, &a);
+	vb = t_value_map(self->fd, &b);
+	vs = t_value_map(self->fd, &s);
 	ASSERT_NE(NULL, va);
 	ASSERT_NE(NULL, vb);
 	ASSERT_NE(NULL, vs);
-	EXPECT_EQ(99, load(va));
-	EXPECT_EQ(1ull << 60, load(vb));
-	EXPECT_EQ(7, load(vs));
+	EXPECT_EQ(99, t_value_load(va));
+	EXPECT_EQ(1ull << 60, t_value_load(vb));
+	EXPECT_EQ(7, t_value_load(vs));
 
-	EXPECT_EQ(0, fence_destroy(self->fd, a.handle));
-	EXPECT_EQ(-ENOENT, fence_destroy(self->fd, a.handle));
-	EXPECT_EQ(-ENOENT, fence_destroy(self->fd, 0));
-	EXPECT_EQ(-ENOENT, fence_signal(self->fd, a.handle, 1));
-	EXPECT_EQ(0, fence_destroy(self->fd, b.handle));
-	EXPECT_EQ(0, fence_destroy(self->fd, s.handle));
+	EXPECT_EQ(0, t_fence_destroy(self->fd, a.handle));
+	EXPECT_EQ(-ENOENT, t_fence_destroy(self->fd, a.handle));
+	EXPECT_EQ(-ENOENT, t_fence_destroy(self->fd, 0));
+	EXPECT_EQ(-ENOENT, t_fence_signal(self->fd, a.handle, 1));
+	EXPECT_EQ(0, t_fence_destroy(self->fd, b.handle));
+	EXPECT_EQ(0, t_fence_destroy(self->fd, s.handle));
 	EXPECT_TRUE(counts_become(0, 0));
 	/* A mapping outlives the fences: the page stays, frozen. */
-	EXPECT_EQ(7, load(vs));
-	unmap_value(va);
-	unmap_value(vb);
-	unmap_value(vs);
+	EXPECT_EQ(7, t_value_load(vs));
+	t_value_unmap(va);
+	t_value_unmap(vb);
+	t_value_unmap(vs);
 
 	/* Another file's handles are not this file's. */
-	ASSERT_EQ(0, fence_create(self->fd, 1, 0, &a));
+	ASSERT_EQ(0, t_fence_create(self->fd, 1, 0, &a));
 	n = t_open(0);
 	ASSERT_LE(0, n);
-	EXPECT_EQ(-ENOENT, fence_signal(n, a.handle, 2));
-	EXPECT_EQ(-ENOENT, fence_destroy(n, a.handle));
+	EXPECT_EQ(-ENOENT, t_fence_signal(n, a.handle, 2));
+	EXPECT_EQ(-ENOENT, t_fence_destroy(n, a.handle));
 	close(n);
 }
 
@@ -347,18 +241,18 @@ TEST_F(fence, signal_values)
 		1, UINT64_MAX - 1, 42,
 	};
 	const uint64_t *v;
-	struct fence f;
+	struct t_fence f;
 	size_t i;
 
-	ASSERT_EQ(0, fence_create(self->fd, 0, 0, &f));
-	v = map_value(self->fd, &f);
+	ASSERT_EQ(0, t_fence_create(self->fd, 0, 0, &f));
+	v = t_value_map(self->fd, &f);
 	ASSERT_NE(NULL, v);
 	/* Any value at once, rewinds included (R2). */
 	for (i = 0; i < sizeof(values) / sizeof(values[0]); i++) {
-		ASSERT_EQ(0, fence_signal(self->fd, f.handle, values[i]));
-		EXPECT_EQ(values[i], load(v));
+		ASSERT_EQ(0, t_fence_signal(self->fd, f.handle, values[i]));
+		EXPECT_EQ(values[i], t_value_load(v));
 	}
-	unmap_value(v);
+	t_value_unmap(v);
 }
 
 static sigjmp_buf segv_jmp;
@@ -375,12 +269,12 @@ TEST_F(fence, mmap_read_only)
 	struct sigaction sa = { .sa_handler = on_segv }, old;
 	volatile int faulted;
 	const uint64_t *v;
-	struct fence f, s;
+	struct t_fence f, s;
 	void *p;
 	int mem, other;
 
-	ASSERT_EQ(0, fence_create(self->fd, 11, 0, &f));
-	ASSERT_EQ(0, fence_create(self->fd, 12, DRM_D3DQ_FENCE_SHARED, &s));
+	ASSERT_EQ(0, t_fence_create(self->fd, 11, 0, &f));
+	ASSERT_EQ(0, t_fence_create(self->fd, 12, DRM_D3DQ_FENCE_SHARED, &s));
 
 	/* Writable, executable, private or longer mappings are refused. */
 	p = mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_SHARED, self->fd,
@@ -405,9 +299,9 @@ TEST_F(fence, mmap_read_only)
 		 s.offset + (1ull << 30));
 	EXPECT_EQ(MAP_FAILED, p);
 
-	v = map_value(self->fd, &f);
+	v = t_value_map(self->fd, &f);
 	ASSERT_NE(NULL, v);
-	EXPECT_EQ(11, load(v));
+	EXPECT_EQ(11, t_value_load(v));
 	p = (void *)((uintptr_t)v & ~(uintptr_t)4095);
 	/* mprotect() cannot make it writable (VM_MAYWRITE is cleared). */
 	EXPECT_EQ(-1, mprotect(p, 4096, PROT_READ | PROT_WRITE));
@@ -418,7 +312,7 @@ TEST_F(fence, mmap_read_only)
 	ASSERT_LE(0, mem);
 	EXPECT_EQ(-1, pwrite(mem, &(uint64_t){ 5 }, 8, (off_t)(uintptr_t)v));
 	close(mem);
-	EXPECT_EQ(11, load(v));
+	EXPECT_EQ(11, t_value_load(v));
 
 	/* A store faults. */
 	ASSERT_EQ(0, sigaction(SIGSEGV, &sa, &old));
@@ -430,13 +324,13 @@ TEST_F(fence, mmap_read_only)
 		faulted = 1;
 	sigaction(SIGSEGV, &old, NULL);
 	EXPECT_EQ(1, faulted);
-	EXPECT_EQ(11, load(v));
-	unmap_value(v);
+	EXPECT_EQ(11, t_value_load(v));
+	t_value_unmap(v);
 
 	/* The fence handle is no GEM handle: PRIME cannot export it. */
 	other = t_open(0);
 	ASSERT_LE(0, other);
-	ASSERT_EQ(0, fence_create(other, 1, DRM_D3DQ_FENCE_SHARED, &f));
+	ASSERT_EQ(0, t_fence_create(other, 1, DRM_D3DQ_FENCE_SHARED, &f));
 	ph.handle = f.handle;
 	EXPECT_NE(0, ioctl(other, DRM_IOCTL_PRIME_HANDLE_TO_FD, &ph));
 	EXPECT_EQ(ENOENT, errno);
@@ -451,18 +345,18 @@ TEST_F(fence, shared_across_processes)
 {
 	int to_child[2], to_parent[2], efd, status;
 	const uint64_t *v;
-	struct fence s, l;
+	struct t_fence s, l;
 	uint64_t x, last = 0;
 	pid_t pid;
 
-	ASSERT_EQ(0, fence_create(self->fd, 3, DRM_D3DQ_FENCE_SHARED, &s));
-	ASSERT_EQ(0, fence_create(self->fd, 3, 0, &l));
+	ASSERT_EQ(0, t_fence_create(self->fd, 3, DRM_D3DQ_FENCE_SHARED, &s));
+	ASSERT_EQ(0, t_fence_create(self->fd, 3, 0, &l));
 	/* Only shared fences are exported. */
-	EXPECT_EQ(-EINVAL, fence_export(self->fd, l.handle));
-	EXPECT_EQ(-ENOENT, fence_export(self->fd, 0));
-	efd = fence_export(self->fd, s.handle);
+	EXPECT_EQ(-EINVAL, t_fence_export(self->fd, l.handle));
+	EXPECT_EQ(-ENOENT, t_fence_export(self->fd, 0));
+	efd = t_fence_export(self->fd, s.handle);
 	ASSERT_LE(0, efd);
-	v = map_value(self->fd, &s);
+	v = t_value_map(self->fd, &s);
 	ASSERT_NE(NULL, v);
 	ASSERT_EQ(0, pipe(to_child));
 	ASSERT_EQ(0, pipe(to_parent));
@@ -471,26 +365,26 @@ TEST_F(fence, shared_across_processes)
 	ASSERT_LE(0, pid);
 	if (!pid) {
 		const uint64_t *cv;
-		struct fence c;
+		struct t_fence c;
 		int fd = t_open(0);
 
 		close(self->fd);
 		close(to_child[1]);
 		close(to_parent[0]);
-		if (fd < 0 || fence_import(fd, efd, &c))
+		if (fd < 0 || t_fence_import(fd, efd, &c))
 			_exit(1);
 		close(efd);
-		cv = map_value(fd, &c);
-		if (!cv || load(cv) != 3)
+		cv = t_value_map(fd, &c);
+		if (!cv || t_value_load(cv) != 3)
 			_exit(2);
 		if (write(to_parent[1], &x, 1) != 1)
 			_exit(6);
 		/* Each value the parent set, at once, with one load. */
 		while (read(to_child[0], &x, 8) == 8) {
-			if (load(cv) != x)
+			if (t_value_load(cv) != x)
 				_exit(3);
 			/* Rewind from here; the parent reads it. */
-			if (fence_signal(fd, c.handle, x / 2))
+			if (t_fence_signal(fd, c.handle, x / 2))
 				_exit(4);
 			if (write(to_parent[1], &x, 8) != 8)
 				_exit(5);
@@ -502,10 +396,10 @@ TEST_F(fence, shared_across_processes)
 	/* The child read the first value before anything changed it. */
 	ASSERT_EQ(1, read(to_parent[0], &x, 1));
 	for (x = 10; x < (1ull << 62); x *= 7) {
-		ASSERT_EQ(0, fence_signal(self->fd, s.handle, x));
+		ASSERT_EQ(0, t_fence_signal(self->fd, s.handle, x));
 		ASSERT_EQ(8, write(to_child[1], &x, 8));
 		ASSERT_EQ(8, read(to_parent[0], &x, 8));
-		EXPECT_EQ(x / 2, load(v));
+		EXPECT_EQ(x / 2, t_value_load(v));
 		last = x / 2;
 	}
 	close(to_child[1]);
@@ -514,13 +408,13 @@ TEST_F(fence, shared_across_processes)
 	EXPECT_EQ(0, WEXITSTATUS(status));
 
 	/* The export keeps the fence when every handle is gone. */
-	unmap_value(v);
-	EXPECT_EQ(0, fence_destroy(self->fd, s.handle));
-	EXPECT_EQ(0, fence_import(self->fd, efd, &s));
-	v = map_value(self->fd, &s);
+	t_value_unmap(v);
+	EXPECT_EQ(0, t_fence_destroy(self->fd, s.handle));
+	EXPECT_EQ(0, t_fence_import(self->fd, efd, &s));
+	v = t_value_map(self->fd, &s);
 	ASSERT_NE(NULL, v);
-	EXPECT_EQ(last, load(v));
-	unmap_value(v);
+	EXPECT_EQ(last, t_value_load(v));
+	t_value_unmap(v);
 	close(efd);
 	close(to_parent[0]);
 }
@@ -528,28 +422,28 @@ TEST_F(fence, shared_across_processes)
 TEST_F(fence, import_bad)
 {
 	struct drm_d3dq_fence_import i = { .fd = -1 };
-	struct fence f;
+	struct t_fence f;
 	int efd;
 
-	EXPECT_EQ(-EBADF, xioctl(self->fd, DRM_IOCTL_D3DQ_FENCE_IMPORT, &i));
+	EXPECT_EQ(-EBADF, t_ioctl(self->fd, DRM_IOCTL_D3DQ_FENCE_IMPORT, &i));
 	efd = eventfd(0, EFD_CLOEXEC);
 	ASSERT_LE(0, efd);
-	EXPECT_EQ(-EINVAL, fence_import(self->fd, efd, &f));
+	EXPECT_EQ(-EINVAL, t_fence_import(self->fd, efd, &f));
 	close(efd);
-	ASSERT_EQ(0, fence_create(self->fd, 0, DRM_D3DQ_FENCE_SHARED, &f));
-	efd = fence_export(self->fd, f.handle);
+	ASSERT_EQ(0, t_fence_create(self->fd, 0, DRM_D3DQ_FENCE_SHARED, &f));
+	efd = t_fence_export(self->fd, f.handle);
 	ASSERT_LE(0, efd);
 	i.fd = efd;
 	i.flags = 1;
-	EXPECT_EQ(-EINVAL, xioctl(self->fd, DRM_IOCTL_D3DQ_FENCE_IMPORT, &i));
+	EXPECT_EQ(-EINVAL, t_ioctl(self->fd, DRM_IOCTL_D3DQ_FENCE_IMPORT, &i));
 	i.flags = 0;
 	i.handle = 5;
-	EXPECT_EQ(-EINVAL, xioctl(self->fd, DRM_IOCTL_D3DQ_FENCE_IMPORT, &i));
+	EXPECT_EQ(-EINVAL, t_ioctl(self->fd, DRM_IOCTL_D3DQ_FENCE_IMPORT, &i));
 	/* Each import is a handle of its own. */
 	i.handle = 0;
-	EXPECT_EQ(0, xioctl(self->fd, DRM_IOCTL_D3DQ_FENCE_IMPORT, &i));
+	EXPECT_EQ(0, t_ioctl(self->fd, DRM_IOCTL_D3DQ_FENCE_IMPORT, &i));
 	EXPECT_NE(f.handle, i.handle);
-	EXPECT_EQ(0, fence_destroy(self->fd, i.handle));
+	EXPECT_EQ(0, t_fence_destroy(self->fd, i.handle));
 	close(efd);
 }
 
@@ -565,34 +459,34 @@ TEST_F(fence, bad_input)
 	struct drm_d3dq_fence_wait w = { 0 };
 	struct drm_d3dq_fence_value *big;
 	uint32_t max = t_param(self->fd, DRM_D3DQ_PARAM_MAX_SYNCS);
-	struct fence f;
+	struct t_fence f;
 	int efd;
 
 	c.flags = 2;
-	EXPECT_EQ(-EINVAL, xioctl(self->fd, DRM_IOCTL_D3DQ_FENCE_CREATE, &c));
+	EXPECT_EQ(-EINVAL, t_ioctl(self->fd, DRM_IOCTL_D3DQ_FENCE_CREATE, &c));
 	c.flags = 0;
 	c.pad = 1;
-	EXPECT_EQ(-EINVAL, xioctl(self->fd, DRM_IOCTL_D3DQ_FENCE_CREATE, &c));
+	EXPECT_EQ(-EINVAL, t_ioctl(self->fd, DRM_IOCTL_D3DQ_FENCE_CREATE, &c));
 	c.pad = 0;
 	c.handle = 1;
-	EXPECT_EQ(-EINVAL, xioctl(self->fd, DRM_IOCTL_D3DQ_FENCE_CREATE, &c));
+	EXPECT_EQ(-EINVAL, t_ioctl(self->fd, DRM_IOCTL_D3DQ_FENCE_CREATE, &c));
 	c.handle = 0;
 	c.mmap_offset = 4096;
-	EXPECT_EQ(-EINVAL, xioctl(self->fd, DRM_IOCTL_D3DQ_FENCE_CREATE, &c));
+	EXPECT_EQ(-EINVAL, t_ioctl(self->fd, DRM_IOCTL_D3DQ_FENCE_CREATE, &c));
 
-	ASSERT_EQ(0, fence_create(self->fd, 0, 0, &f));
+	ASSERT_EQ(0, t_fence_create(self->fd, 0, 0, &f));
 	fv[0].handle = f.handle;
 	fv[1].handle = f.handle;
 	d.handle = f.handle;
 	d.pad = 1;
-	EXPECT_EQ(-EINVAL, xioctl(self->fd, DRM_IOCTL_D3DQ_FENCE_DESTROY, &d));
+	EXPECT_EQ(-EINVAL, t_ioctl(self->fd, DRM_IOCTL_D3DQ_FENCE_DESTROY, &d));
 	s.handle = f.handle;
 	s.flags = 1;
-	EXPECT_EQ(-EINVAL, xioctl(self->fd, DRM_IOCTL_D3DQ_FENCE_SIGNAL, &s));
-	EXPECT_EQ(-ENOENT, fence_signal(self->fd, f.handle + 100, 1));
+	EXPECT_EQ(-EINVAL, t_ioctl(self->fd, DRM_IOCTL_D3DQ_FENCE_SIGNAL, &s));
+	EXPECT_EQ(-ENOENT, t_fence_signal(self->fd, f.handle + 100, 1));
 	x.handle = f.handle;
 	x.flags = 1;
-	EXPECT_EQ(-EINVAL, xioctl(self->fd, DRM_IOCTL_D3DQ_FENCE_EXPORT, &x));
+	EXPECT_EQ(-EINVAL, t_ioctl(self->fd, DRM_IOCTL_D3DQ_FENCE_EXPORT, &x));
 
 	/* Waits: count, flags, stride, padding, handles, pointers. */
 	EXPECT_EQ(-EINVAL, fence_wait(self->fd, fv, 0, 0, 0));
@@ -601,15 +495,15 @@ TEST_F(fence, bad_input)
 	EXPECT_EQ(-EINVAL, fence_wait(self->fd, fv, 0xffffffffu, 0, 0));
 	w.fences = (struct drm_d3dq_obj_array)DRM_D3DQ_OBJ_ARRAY(1, fv);
 	w.fences.stride = 8;
-	EXPECT_EQ(-EINVAL, xioctl(self->fd, DRM_IOCTL_D3DQ_FENCE_WAIT, &w));
+	EXPECT_EQ(-EINVAL, t_ioctl(self->fd, DRM_IOCTL_D3DQ_FENCE_WAIT, &w));
 	w.fences.stride = 4097;
-	EXPECT_EQ(-EINVAL, xioctl(self->fd, DRM_IOCTL_D3DQ_FENCE_WAIT, &w));
+	EXPECT_EQ(-EINVAL, t_ioctl(self->fd, DRM_IOCTL_D3DQ_FENCE_WAIT, &w));
 	w.fences.stride = sizeof(fv[0]);
 	w.pad = 1;
-	EXPECT_EQ(-EINVAL, xioctl(self->fd, DRM_IOCTL_D3DQ_FENCE_WAIT, &w));
+	EXPECT_EQ(-EINVAL, t_ioctl(self->fd, DRM_IOCTL_D3DQ_FENCE_WAIT, &w));
 	w.pad = 0;
 	w.fences.array = 8;
-	EXPECT_EQ(-EFAULT, xioctl(self->fd, DRM_IOCTL_D3DQ_FENCE_WAIT, &w));
+	EXPECT_EQ(-EFAULT, t_ioctl(self->fd, DRM_IOCTL_D3DQ_FENCE_WAIT, &w));
 	fv[1].pad = 1;
 	EXPECT_EQ(-EINVAL, fence_wait(self->fd, fv, 2, 0, 0));
 	fv[1].pad = 0;
@@ -622,7 +516,7 @@ TEST_F(fence, bad_input)
 	for (uint32_t i = 0; i < max; i++)
 		big[i] = fv[0];
 	EXPECT_EQ(-ETIME, fence_wait(self->fd, big, max, 0, 0));
-	EXPECT_EQ(0, fence_signal(self->fd, f.handle, 1));
+	EXPECT_EQ(0, t_fence_signal(self->fd, f.handle, 1));
 	EXPECT_EQ(0, fence_wait(self->fd, big, max, 0, 0));
 	free(big);
 
@@ -635,7 +529,7 @@ TEST_F(fence, bad_input)
 	EXPECT_EQ(-EINVAL, fence_event(self->fd, fv, max + 1, 0, efd));
 	fv[1].handle = 0;
 	EXPECT_EQ(-ENOENT, fence_event(self->fd, fv, 2, 0, efd));
-	EXPECT_EQ(0, efd_take(efd));
+	EXPECT_EQ(0, t_efd_take(efd));
 	EXPECT_TRUE(counts_become(1, 0));
 	close(efd);
 }
@@ -674,11 +568,11 @@ TEST_F(fence, waits)
 {
 	struct drm_d3dq_fence_value fv[2];
 	struct waiter w = { .fd = self->fd, .n = 2, .deadline = FOREVER };
-	struct fence a, b;
+	struct t_fence a, b;
 	pthread_t t;
 
-	ASSERT_EQ(0, fence_create(self->fd, 0, 0, &a));
-	ASSERT_EQ(0, fence_create(self->fd, 0, DRM_D3DQ_FENCE_SHARED, &b));
+	ASSERT_EQ(0, t_fence_create(self->fd, 0, 0, &a));
+	ASSERT_EQ(0, t_fence_create(self->fd, 0, DRM_D3DQ_FENCE_SHARED, &b));
 	fv[0] = (struct drm_d3dq_fence_value){ .handle = a.handle, .value = 2 };
 	fv[1] = (struct drm_d3dq_fence_value){ .handle = b.handle, .value = 3 };
 
@@ -694,19 +588,19 @@ TEST_F(fence, waits)
 	w.fv[0] = fv[0];
 	w.fv[1] = fv[1];
 	ASSERT_TRUE(start_waiter(&w, &t));
-	EXPECT_EQ(0, fence_signal(self->fd, a.handle, 2));
-	EXPECT_EQ(0, fence_signal(self->fd, a.handle, 0));
+	EXPECT_EQ(0, t_fence_signal(self->fd, a.handle, 2));
+	EXPECT_EQ(0, t_fence_signal(self->fd, a.handle, 0));
 	usleep(10000);
 	EXPECT_EQ(1, __atomic_load_n(&w.ret, __ATOMIC_ACQUIRE));
-	EXPECT_EQ(0, fence_signal(self->fd, b.handle, 100));
+	EXPECT_EQ(0, t_fence_signal(self->fd, b.handle, 100));
 	pthread_join(t, NULL);
 	EXPECT_EQ(0, w.ret);
 
 	/* ANY: the first one. */
-	EXPECT_EQ(0, fence_signal(self->fd, b.handle, 0));
+	EXPECT_EQ(0, t_fence_signal(self->fd, b.handle, 0));
 	w.flags = DRM_D3DQ_FENCE_WAIT_ANY;
 	ASSERT_TRUE(start_waiter(&w, &t));
-	EXPECT_EQ(0, fence_signal(self->fd, b.handle, 3));
+	EXPECT_EQ(0, t_fence_signal(self->fd, b.handle, 3));
 	pthread_join(t, NULL);
 	EXPECT_EQ(0, w.ret);
 	/* Already there: at once, with any deadline. */
@@ -714,9 +608,9 @@ TEST_F(fence, waits)
 	EXPECT_EQ(-ETIME, fence_wait(self->fd, fv, 2, 0, 0));
 
 	/* A wait queued after a rewind needs a new value (R7). */
-	EXPECT_EQ(0, fence_signal(self->fd, a.handle, 9));
-	EXPECT_EQ(0, fence_signal(self->fd, a.handle, 1));
-	EXPECT_EQ(-ETIME, wait1(self->fd, a.handle, 2, 0));
+	EXPECT_EQ(0, t_fence_signal(self->fd, a.handle, 9));
+	EXPECT_EQ(0, t_fence_signal(self->fd, a.handle, 1));
+	EXPECT_EQ(-ETIME, t_fence_wait1(self->fd, a.handle, 2, 0));
 
 	/*
 	 * A deadline in a sleeping wait. Not start_waiter(): on a slow
@@ -739,10 +633,10 @@ TEST_F(fence, wait_interrupted)
 {
 	struct sigaction sa = { .sa_handler = on_alarm }, old;
 	struct waiter w = { .fd = self->fd, .n = 1, .deadline = FOREVER };
-	struct fence f;
+	struct t_fence f;
 	pthread_t t;
 
-	ASSERT_EQ(0, fence_create(self->fd, 0, 0, &f));
+	ASSERT_EQ(0, t_fence_create(self->fd, 0, 0, &f));
 	w.fv[0] = (struct drm_d3dq_fence_value){ .handle = f.handle,
 						 .value = 1 };
 	/* Without SA_RESTART the wait returns EINTR. */
@@ -760,7 +654,7 @@ TEST_F(fence, wait_interrupted)
 	ASSERT_TRUE(sleeping(w.tid));
 	usleep(10000);
 	EXPECT_EQ(1, __atomic_load_n(&w.ret, __ATOMIC_ACQUIRE));
-	EXPECT_EQ(0, fence_signal(self->fd, f.handle, 1));
+	EXPECT_EQ(0, t_fence_signal(self->fd, f.handle, 1));
 	pthread_join(t, NULL);
 	EXPECT_EQ(0, w.ret);
 	sigaction(SIGUSR1, &old, NULL);
@@ -769,110 +663,110 @@ TEST_F(fence, wait_interrupted)
 TEST_F(fence, events)
 {
 	struct drm_d3dq_fence_value fv[2];
-	struct fence a, b;
+	struct t_fence a, b;
 	int efd, efd2, p[2];
 
 	efd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
 	efd2 = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
 	ASSERT_LE(0, efd);
 	ASSERT_LE(0, efd2);
-	ASSERT_EQ(0, fence_create(self->fd, 1, 0, &a));
-	ASSERT_EQ(0, fence_create(self->fd, 0, DRM_D3DQ_FENCE_SHARED, &b));
+	ASSERT_EQ(0, t_fence_create(self->fd, 1, 0, &a));
+	ASSERT_EQ(0, t_fence_create(self->fd, 0, DRM_D3DQ_FENCE_SHARED, &b));
 
 	/* Already reached: fires during the call. */
-	EXPECT_EQ(0, event1(self->fd, a.handle, 1, efd));
-	EXPECT_EQ(1, efd_take(efd));
+	EXPECT_EQ(0, t_fence_event1(self->fd, a.handle, 1, efd));
+	EXPECT_EQ(1, t_efd_take(efd));
 
 	/* Once, the first time the value gets there (R10). */
-	EXPECT_EQ(0, event1(self->fd, a.handle, 5, efd));
-	EXPECT_EQ(0, fence_signal(self->fd, a.handle, 4));
-	EXPECT_EQ(0, efd_take(efd));
-	EXPECT_EQ(0, fence_signal(self->fd, a.handle, 5));
-	EXPECT_EQ(1, efd_take(efd));
-	EXPECT_EQ(0, fence_signal(self->fd, a.handle, 0));
-	EXPECT_EQ(0, fence_signal(self->fd, a.handle, 7));
-	EXPECT_EQ(0, efd_take(efd));
+	EXPECT_EQ(0, t_fence_event1(self->fd, a.handle, 5, efd));
+	EXPECT_EQ(0, t_fence_signal(self->fd, a.handle, 4));
+	EXPECT_EQ(0, t_efd_take(efd));
+	EXPECT_EQ(0, t_fence_signal(self->fd, a.handle, 5));
+	EXPECT_EQ(1, t_efd_take(efd));
+	EXPECT_EQ(0, t_fence_signal(self->fd, a.handle, 0));
+	EXPECT_EQ(0, t_fence_signal(self->fd, a.handle, 7));
+	EXPECT_EQ(0, t_efd_take(efd));
 
 	/* Crossing and back: one firing, and the rewind fires nothing. */
-	EXPECT_EQ(0, fence_signal(self->fd, a.handle, 0));
-	EXPECT_EQ(0, event1(self->fd, a.handle, 3, efd));
-	EXPECT_EQ(0, event1(self->fd, a.handle, 3, efd2));
-	EXPECT_EQ(0, fence_signal(self->fd, a.handle, UINT64_MAX));
-	EXPECT_EQ(0, fence_signal(self->fd, a.handle, 0));
-	EXPECT_EQ(0, fence_signal(self->fd, a.handle, 3));
-	EXPECT_EQ(1, efd_take(efd));
-	EXPECT_EQ(1, efd_take(efd2));
+	EXPECT_EQ(0, t_fence_signal(self->fd, a.handle, 0));
+	EXPECT_EQ(0, t_fence_event1(self->fd, a.handle, 3, efd));
+	EXPECT_EQ(0, t_fence_event1(self->fd, a.handle, 3, efd2));
+	EXPECT_EQ(0, t_fence_signal(self->fd, a.handle, UINT64_MAX));
+	EXPECT_EQ(0, t_fence_signal(self->fd, a.handle, 0));
+	EXPECT_EQ(0, t_fence_signal(self->fd, a.handle, 3));
+	EXPECT_EQ(1, t_efd_take(efd));
+	EXPECT_EQ(1, t_efd_take(efd2));
 
 	/*
 	 * Registrations of one eventfd that one change satisfies signal it
 	 * once (R10), whatever their values; another change signals it
 	 * again, and so does a registration firing at its call.
 	 */
-	EXPECT_EQ(0, fence_signal(self->fd, a.handle, 0));
-	EXPECT_EQ(0, event1(self->fd, a.handle, 2, efd));
-	EXPECT_EQ(0, event1(self->fd, a.handle, 2, efd));
-	EXPECT_EQ(0, event1(self->fd, a.handle, 1, efd));
-	EXPECT_EQ(0, event1(self->fd, a.handle, 3, efd));
-	EXPECT_EQ(0, event1(self->fd, a.handle, 2, efd2));
-	EXPECT_EQ(0, fence_signal(self->fd, a.handle, 2));
-	EXPECT_EQ(1, efd_take(efd));
-	EXPECT_EQ(1, efd_take(efd2));
-	EXPECT_EQ(0, event1(self->fd, a.handle, 1, efd));
-	EXPECT_EQ(0, event1(self->fd, a.handle, 2, efd));
-	EXPECT_EQ(2, efd_take(efd));
-	EXPECT_EQ(0, fence_signal(self->fd, a.handle, 3));
-	EXPECT_EQ(1, efd_take(efd));
+	EXPECT_EQ(0, t_fence_signal(self->fd, a.handle, 0));
+	EXPECT_EQ(0, t_fence_event1(self->fd, a.handle, 2, efd));
+	EXPECT_EQ(0, t_fence_event1(self->fd, a.handle, 2, efd));
+	EXPECT_EQ(0, t_fence_event1(self->fd, a.handle, 1, efd));
+	EXPECT_EQ(0, t_fence_event1(self->fd, a.handle, 3, efd));
+	EXPECT_EQ(0, t_fence_event1(self->fd, a.handle, 2, efd2));
+	EXPECT_EQ(0, t_fence_signal(self->fd, a.handle, 2));
+	EXPECT_EQ(1, t_efd_take(efd));
+	EXPECT_EQ(1, t_efd_take(efd2));
+	EXPECT_EQ(0, t_fence_event1(self->fd, a.handle, 1, efd));
+	EXPECT_EQ(0, t_fence_event1(self->fd, a.handle, 2, efd));
+	EXPECT_EQ(2, t_efd_take(efd));
+	EXPECT_EQ(0, t_fence_signal(self->fd, a.handle, 3));
+	EXPECT_EQ(1, t_efd_take(efd));
 	/* A multi-fence registration is one of its own. */
-	EXPECT_EQ(0, fence_signal(self->fd, a.handle, 0));
-	EXPECT_EQ(0, event1(self->fd, a.handle, 2, efd));
+	EXPECT_EQ(0, t_fence_signal(self->fd, a.handle, 0));
+	EXPECT_EQ(0, t_fence_event1(self->fd, a.handle, 2, efd));
 	fv[0] = (struct drm_d3dq_fence_value){ .handle = a.handle, .value = 2 };
 	fv[1] = (struct drm_d3dq_fence_value){ .handle = a.handle, .value = 2 };
 	EXPECT_EQ(0, fence_event(self->fd, fv, 2, DRM_D3DQ_FENCE_WAIT_ANY,
 				 efd));
-	EXPECT_EQ(0, fence_signal(self->fd, a.handle, 2));
-	EXPECT_EQ(2, efd_take(efd));
+	EXPECT_EQ(0, t_fence_signal(self->fd, a.handle, 2));
+	EXPECT_EQ(2, t_efd_take(efd));
 
 	/* ALL: each value reached at some moment (sticky). */
-	EXPECT_EQ(0, fence_signal(self->fd, a.handle, 0));
+	EXPECT_EQ(0, t_fence_signal(self->fd, a.handle, 0));
 	fv[0] = (struct drm_d3dq_fence_value){ .handle = a.handle, .value = 1 };
 	fv[1] = (struct drm_d3dq_fence_value){ .handle = b.handle, .value = 1 };
 	EXPECT_EQ(0, fence_event(self->fd, fv, 2, 0, efd));
-	EXPECT_EQ(0, fence_signal(self->fd, a.handle, 1));
-	EXPECT_EQ(0, fence_signal(self->fd, a.handle, 0));
-	EXPECT_EQ(0, efd_take(efd));
-	EXPECT_EQ(0, fence_signal(self->fd, b.handle, 1));
-	EXPECT_EQ(1, efd_take(efd));
+	EXPECT_EQ(0, t_fence_signal(self->fd, a.handle, 1));
+	EXPECT_EQ(0, t_fence_signal(self->fd, a.handle, 0));
+	EXPECT_EQ(0, t_efd_take(efd));
+	EXPECT_EQ(0, t_fence_signal(self->fd, b.handle, 1));
+	EXPECT_EQ(1, t_efd_take(efd));
 
 	/* ANY: the first, and never again for that registration (R13). */
-	EXPECT_EQ(0, fence_signal(self->fd, b.handle, 0));
+	EXPECT_EQ(0, t_fence_signal(self->fd, b.handle, 0));
 	EXPECT_EQ(0, fence_event(self->fd, fv, 2, DRM_D3DQ_FENCE_WAIT_ANY,
 				 efd));
-	EXPECT_EQ(0, fence_signal(self->fd, b.handle, 1));
-	EXPECT_EQ(1, efd_take(efd));
-	EXPECT_EQ(0, fence_signal(self->fd, a.handle, 1));
-	EXPECT_EQ(0, fence_signal(self->fd, b.handle, 0));
-	EXPECT_EQ(0, fence_signal(self->fd, b.handle, 1));
-	EXPECT_EQ(0, efd_take(efd));
+	EXPECT_EQ(0, t_fence_signal(self->fd, b.handle, 1));
+	EXPECT_EQ(1, t_efd_take(efd));
+	EXPECT_EQ(0, t_fence_signal(self->fd, a.handle, 1));
+	EXPECT_EQ(0, t_fence_signal(self->fd, b.handle, 0));
+	EXPECT_EQ(0, t_fence_signal(self->fd, b.handle, 1));
+	EXPECT_EQ(0, t_efd_take(efd));
 	EXPECT_TRUE(counts_become(2, 0));
 
 	/* Not an eventfd (R19): refused, and nothing is written to it. */
 	ASSERT_EQ(0, pipe2(p, O_CLOEXEC | O_NONBLOCK));
-	EXPECT_EQ(-EINVAL, event1(self->fd, a.handle, 0, p[0]));
-	EXPECT_EQ(-EINVAL, event1(self->fd, a.handle, 0, p[1]));
-	EXPECT_EQ(-EINVAL, event1(self->fd, a.handle, 0, self->fd));
+	EXPECT_EQ(-EINVAL, t_fence_event1(self->fd, a.handle, 0, p[0]));
+	EXPECT_EQ(-EINVAL, t_fence_event1(self->fd, a.handle, 0, p[1]));
+	EXPECT_EQ(-EINVAL, t_fence_event1(self->fd, a.handle, 0, self->fd));
 	EXPECT_EQ(-1, read(p[0], &fv, 1));
 	EXPECT_EQ(EAGAIN, errno);
 	close(p[0]);
 	close(p[1]);
-	EXPECT_EQ(-EBADF, event1(self->fd, a.handle, 0, p[0]));
-	EXPECT_EQ(-EBADF, event1(self->fd, a.handle, 0, -1));
+	EXPECT_EQ(-EBADF, t_fence_event1(self->fd, a.handle, 0, p[0]));
+	EXPECT_EQ(-EBADF, t_fence_event1(self->fd, a.handle, 0, -1));
 
 	/* The kernel holds the eventfd: closing it changes nothing. */
-	EXPECT_EQ(0, fence_signal(self->fd, a.handle, 0));
-	EXPECT_EQ(0, event1(self->fd, a.handle, 10, efd2));
+	EXPECT_EQ(0, t_fence_signal(self->fd, a.handle, 0));
+	EXPECT_EQ(0, t_fence_event1(self->fd, a.handle, 10, efd2));
 	close(efd2);
 	EXPECT_TRUE(counts_become(2, 1));
-	EXPECT_EQ(0, fence_signal(self->fd, a.handle, 10));
+	EXPECT_EQ(0, t_fence_signal(self->fd, a.handle, 10));
 	EXPECT_TRUE(counts_become(2, 0));
 	close(efd);
 }
@@ -880,7 +774,7 @@ TEST_F(fence, events)
 TEST_F_TIMEOUT(fence, event_many, 120)
 {
 	enum { N = 3000 };
-	struct fence f;
+	struct t_fence f;
 	int efd, i;
 
 	/*
@@ -890,20 +784,20 @@ TEST_F_TIMEOUT(fence, event_many, 120)
 	 */
 	efd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
 	ASSERT_LE(0, efd);
-	ASSERT_EQ(0, fence_create(self->fd, 0, 0, &f));
+	ASSERT_EQ(0, t_fence_create(self->fd, 0, 0, &f));
 	for (i = 0; i < N; i++)
-		ASSERT_EQ(0, event1(self->fd, f.handle, N - i, efd));
+		ASSERT_EQ(0, t_fence_event1(self->fd, f.handle, N - i, efd));
 	EXPECT_TRUE(counts_become(1, N));
 	for (i = 1; i <= 10; i++)
-		EXPECT_EQ(0, fence_signal(self->fd, f.handle, i));
-	EXPECT_EQ(10, efd_take(efd));
+		EXPECT_EQ(0, t_fence_signal(self->fd, f.handle, i));
+	EXPECT_EQ(10, t_efd_take(efd));
 	EXPECT_TRUE(counts_become(1, N - 10));
-	EXPECT_EQ(0, fence_signal(self->fd, f.handle, N / 2));
-	EXPECT_EQ(1, efd_take(efd));
+	EXPECT_EQ(0, t_fence_signal(self->fd, f.handle, N / 2));
+	EXPECT_EQ(1, t_efd_take(efd));
 	EXPECT_TRUE(counts_become(1, N - N / 2));
-	EXPECT_EQ(0, fence_signal(self->fd, f.handle, 0));
-	EXPECT_EQ(0, fence_signal(self->fd, f.handle, N));
-	EXPECT_EQ(1, efd_take(efd));
+	EXPECT_EQ(0, t_fence_signal(self->fd, f.handle, 0));
+	EXPECT_EQ(0, t_fence_signal(self->fd, f.handle, N));
+	EXPECT_EQ(1, t_efd_take(efd));
 	EXPECT_TRUE(counts_become(1, 0));
 	close(efd);
 }
@@ -932,7 +826,7 @@ static bool order_signal(int fd, uint32_t handle, struct reg_model *m,
 	int i, pending = 0, tries;
 	bool ok = true;
 
-	if (fence_signal(fd, handle, value))
+	if (t_fence_signal(fd, handle, value))
 		return false;
 	for (i = 0; i < n; i++) {
 		if (m[i].done)
@@ -945,7 +839,7 @@ static bool order_signal(int fd, uint32_t handle, struct reg_model *m,
 		}
 	}
 	for (i = 0; i < ORDER_EFDS; i++) {
-		got = efd_take(efds[i]);
+		got = t_efd_take(efds[i]);
 		if (got != want[i]) {
 			fprintf(stderr, "# signal %llu: eventfd %d got %llu, want %llu\n",
 				(unsigned long long)value, i,
@@ -969,7 +863,7 @@ static int order_register(int fd, uint32_t handle, struct reg_model *m,
 {
 	m[*n] = (struct reg_model){ .value = value, .efd = efd };
 	(*n)++;
-	return event1(fd, handle, value, efds[efd]);
+	return t_fence_event1(fd, handle, value, efds[efd]);
 }
 
 /*
@@ -988,7 +882,7 @@ TEST_F_TIMEOUT(fence, event_order, 600)
 	struct timespec t0, t1;
 	int efds[ORDER_EFDS];
 	uint64_t v;
-	struct fence f;
+	struct t_fence f;
 	int i, n = 0;
 
 	m = calloc(FALL + RISE + LATE, sizeof(*m));
@@ -997,7 +891,7 @@ TEST_F_TIMEOUT(fence, event_order, 600)
 		efds[i] = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
 		ASSERT_LE(0, efds[i]);
 	}
-	ASSERT_EQ(0, fence_create(self->fd, 0, 0, &f));
+	ASSERT_EQ(0, t_fence_create(self->fd, 0, 0, &f));
 
 	/*
 	 * Falling targets FALL..1 over four eventfds; between them rising
@@ -1036,7 +930,7 @@ TEST_F_TIMEOUT(fence, event_order, 600)
 					    v, 5));
 		if (v <= 100) {
 			m[n - 1].done = true;
-			ASSERT_EQ(1, efd_take(efds[5]));
+			ASSERT_EQ(1, t_efd_take(efds[5]));
 		}
 	}
 	ASSERT_TRUE(order_signal(self->fd, f.handle, m, n, efds, 120));
@@ -1058,7 +952,7 @@ TEST_F_TIMEOUT(fence, event_order, 600)
 TEST_F(fence, destroy_and_close_release)
 {
 	struct waiter w = { .fd = self->fd, .n = 1, .deadline = FOREVER };
-	struct fence f, g, i1;
+	struct t_fence f, g, i1;
 	int efd, efd2, xfd, other;
 	pthread_t t;
 
@@ -1066,13 +960,13 @@ TEST_F(fence, destroy_and_close_release)
 	efd2 = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
 	ASSERT_LE(0, efd);
 	ASSERT_LE(0, efd2);
-	ASSERT_EQ(0, fence_create(self->fd, 0, DRM_D3DQ_FENCE_SHARED, &f));
-	xfd = fence_export(self->fd, f.handle);
+	ASSERT_EQ(0, t_fence_create(self->fd, 0, DRM_D3DQ_FENCE_SHARED, &f));
+	xfd = t_fence_export(self->fd, f.handle);
 	ASSERT_LE(0, xfd);
 	other = t_open(0);
 	ASSERT_LE(0, other);
-	ASSERT_EQ(0, fence_import(other, xfd, &g));
-	ASSERT_EQ(0, fence_import(self->fd, xfd, &i1));
+	ASSERT_EQ(0, t_fence_import(other, xfd, &g));
+	ASSERT_EQ(0, t_fence_import(self->fd, xfd, &i1));
 
 	/* A waiter and a registration on f, one on the import i1, one in
 	 * the other file.
@@ -1080,28 +974,28 @@ TEST_F(fence, destroy_and_close_release)
 	w.fv[0] = (struct drm_d3dq_fence_value){ .handle = f.handle,
 						 .value = 5 };
 	ASSERT_TRUE(start_waiter(&w, &t));
-	EXPECT_EQ(0, event1(self->fd, f.handle, 5, efd));
-	EXPECT_EQ(0, event1(self->fd, i1.handle, 5, efd2));
-	EXPECT_EQ(0, event1(other, g.handle, 5, efd2));
+	EXPECT_EQ(0, t_fence_event1(self->fd, f.handle, 5, efd));
+	EXPECT_EQ(0, t_fence_event1(self->fd, i1.handle, 5, efd2));
+	EXPECT_EQ(0, t_fence_event1(other, g.handle, 5, efd2));
 	EXPECT_TRUE(counts_become(1, 3));
 
-	EXPECT_EQ(0, fence_destroy(self->fd, f.handle));
+	EXPECT_EQ(0, t_fence_destroy(self->fd, f.handle));
 	pthread_join(t, NULL);
 	EXPECT_EQ(0, w.ret);
-	EXPECT_EQ(1, efd_take(efd));
+	EXPECT_EQ(1, t_efd_take(efd));
 	/* Neither the other handle's nor the other file's. */
-	EXPECT_EQ(0, efd_take(efd2));
+	EXPECT_EQ(0, t_efd_take(efd2));
 	EXPECT_TRUE(counts_become(1, 2));
 
 	/* Close with a registration pending: it fires and is freed. */
 	close(other);
-	EXPECT_EQ(1, efd_take(efd2));
+	EXPECT_EQ(1, t_efd_take(efd2));
 	EXPECT_TRUE(counts_become(1, 1));
 	/* The value was never touched. */
-	EXPECT_EQ(-ETIME, wait1(self->fd, i1.handle, 5, 0));
+	EXPECT_EQ(-ETIME, t_fence_wait1(self->fd, i1.handle, 5, 0));
 	close(self->fd);
 	self->fd = -1;
-	EXPECT_EQ(1, efd_take(efd2));
+	EXPECT_EQ(1, t_efd_take(efd2));
 	/* The exported fd keeps the fence. */
 	EXPECT_TRUE(counts_become(1, 0));
 	close(xfd);
@@ -1118,7 +1012,7 @@ TEST_F(fence, destroy_and_close_release)
  */
 TEST_F(fence, killed_waiter)
 {
-	struct fence s;
+	struct t_fence s;
 	int efd, mine, xfd, status;
 	char path[64];
 	pid_t pid;
@@ -1127,21 +1021,21 @@ TEST_F(fence, killed_waiter)
 	mine = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
 	ASSERT_LE(0, efd);
 	ASSERT_LE(0, mine);
-	ASSERT_EQ(0, fence_create(self->fd, 4, DRM_D3DQ_FENCE_SHARED, &s));
-	xfd = fence_export(self->fd, s.handle);
+	ASSERT_EQ(0, t_fence_create(self->fd, 4, DRM_D3DQ_FENCE_SHARED, &s));
+	xfd = t_fence_export(self->fd, s.handle);
 	ASSERT_LE(0, xfd);
-	EXPECT_EQ(0, event1(self->fd, s.handle, 50, mine));
+	EXPECT_EQ(0, t_fence_event1(self->fd, s.handle, 50, mine));
 
 	pid = fork();
 	ASSERT_LE(0, pid);
 	if (!pid) {
-		struct fence c;
+		struct t_fence c;
 		int fd = t_open(0);
 
-		if (fd < 0 || fence_import(fd, xfd, &c) ||
-		    event1(fd, c.handle, 50, efd))
+		if (fd < 0 || t_fence_import(fd, xfd, &c) ||
+		    t_fence_event1(fd, c.handle, 50, efd))
 			_exit(1);
-		wait1(fd, c.handle, 50, FOREVER);
+		t_fence_wait1(fd, c.handle, 50, FOREVER);
 		_exit(2);
 	}
 	snprintf(path, sizeof(path), "/proc/%d/stat", pid);
@@ -1152,13 +1046,13 @@ TEST_F(fence, killed_waiter)
 	ASSERT_EQ(pid, waitpid(pid, &status, 0));
 	EXPECT_TRUE(WIFSIGNALED(status));
 	/* Released by the close, once. */
-	EXPECT_EQ(1, efd_take(efd));
+	EXPECT_EQ(1, t_efd_take(efd));
 	EXPECT_TRUE(counts_become(1, 1));
-	EXPECT_EQ(-ETIME, wait1(self->fd, s.handle, 5, 0));
-	EXPECT_EQ(0, efd_take(mine));
-	EXPECT_EQ(0, fence_signal(self->fd, s.handle, 50));
-	EXPECT_EQ(1, efd_take(mine));
-	EXPECT_EQ(0, efd_take(efd));
+	EXPECT_EQ(-ETIME, t_fence_wait1(self->fd, s.handle, 5, 0));
+	EXPECT_EQ(0, t_efd_take(mine));
+	EXPECT_EQ(0, t_fence_signal(self->fd, s.handle, 50));
+	EXPECT_EQ(1, t_efd_take(mine));
+	EXPECT_EQ(0, t_efd_take(efd));
 	EXPECT_TRUE(counts_become(1, 0));
 	close(xfd);
 	close(efd);
@@ -1211,33 +1105,33 @@ TEST_F(fence, event_syncobj)
 {
 	struct sobj_waiter w = { .fd = self->fd, .point = 3 };
 	struct drm_d3dq_fence_value fv[2];
-	struct fence f, g;
+	struct t_fence f, g;
 	uint32_t s;
 	pthread_t t;
 
 	ASSERT_TRUE(t_param(self->fd, DRM_D3DQ_PARAM_FEATURES) &
 		    DRM_D3DQ_FEATURE_FENCE_EVENT_SYNCOBJ);
-	ASSERT_EQ(0, fence_create(self->fd, 0, 0, &f));
-	ASSERT_EQ(0, fence_create(self->fd, 0, DRM_D3DQ_FENCE_SHARED, &g));
+	ASSERT_EQ(0, t_fence_create(self->fd, 0, 0, &f));
+	ASSERT_EQ(0, t_fence_create(self->fd, 0, DRM_D3DQ_FENCE_SHARED, &g));
 	ASSERT_EQ(0, drmSyncobjCreate(self->fd, 0, &s));
 	w.sobj = s;
 
 	ASSERT_EQ(0, event1_syncobj(self->fd, f.handle, 10, s, 3));
 	EXPECT_TRUE(counts_become(2, 1));
 	ASSERT_TRUE(start_sobj_waiter(&w, &t));
-	EXPECT_EQ(0, fence_signal(self->fd, f.handle, 9));
+	EXPECT_EQ(0, t_fence_signal(self->fd, f.handle, 9));
 	usleep(100000);
 	EXPECT_EQ(0, sobj_last(self->fd, s));
 	EXPECT_EQ(1, __atomic_load_n(&w.ret, __ATOMIC_ACQUIRE));
 	/* Reached and rewound before anyone looked. */
-	EXPECT_EQ(0, fence_signal(self->fd, f.handle, 10));
-	EXPECT_EQ(0, fence_signal(self->fd, f.handle, 0));
+	EXPECT_EQ(0, t_fence_signal(self->fd, f.handle, 10));
+	EXPECT_EQ(0, t_fence_signal(self->fd, f.handle, 0));
 	pthread_join(t, NULL);
 	EXPECT_EQ(0, w.ret);
 	EXPECT_EQ(3, sobj_last(self->fd, s));
 	EXPECT_TRUE(counts_become(2, 0));
 	/* Once: a second crossing adds nothing. */
-	EXPECT_EQ(0, fence_signal(self->fd, f.handle, 10));
+	EXPECT_EQ(0, t_fence_signal(self->fd, f.handle, 10));
 	usleep(100000);
 	EXPECT_EQ(3, sobj_last(self->fd, s));
 
@@ -1251,11 +1145,11 @@ TEST_F(fence, event_syncobj)
 	fv[1] = (struct drm_d3dq_fence_value){ .handle = g.handle,
 					       .value = 5 };
 	EXPECT_EQ(0, event_syncobj(self->fd, fv, 2, 0, s, 6));
-	EXPECT_EQ(0, fence_signal(self->fd, f.handle, 20));
-	EXPECT_EQ(0, fence_signal(self->fd, f.handle, 0));
+	EXPECT_EQ(0, t_fence_signal(self->fd, f.handle, 20));
+	EXPECT_EQ(0, t_fence_signal(self->fd, f.handle, 0));
 	usleep(100000);
 	EXPECT_EQ(4, sobj_last(self->fd, s));
-	EXPECT_EQ(0, fence_signal(self->fd, g.handle, 5));
+	EXPECT_EQ(0, t_fence_signal(self->fd, g.handle, 5));
 	EXPECT_TRUE(sobj_becomes(self->fd, s, 6));
 
 	/* Any of two. */
@@ -1264,8 +1158,8 @@ TEST_F(fence, event_syncobj)
 	EXPECT_TRUE(sobj_becomes(self->fd, s, 8));
 	EXPECT_TRUE(counts_become(2, 0));
 
-	EXPECT_EQ(0, fence_destroy(self->fd, f.handle));
-	EXPECT_EQ(0, fence_destroy(self->fd, g.handle));
+	EXPECT_EQ(0, t_fence_destroy(self->fd, f.handle));
+	EXPECT_EQ(0, t_fence_destroy(self->fd, g.handle));
 	EXPECT_EQ(0, drmSyncobjDestroy(self->fd, s));
 	EXPECT_TRUE(counts_become(0, 0));
 }
@@ -1277,34 +1171,34 @@ TEST_F(fence, event_syncobj)
  */
 TEST_F(fence, event_syncobj_release)
 {
-	struct fence f, g;
+	struct t_fence f, g;
 	uint32_t s, s2;
 	int other, xfd;
 
-	ASSERT_EQ(0, fence_create(self->fd, 0, DRM_D3DQ_FENCE_SHARED, &f));
+	ASSERT_EQ(0, t_fence_create(self->fd, 0, DRM_D3DQ_FENCE_SHARED, &f));
 	ASSERT_EQ(0, drmSyncobjCreate(self->fd, 0, &s));
 	ASSERT_EQ(0, event1_syncobj(self->fd, f.handle, 10, s, 1));
 	EXPECT_TRUE(counts_become(1, 1));
-	EXPECT_EQ(0, fence_destroy(self->fd, f.handle));
+	EXPECT_EQ(0, t_fence_destroy(self->fd, f.handle));
 	EXPECT_TRUE(sobj_becomes(self->fd, s, 1));
 	EXPECT_TRUE(counts_become(0, 0));
 
 	/* The syncobj's handle goes first; the registration still fires. */
-	ASSERT_EQ(0, fence_create(self->fd, 0, 0, &f));
+	ASSERT_EQ(0, t_fence_create(self->fd, 0, 0, &f));
 	ASSERT_EQ(0, drmSyncobjCreate(self->fd, 0, &s2));
 	ASSERT_EQ(0, event1_syncobj(self->fd, f.handle, 10, s2, 1));
 	EXPECT_EQ(0, drmSyncobjDestroy(self->fd, s2));
-	EXPECT_EQ(0, fence_signal(self->fd, f.handle, 10));
+	EXPECT_EQ(0, t_fence_signal(self->fd, f.handle, 10));
 	EXPECT_TRUE(counts_become(1, 0));
 
 	/* A file closed with registrations pending on a shared fence. */
-	EXPECT_EQ(0, fence_destroy(self->fd, f.handle));
-	ASSERT_EQ(0, fence_create(self->fd, 0, DRM_D3DQ_FENCE_SHARED, &f));
-	xfd = fence_export(self->fd, f.handle);
+	EXPECT_EQ(0, t_fence_destroy(self->fd, f.handle));
+	ASSERT_EQ(0, t_fence_create(self->fd, 0, DRM_D3DQ_FENCE_SHARED, &f));
+	xfd = t_fence_export(self->fd, f.handle);
 	ASSERT_LE(0, xfd);
 	other = t_open(0);
 	ASSERT_LE(0, other);
-	ASSERT_EQ(0, fence_import(other, xfd, &g));
+	ASSERT_EQ(0, t_fence_import(other, xfd, &g));
 	close(xfd);
 	ASSERT_EQ(0, drmSyncobjCreate(other, 0, &s2));
 	ASSERT_EQ(0, event1_syncobj(other, g.handle, 10, s2, 1));
@@ -1313,8 +1207,8 @@ TEST_F(fence, event_syncobj_release)
 	close(other);
 	EXPECT_TRUE(counts_become(1, 0));
 	/* Nothing of it is left to fire on this file's fence. */
-	EXPECT_EQ(0, fence_signal(self->fd, f.handle, 20));
-	EXPECT_EQ(0, fence_destroy(self->fd, f.handle));
+	EXPECT_EQ(0, t_fence_signal(self->fd, f.handle, 20));
+	EXPECT_EQ(0, t_fence_destroy(self->fd, f.handle));
 	EXPECT_EQ(0, drmSyncobjDestroy(self->fd, s));
 	EXPECT_TRUE(counts_become(0, 0));
 }
@@ -1326,13 +1220,13 @@ TEST_F(fence, event_syncobj_bad)
 	struct drm_d3dq_fence_event e;
 	unsigned long old_req;
 	char buf[64];
-	struct fence f;
+	struct t_fence f;
 	uint32_t s;
 	int efd;
 
 	efd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
 	ASSERT_LE(0, efd);
-	ASSERT_EQ(0, fence_create(self->fd, 0, 0, &f));
+	ASSERT_EQ(0, t_fence_create(self->fd, 0, 0, &f));
 	ASSERT_EQ(0, drmSyncobjCreate(self->fd, 0, &s));
 	fv.handle = f.handle;
 
@@ -1347,23 +1241,23 @@ TEST_F(fence, event_syncobj_bad)
 		.flags = DRM_D3DQ_FENCE_EVENT_SYNCOBJ,
 		.eventfd = efd, .syncobj = s, .point = 1,
 	};
-	EXPECT_EQ(-EINVAL, xioctl(self->fd, DRM_IOCTL_D3DQ_FENCE_EVENT, &e));
+	EXPECT_EQ(-EINVAL, t_ioctl(self->fd, DRM_IOCTL_D3DQ_FENCE_EVENT, &e));
 	e.eventfd = 0;
 	e.pad = 1;
-	EXPECT_EQ(-EINVAL, xioctl(self->fd, DRM_IOCTL_D3DQ_FENCE_EVENT, &e));
+	EXPECT_EQ(-EINVAL, t_ioctl(self->fd, DRM_IOCTL_D3DQ_FENCE_EVENT, &e));
 	/* Without the flag, the syncobj fields must be 0. */
 	e = (struct drm_d3dq_fence_event){
 		.fences = DRM_D3DQ_OBJ_ARRAY(1, &fv),
 		.eventfd = efd, .syncobj = s,
 	};
-	EXPECT_EQ(-EINVAL, xioctl(self->fd, DRM_IOCTL_D3DQ_FENCE_EVENT, &e));
+	EXPECT_EQ(-EINVAL, t_ioctl(self->fd, DRM_IOCTL_D3DQ_FENCE_EVENT, &e));
 	e.syncobj = 0;
 	e.point = 1;
-	EXPECT_EQ(-EINVAL, xioctl(self->fd, DRM_IOCTL_D3DQ_FENCE_EVENT, &e));
+	EXPECT_EQ(-EINVAL, t_ioctl(self->fd, DRM_IOCTL_D3DQ_FENCE_EVENT, &e));
 	e.point = 0;
 	e.pad = 1;
-	EXPECT_EQ(-EINVAL, xioctl(self->fd, DRM_IOCTL_D3DQ_FENCE_EVENT, &e));
-	EXPECT_EQ(0, efd_take(efd));
+	EXPECT_EQ(-EINVAL, t_ioctl(self->fd, DRM_IOCTL_D3DQ_FENCE_EVENT, &e));
+	EXPECT_EQ(0, t_efd_take(efd));
 	EXPECT_EQ(0, sobj_last(self->fd, s));
 	EXPECT_TRUE(counts_become(1, 0));
 
@@ -1380,11 +1274,11 @@ TEST_F(fence, event_syncobj_bad)
 		.eventfd = efd,
 	};
 	memcpy(buf, &e, offsetof(struct drm_d3dq_fence_event, syncobj));
-	EXPECT_EQ(0, xioctl(self->fd, old_req, buf));
-	EXPECT_EQ(0, fence_signal(self->fd, f.handle, 5));
-	EXPECT_EQ(1, efd_take(efd));
+	EXPECT_EQ(0, t_ioctl(self->fd, old_req, buf));
+	EXPECT_EQ(0, t_fence_signal(self->fd, f.handle, 5));
+	EXPECT_EQ(1, t_efd_take(efd));
 
-	EXPECT_EQ(0, fence_destroy(self->fd, f.handle));
+	EXPECT_EQ(0, t_fence_destroy(self->fd, f.handle));
 	EXPECT_EQ(0, drmSyncobjDestroy(self->fd, s));
 	EXPECT_TRUE(counts_become(0, 0));
 	close(efd);
@@ -1394,51 +1288,51 @@ TEST_F(fence, remove)
 {
 	struct drm_d3dq_remove rm = { 0 };
 	const uint64_t *vl, *vs, *vo;
-	struct fence l, s, o, other_own;
+	struct t_fence l, s, o, other_own;
 	int efd, xfd, other;
 
 	efd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
 	ASSERT_LE(0, efd);
-	ASSERT_EQ(0, fence_create(self->fd, 1, 0, &l));
-	ASSERT_EQ(0, fence_create(self->fd, 2, DRM_D3DQ_FENCE_SHARED, &s));
-	xfd = fence_export(self->fd, s.handle);
+	ASSERT_EQ(0, t_fence_create(self->fd, 1, 0, &l));
+	ASSERT_EQ(0, t_fence_create(self->fd, 2, DRM_D3DQ_FENCE_SHARED, &s));
+	xfd = t_fence_export(self->fd, s.handle);
 	ASSERT_LE(0, xfd);
 	other = t_open(0);
 	ASSERT_LE(0, other);
-	ASSERT_EQ(0, fence_import(other, xfd, &o));
-	ASSERT_EQ(0, fence_create(other, 3, 0, &other_own));
-	vl = map_value(self->fd, &l);
-	vs = map_value(self->fd, &s);
-	vo = map_value(other, &o);
+	ASSERT_EQ(0, t_fence_import(other, xfd, &o));
+	ASSERT_EQ(0, t_fence_create(other, 3, 0, &other_own));
+	vl = t_value_map(self->fd, &l);
+	vs = t_value_map(self->fd, &s);
+	vo = t_value_map(other, &o);
 	ASSERT_NE(NULL, vl);
 	ASSERT_NE(NULL, vs);
 	ASSERT_NE(NULL, vo);
-	EXPECT_EQ(0, event1(self->fd, l.handle, 100, efd));
-	EXPECT_EQ(0, event1(other, o.handle, 100, efd));
+	EXPECT_EQ(0, t_fence_event1(self->fd, l.handle, 100, efd));
+	EXPECT_EQ(0, t_fence_event1(other, o.handle, 100, efd));
 
-	ASSERT_EQ(0, xioctl(self->fd, DRM_IOCTL_D3DQ_REMOVE, &rm));
-	EXPECT_EQ(UINT64_MAX, load(vl));
-	EXPECT_EQ(UINT64_MAX, load(vs));
-	EXPECT_EQ(UINT64_MAX, load(vo));
-	EXPECT_EQ(2, efd_take(efd));
-	EXPECT_EQ(0, wait1(self->fd, l.handle, UINT64_MAX, 0));
-	EXPECT_EQ(0, wait1(other, o.handle, UINT64_MAX, 0));
+	ASSERT_EQ(0, t_ioctl(self->fd, DRM_IOCTL_D3DQ_REMOVE, &rm));
+	EXPECT_EQ(UINT64_MAX, t_value_load(vl));
+	EXPECT_EQ(UINT64_MAX, t_value_load(vs));
+	EXPECT_EQ(UINT64_MAX, t_value_load(vo));
+	EXPECT_EQ(2, t_efd_take(efd));
+	EXPECT_EQ(0, t_fence_wait1(self->fd, l.handle, UINT64_MAX, 0));
+	EXPECT_EQ(0, t_fence_wait1(other, o.handle, UINT64_MAX, 0));
 	/* It stays: signals fail in every file. */
-	EXPECT_EQ(-ENODEV, fence_signal(self->fd, l.handle, 0));
-	EXPECT_EQ(-ENODEV, fence_signal(other, o.handle, 0));
-	EXPECT_EQ(UINT64_MAX, load(vo));
+	EXPECT_EQ(-ENODEV, t_fence_signal(self->fd, l.handle, 0));
+	EXPECT_EQ(-ENODEV, t_fence_signal(other, o.handle, 0));
+	EXPECT_EQ(UINT64_MAX, t_value_load(vo));
 	/* A new registration fires at once. */
-	EXPECT_EQ(0, event1(other, o.handle, 5, efd));
-	EXPECT_EQ(1, efd_take(efd));
+	EXPECT_EQ(0, t_fence_event1(other, o.handle, 5, efd));
+	EXPECT_EQ(1, t_efd_take(efd));
 	/* No new fences on the removed file; the other file is fine. */
-	EXPECT_EQ(-ENODEV, fence_create(self->fd, 0, 0, &l));
-	EXPECT_EQ(-ENODEV, fence_import(self->fd, xfd, &l));
-	EXPECT_EQ(0, fence_signal(other, other_own.handle, 4));
-	EXPECT_EQ(0, wait1(other, other_own.handle, 4, 0));
+	EXPECT_EQ(-ENODEV, t_fence_create(self->fd, 0, 0, &l));
+	EXPECT_EQ(-ENODEV, t_fence_import(self->fd, xfd, &l));
+	EXPECT_EQ(0, t_fence_signal(other, other_own.handle, 4));
+	EXPECT_EQ(0, t_fence_wait1(other, other_own.handle, 4, 0));
 
-	unmap_value(vl);
-	unmap_value(vs);
-	unmap_value(vo);
+	t_value_unmap(vl);
+	t_value_unmap(vs);
+	t_value_unmap(vo);
 	close(xfd);
 	close(other);
 	close(efd);
@@ -1478,7 +1372,7 @@ FIXTURE_TEARDOWN(limits)
 static void creator(int out, int go)
 {
 	int fd[2], n = 0, err = 0, i;
-	struct fence f;
+	struct t_fence f;
 	char b;
 
 	fd[0] = t_open(0);
@@ -1486,7 +1380,7 @@ static void creator(int out, int go)
 	if (fd[0] < 0 || fd[1] < 0)
 		_exit(1);
 	for (i = 0; !err; i ^= 1) {
-		err = -fence_create(fd[i], 0, i ? DRM_D3DQ_FENCE_SHARED : 0,
+		err = -t_fence_create(fd[i], 0, i ? DRM_D3DQ_FENCE_SHARED : 0,
 				    &f);
 		if (!err)
 			n++;
@@ -1503,7 +1397,7 @@ TEST_F(limits, user_fences)
 {
 	int res[2], go[2], total = 0, n, err, i, status;
 	pid_t pids[3];
-	struct fence f;
+	struct t_fence f;
 
 	ASSERT_EQ(0, pipe(res));
 	ASSERT_EQ(0, pipe(go));
@@ -1522,7 +1416,7 @@ TEST_F(limits, user_fences)
 		total += n;
 	}
 	EXPECT_EQ(USER_FENCES, total);
-	EXPECT_EQ(-EDQUOT, fence_create(self->fd, 0, 0, &f));
+	EXPECT_EQ(-EDQUOT, t_fence_create(self->fd, 0, 0, &f));
 	/* Freed fences count no more. */
 	close(go[1]);
 	for (i = 0; i < 3; i++) {
@@ -1530,7 +1424,7 @@ TEST_F(limits, user_fences)
 		EXPECT_EQ(0, status);
 	}
 	EXPECT_TRUE(counts_become(0, 0));
-	EXPECT_EQ(0, fence_create(self->fd, 0, 0, &f));
+	EXPECT_EQ(0, t_fence_create(self->fd, 0, 0, &f));
 	close(go[0]);
 	close(res[0]);
 	close(res[1]);
@@ -1538,81 +1432,57 @@ TEST_F(limits, user_fences)
 
 TEST_F(limits, user_events)
 {
-	struct fence f, mine;
+	struct t_fence f, mine;
 	int efd, i, other;
 
 	efd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
 	ASSERT_LE(0, efd);
 	other = t_open(0);
 	ASSERT_LE(0, other);
-	ASSERT_EQ(0, fence_create(self->fd, 0, 0, &mine));
+	ASSERT_EQ(0, t_fence_create(self->fd, 0, 0, &mine));
 	for (i = 0; i < USER_EVENTS; i++)
-		ASSERT_EQ(0, event1(self->fd, mine.handle, 1, efd));
-	EXPECT_EQ(-EDQUOT, event1(self->fd, mine.handle, 1, efd));
-	ASSERT_EQ(0, fence_create(other, 0, 0, &f));
-	EXPECT_EQ(-EDQUOT, event1(other, f.handle, 1, efd));
-	EXPECT_EQ(0, efd_take(efd));
+		ASSERT_EQ(0, t_fence_event1(self->fd, mine.handle, 1, efd));
+	EXPECT_EQ(-EDQUOT, t_fence_event1(self->fd, mine.handle, 1, efd));
+	ASSERT_EQ(0, t_fence_create(other, 0, 0, &f));
+	EXPECT_EQ(-EDQUOT, t_fence_event1(other, f.handle, 1, efd));
+	EXPECT_EQ(0, t_efd_take(efd));
 	/* Fired registrations are freed, and count no more. */
-	EXPECT_EQ(0, fence_signal(self->fd, mine.handle, 1));
+	EXPECT_EQ(0, t_fence_signal(self->fd, mine.handle, 1));
 	/* One change signals an eventfd once (R10). */
-	EXPECT_EQ(1, efd_take(efd));
+	EXPECT_EQ(1, t_efd_take(efd));
 	EXPECT_TRUE(counts_become(2, 0));
-	EXPECT_EQ(0, event1(other, f.handle, 1, efd));
+	EXPECT_EQ(0, t_fence_event1(other, f.handle, 1, efd));
 	close(other);
-	EXPECT_EQ(1, efd_take(efd));
+	EXPECT_EQ(1, t_efd_take(efd));
 	close(efd);
 }
 
 /* Unplug (R15): every fence of the device reads ~0, events fire. */
-FIXTURE(unplug) {
-	int fd;
-};
-
-FIXTURE_SETUP(unplug)
-{
-	self->fd = -1;
-	if (!t_can_reload())
-		SKIP(return, "D3DQ_MODULE not set or module not loaded");
-	self->fd = t_open(0);
-	ASSERT_LE(0, self->fd);
-}
-
-FIXTURE_TEARDOWN(unplug)
-{
-	if (self->fd >= 0)
-		close(self->fd);
-	if (!t_can_reload())
-		return;
-	if (!t_is_bound(0))
-		EXPECT_EQ(0, t_bind(0));
-	T_EXPECT_IDLE(10000);
-	EXPECT_EQ(0, t_unload());
-	EXPECT_EQ(0, t_load(NULL));
-}
+T_UNPLUG_FIXTURE(unplug)
 
 TEST_F(unplug, fences_read_max)
 {
 	struct sobj_waiter sw = { .fd = self->fd, .point = 1 };
 	const uint64_t *vl, *vs;
 	pthread_t t;
-	struct fence l, s;
+	struct t_fence l, s;
 	int efd, xfd;
 
 	efd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
 	ASSERT_LE(0, efd);
-	ASSERT_EQ(0, fence_create(self->fd, 1, 0, &l));
-	ASSERT_EQ(0, fence_create(self->fd, 2, DRM_D3DQ_FENCE_SHARED, &s));
-	xfd = fence_export(self->fd, s.handle);
+	ASSERT_EQ(0, t_fence_create(self->fd, 1, 0, &l));
+	ASSERT_EQ(0, t_fence_create(self->fd, 2, DRM_D3DQ_FENCE_SHARED, &s));
+	xfd = t_fence_export(self->fd, s.handle);
 	ASSERT_LE(0, xfd);
 	/* Only the export holds it now. */
-	ASSERT_EQ(0, fence_destroy(self->fd, s.handle));
-	ASSERT_EQ(0, fence_import(self->fd, xfd, &s));
-	vl = map_value(self->fd, &l);
-	vs = map_value(self->fd, &s);
+	ASSERT_EQ(0, t_fence_destroy(self->fd, s.handle));
+	ASSERT_EQ(0, t_fence_import(self->fd, xfd, &s));
+	vl = t_value_map(self->fd, &l);
+	vs = t_value_map(self->fd, &s);
 	ASSERT_NE(NULL, vl);
 	ASSERT_NE(NULL, vs);
-	ASSERT_EQ(0, fence_destroy(self->fd, s.handle));
-	EXPECT_EQ(0, event1(self->fd, l.handle, 10, efd));
+	ASSERT_EQ(0, t_fence_destroy(self->fd, s.handle));
+	EXPECT_EQ(0, t_fence_event1(self->fd, l.handle, 10, efd));
 
 	ASSERT_EQ(0, drmSyncobjCreate(self->fd, 0, &sw.sobj));
 	ASSERT_EQ(0, event1_syncobj(self->fd, l.handle, 10, sw.sobj, 1));
@@ -1622,12 +1492,12 @@ TEST_F(unplug, fences_read_max)
 	/* The syncobj registration fired too: its waiter wakes. */
 	pthread_join(t, NULL);
 	EXPECT_EQ(0, sw.ret);
-	EXPECT_EQ(UINT64_MAX, load(vl));
-	EXPECT_EQ(UINT64_MAX, load(vs));
-	EXPECT_EQ(1, efd_take(efd));
-	EXPECT_EQ(-ENODEV, fence_signal(self->fd, l.handle, 0));
-	unmap_value(vl);
-	unmap_value(vs);
+	EXPECT_EQ(UINT64_MAX, t_value_load(vl));
+	EXPECT_EQ(UINT64_MAX, t_value_load(vs));
+	EXPECT_EQ(1, t_efd_take(efd));
+	EXPECT_EQ(-ENODEV, t_fence_signal(self->fd, l.handle, 0));
+	t_value_unmap(vl);
+	t_value_unmap(vs);
 	close(xfd);
 	close(efd);
 }

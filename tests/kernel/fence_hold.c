@@ -32,61 +32,6 @@
 #include "kselftest_harness.h"
 #include "util/d3dq_test.h"
 
-/* Raw ioctl (no retry on EINTR): 0 or -errno. */
-static int xioctl(int fd, unsigned long req, void *arg)
-{
-	return ioctl(fd, req, arg) ? -errno : 0;
-}
-
-struct fence {
-	uint32_t handle;
-	const uint64_t *v;	/* the value, mapped read-only */
-	void *page;
-};
-
-static int fence_new(int fd, uint64_t value, struct fence *f)
-{
-	struct drm_d3dq_fence_create c = { .value = value };
-	int ret = xioctl(fd, DRM_IOCTL_D3DQ_FENCE_CREATE, &c);
-
-	if (ret)
-		return ret;
-	f->handle = c.handle;
-	f->page = mmap(NULL, 4096, PROT_READ, MAP_SHARED, fd, c.mmap_offset);
-	if (f->page == MAP_FAILED) {
-		f->page = NULL;
-		return -errno;
-	}
-	f->v = (const uint64_t *)((const char *)f->page + c.value_offset);
-	return 0;
-}
-
-static void fence_unmap(struct fence *f)
-{
-	if (f->page)
-		munmap(f->page, 4096);
-	f->page = NULL;
-}
-
-static int fence_signal(int fd, uint32_t handle, uint64_t value)
-{
-	struct drm_d3dq_fence_signal s = { .handle = handle, .value = value };
-
-	return xioctl(fd, DRM_IOCTL_D3DQ_FENCE_SIGNAL, &s);
-}
-
-static uint64_t load(const uint64_t *v)
-{
-	return __atomic_load_n(v, __ATOMIC_ACQUIRE);
-}
-
-static struct drm_d3dq_sync fs(uint32_t handle, uint64_t value)
-{
-	return (struct drm_d3dq_sync){ .handle = handle,
-				       .flags = DRM_D3DQ_SYNC_FENCE,
-				       .point = value };
-}
-
 /*
  * SUBMIT with DRM_D3DQ_SUBMIT_HOLD: 0 or -errno; *out_flags and *seqno
  * if not NULL.
@@ -112,17 +57,6 @@ static int hsubmit(int fd, uint32_t q, const struct drm_d3dq_sync *w,
 	return ret;
 }
 
-/* The last point attached to timeline @so (0: none), or -errno. */
-static int64_t submitted(int fd, uint32_t so)
-{
-	uint64_t point = 0;
-
-	if (drmSyncobjQuery2(fd, &so, &point, 1,
-			     DRM_SYNCOBJ_QUERY_FLAGS_LAST_SUBMITTED))
-		return -errno;
-	return (int64_t)point;
-}
-
 /* Wait until point @point of @so is attached (not signalled): 0/-errno. */
 static int available(int fd, uint32_t so, uint64_t point)
 {
@@ -132,11 +66,6 @@ static int available(int fd, uint32_t so, uint64_t point)
 				   NULL))
 		return -errno;
 	return 0;
-}
-
-static long long held(int fd)
-{
-	return t_fdinfo(fd, "d3dq-jobs-held", NULL, 0);
 }
 
 /* 1 when the sync_file has signalled, 0 when not, -errno on failure. */
@@ -165,27 +94,11 @@ static int dmabuf_idle(int dmabuf)
 	return ret;
 }
 
-/* Wait (up to 10 s) until @files files and no job are alive. */
-static bool jobs_gone(int files)
-{
-	struct t_objects o;
-	int i;
-
-	for (i = 0; i < 1000; i++) {
-		if (t_objects(&o))
-			return false;
-		if (o.files == files && !o.jobs)
-			return true;
-		usleep(10000);
-	}
-	return false;
-}
-
 FIXTURE(hold) {
 	int fd;
 	uint32_t q1, q2, q3, bo, out1, out2, out3, bin;
 	uint64_t *map;
-	struct fence f, g;
+	struct t_fence f, g;
 };
 
 FIXTURE_SETUP(hold)
@@ -213,14 +126,14 @@ FIXTURE_SETUP(hold)
 	ASSERT_NE(0, self->out2);
 	ASSERT_NE(0, self->out3);
 	ASSERT_NE(0, self->bin);
-	ASSERT_EQ(0, fence_new(self->fd, 0, &self->f));
-	ASSERT_EQ(0, fence_new(self->fd, 0, &self->g));
+	ASSERT_EQ(0, t_fence_new(self->fd, 0, 0, &self->f));
+	ASSERT_EQ(0, t_fence_new(self->fd, 0, 0, &self->g));
 }
 
 FIXTURE_TEARDOWN(hold)
 {
-	fence_unmap(&self->f);
-	fence_unmap(&self->g);
+	t_fence_unmap(&self->f);
+	t_fence_unmap(&self->g);
 	if (self->map)
 		munmap(self->map, 4096);
 	if (self->fd >= 0)
@@ -246,10 +159,10 @@ TEST_F(hold, held_job_publishes_nothing)
 
 	ASSERT_EQ(0, drmPrimeHandleToFD(self->fd, self->bo, DRM_CLOEXEC,
 					&dmabuf));
-	w[0] = fs(self->f.handle, 1);
+	w[0] = t_fs(self->f.handle, 1);
 	s[0] = t_tl(self->out1, 1);
 	s[1] = t_bin(self->bin);
-	s[2] = fs(self->g.handle, 7);
+	s[2] = t_fs(self->g.handle, 7);
 	t_cs_init(&cs);
 	t_cs_write64(&cs, self->bo, 0, 111);
 	ASSERT_EQ(0, hsubmit(self->fd, self->q1, w, 1, s, 3, &cs, &flags,
@@ -271,7 +184,7 @@ TEST_F(hold, held_job_publishes_nothing)
 				  &flags, NULL));
 	EXPECT_EQ(DRM_D3DQ_SUBMIT_HELD, flags);
 
-	EXPECT_EQ(3, held(self->fd));
+	EXPECT_EQ(3, t_held(self->fd));
 	/* debugfs lists them, and the fence wait that holds the first. */
 	text = t_queues_text();
 	if (text) {
@@ -286,20 +199,20 @@ TEST_F(hold, held_job_publishes_nothing)
 			 self->f.handle);
 		EXPECT_NE(NULL, strstr(text, want)) TH_LOG("%s", text);
 	}
-	EXPECT_EQ(0, submitted(self->fd, self->out1));
-	EXPECT_EQ(0, submitted(self->fd, self->out2));
-	EXPECT_EQ(0, submitted(self->fd, self->out3));
+	EXPECT_EQ(0, t_submitted(self->fd, self->out1));
+	EXPECT_EQ(0, t_submitted(self->fd, self->out2));
+	EXPECT_EQ(0, t_submitted(self->fd, self->out3));
 	/* A binary syncobj without a fence exports no sync_file. */
 	EXPECT_NE(0, drmSyncobjExportSyncFile(self->fd, self->bin, &sf));
 	EXPECT_EQ(-1, sf);
 	EXPECT_EQ(1, dmabuf_idle(dmabuf));
 	ASSERT_EQ(0, t_queue_state(self->fd, self->q1, &st));
 	EXPECT_EQ(0, st.pending_jobs);
-	EXPECT_EQ(0, load(self->g.v));
+	EXPECT_EQ(0, t_value_load(self->g.v));
 	EXPECT_EQ(0, self->map[0]);
 	EXPECT_EQ(0, self->map[1]);
 
-	ASSERT_EQ(0, fence_signal(self->fd, self->f.handle, 1));
+	ASSERT_EQ(0, t_fence_signal(self->fd, self->f.handle, 1));
 	ASSERT_EQ(0, t_wait(self->fd, self->out3, 1, 10 * T_SEC));
 	ASSERT_EQ(0, t_wait(self->fd, self->out1, 1, 10 * T_SEC));
 	ASSERT_EQ(0, t_wait(self->fd, self->out2, 1, 10 * T_SEC));
@@ -308,10 +221,10 @@ TEST_F(hold, held_job_publishes_nothing)
 	EXPECT_LE(0, sf);
 	if (sf >= 0)
 		close(sf);
-	EXPECT_EQ(7, load(self->g.v));
+	EXPECT_EQ(7, t_value_load(self->g.v));
 	EXPECT_EQ(111, self->map[0]);
 	EXPECT_EQ(222, self->map[1]);
-	EXPECT_EQ(0, held(self->fd));
+	EXPECT_EQ(0, t_held(self->fd));
 	close(dmabuf);
 }
 
@@ -324,27 +237,27 @@ TEST_F(hold, propagation)
 	struct drm_d3dq_sync w[1], s[2];
 	uint32_t flags = 0;
 
-	w[0] = fs(self->f.handle, 1);
-	s[0] = fs(self->g.handle, 1);
+	w[0] = t_fs(self->f.handle, 1);
+	s[0] = t_fs(self->g.handle, 1);
 	s[1] = t_tl(self->out1, 1);
 	ASSERT_EQ(0, hsubmit(self->fd, self->q1, w, 1, s, 2, NULL, &flags,
 			     NULL));
 	EXPECT_EQ(DRM_D3DQ_SUBMIT_HELD, flags);
 
-	w[0] = fs(self->g.handle, 1);
+	w[0] = t_fs(self->g.handle, 1);
 	s[0] = t_tl(self->out2, 1);
 	EXPECT_EQ(-ENODATA, t_submit(self->fd, self->q2, w, 1, s, 1, NULL));
 	ASSERT_EQ(0, hsubmit(self->fd, self->q2, w, 1, s, 1, NULL, &flags,
 			     NULL));
 	EXPECT_EQ(DRM_D3DQ_SUBMIT_HELD, flags);
-	EXPECT_EQ(2, held(self->fd));
-	EXPECT_EQ(0, submitted(self->fd, self->out2));
+	EXPECT_EQ(2, t_held(self->fd));
+	EXPECT_EQ(0, t_submitted(self->fd, self->out2));
 
-	ASSERT_EQ(0, fence_signal(self->fd, self->f.handle, 1));
+	ASSERT_EQ(0, t_fence_signal(self->fd, self->f.handle, 1));
 	ASSERT_EQ(0, t_wait(self->fd, self->out2, 1, 10 * T_SEC));
-	EXPECT_EQ(1, load(self->g.v));
+	EXPECT_EQ(1, t_value_load(self->g.v));
 	EXPECT_EQ(1, t_fence_status(self->fd, self->out1, 1));
-	EXPECT_EQ(0, held(self->fd));
+	EXPECT_EQ(0, t_held(self->fd));
 }
 
 /*
@@ -356,28 +269,28 @@ TEST_F(hold, sticky_and_no_history)
 	struct drm_d3dq_sync w[1], s[1];
 	uint32_t flags = 0;
 
-	w[0] = fs(self->f.handle, 5);
+	w[0] = t_fs(self->f.handle, 5);
 	s[0] = t_tl(self->out1, 1);
 	ASSERT_EQ(0, hsubmit(self->fd, self->q1, w, 1, s, 1, NULL, &flags,
 			     NULL));
 	EXPECT_EQ(DRM_D3DQ_SUBMIT_HELD, flags);
-	ASSERT_EQ(0, fence_signal(self->fd, self->f.handle, 5));
-	ASSERT_EQ(0, fence_signal(self->fd, self->f.handle, 0));
+	ASSERT_EQ(0, t_fence_signal(self->fd, self->f.handle, 5));
+	ASSERT_EQ(0, t_fence_signal(self->fd, self->f.handle, 0));
 	ASSERT_EQ(0, t_wait(self->fd, self->out1, 1, 10 * T_SEC));
-	EXPECT_EQ(0, load(self->f.v));
+	EXPECT_EQ(0, t_value_load(self->f.v));
 
 	s[0] = t_tl(self->out2, 1);
 	ASSERT_EQ(0, hsubmit(self->fd, self->q2, w, 1, s, 1, NULL, &flags,
 			     NULL));
 	EXPECT_EQ(DRM_D3DQ_SUBMIT_HELD, flags);
-	EXPECT_EQ(1, held(self->fd));
-	EXPECT_EQ(0, submitted(self->fd, self->out2));
+	EXPECT_EQ(1, t_held(self->fd));
+	EXPECT_EQ(0, t_submitted(self->fd, self->out2));
 	/* Values below it change nothing. */
-	ASSERT_EQ(0, fence_signal(self->fd, self->f.handle, 4));
-	EXPECT_EQ(1, held(self->fd));
-	ASSERT_EQ(0, fence_signal(self->fd, self->f.handle, 9));
+	ASSERT_EQ(0, t_fence_signal(self->fd, self->f.handle, 4));
+	EXPECT_EQ(1, t_held(self->fd));
+	ASSERT_EQ(0, t_fence_signal(self->fd, self->f.handle, 9));
 	ASSERT_EQ(0, t_wait(self->fd, self->out2, 1, 10 * T_SEC));
-	EXPECT_EQ(0, held(self->fd));
+	EXPECT_EQ(0, t_held(self->fd));
 }
 
 /*
@@ -395,7 +308,7 @@ TEST_F(hold, released_by_later_queue_signal)
 	uint64_t seqno = 0;
 	struct t_cs cs;
 
-	w[0] = fs(self->f.handle, 3);
+	w[0] = t_fs(self->f.handle, 3);
 	s[0] = t_tl(self->out2, 1);
 	ASSERT_EQ(0, hsubmit(self->fd, self->q2, w, 1, s, 1, NULL, &flags,
 			     NULL));
@@ -408,7 +321,7 @@ TEST_F(hold, released_by_later_queue_signal)
 	ASSERT_EQ(0, t_submit(self->fd, self->q3, NULL, 0, s, 1, &cs));
 	w[0] = t_tl(self->out3, 1);
 	w[0].flags |= DRM_D3DQ_SYNC_RELEASABLE;
-	s[0] = fs(self->f.handle, 3);
+	s[0] = t_fs(self->f.handle, 3);
 	s[1] = t_tl(self->out1, 1);
 	ASSERT_EQ(0, t_submit_out(self->fd, self->q1, w, 1, s, 2, NULL,
 				  &flags, &seqno));
@@ -416,18 +329,18 @@ TEST_F(hold, released_by_later_queue_signal)
 
 	/* Armed on the signal, before the value is there. */
 	ASSERT_EQ(0, available(self->fd, self->out2, 1));
-	EXPECT_EQ(0, held(self->fd));
+	EXPECT_EQ(0, t_held(self->fd));
 	if (t_fence_status(self->fd, self->out3, 1) == 0) {
 		/* The gate still runs (else this machine is too slow). */
-		EXPECT_EQ(0, load(self->f.v));
+		EXPECT_EQ(0, t_value_load(self->f.v));
 		EXPECT_EQ(0, t_fence_status(self->fd, self->out2, 1));
 	}
 	rel.queue_id = self->q1;
 	rel.seqno = seqno;
-	ASSERT_EQ(0, xioctl(self->fd, DRM_IOCTL_D3DQ_WAIT_RELEASE, &rel));
+	ASSERT_EQ(0, t_ioctl(self->fd, DRM_IOCTL_D3DQ_WAIT_RELEASE, &rel));
 	ASSERT_EQ(0, t_wait(self->fd, self->out2, 1, 10 * T_SEC));
 	EXPECT_EQ(1, t_fence_status(self->fd, self->out1, 1));
-	EXPECT_EQ(3, load(self->f.v));
+	EXPECT_EQ(3, t_value_load(self->f.v));
 	ASSERT_EQ(0, t_queue_destroy(self->fd, self->q3));
 	self->q3 = 0;
 }
@@ -440,7 +353,7 @@ TEST_F(hold, many_queues_one_signal)
 	uint32_t q[NQ], so[NQ], flags;
 	int i, j;
 
-	w[0] = fs(self->f.handle, 1);
+	w[0] = t_fs(self->f.handle, 1);
 	for (i = 0; i < NQ; i++) {
 		q[i] = t_queue(self->fd, 0, 0);
 		so[i] = t_syncobj(self->fd);
@@ -455,13 +368,13 @@ TEST_F(hold, many_queues_one_signal)
 			ASSERT_EQ(DRM_D3DQ_SUBMIT_HELD, flags);
 		}
 	}
-	EXPECT_EQ(NQ * PER, held(self->fd));
+	EXPECT_EQ(NQ * PER, t_held(self->fd));
 	for (i = 0; i < NQ; i++)
-		EXPECT_EQ(0, submitted(self->fd, so[i]));
-	ASSERT_EQ(0, fence_signal(self->fd, self->f.handle, 1));
+		EXPECT_EQ(0, t_submitted(self->fd, so[i]));
+	ASSERT_EQ(0, t_fence_signal(self->fd, self->f.handle, 1));
 	for (i = 0; i < NQ; i++)
 		ASSERT_EQ(0, t_wait(self->fd, so[i], PER, 10 * T_SEC));
-	EXPECT_EQ(0, held(self->fd));
+	EXPECT_EQ(0, t_held(self->fd));
 }
 
 /*
@@ -475,56 +388,56 @@ TEST_F(hold, destroy_remove_close)
 	uint32_t flags = 0;
 	int other;
 
-	w[0] = fs(self->f.handle, 1);
+	w[0] = t_fs(self->f.handle, 1);
 	s[0] = t_tl(self->out1, 1);
-	s[1] = fs(self->g.handle, 9);
+	s[1] = t_fs(self->g.handle, 9);
 	ASSERT_EQ(0, hsubmit(self->fd, self->q1, w, 1, s, 2, NULL, &flags,
 			     NULL));
 	ASSERT_EQ(0, hsubmit(self->fd, self->q1, NULL, 0, s, 1, NULL, &flags,
 			     NULL));
-	EXPECT_EQ(2, held(self->fd));
+	EXPECT_EQ(2, t_held(self->fd));
 	ASSERT_EQ(0, t_queue_destroy(self->fd, self->q1));
 	self->q1 = 0;
-	EXPECT_EQ(0, held(self->fd));
-	EXPECT_TRUE(jobs_gone(1));
-	EXPECT_EQ(0, submitted(self->fd, self->out1));
+	EXPECT_EQ(0, t_held(self->fd));
+	EXPECT_TRUE(t_jobs_gone(1));
+	EXPECT_EQ(0, t_submitted(self->fd, self->out1));
 	/* The value that would release them changes nothing now. */
-	ASSERT_EQ(0, fence_signal(self->fd, self->f.handle, 1));
-	EXPECT_EQ(0, load(self->g.v));
+	ASSERT_EQ(0, t_fence_signal(self->fd, self->f.handle, 1));
+	EXPECT_EQ(0, t_value_load(self->g.v));
 
 	/* REMOVE: ~0 satisfies the wait, but the queue is lost: freed. */
-	w[0] = fs(self->f.handle, 2);
+	w[0] = t_fs(self->f.handle, 2);
 	s[0] = t_tl(self->out2, 1);
 	ASSERT_EQ(0, hsubmit(self->fd, self->q2, w, 1, s, 2, NULL, &flags,
 			     NULL));
 	EXPECT_EQ(DRM_D3DQ_SUBMIT_HELD, flags);
-	ASSERT_EQ(0, xioctl(self->fd, DRM_IOCTL_D3DQ_REMOVE, &rm));
-	EXPECT_TRUE(jobs_gone(1));
-	EXPECT_EQ(0, held(self->fd));
-	EXPECT_EQ(0, submitted(self->fd, self->out2));
+	ASSERT_EQ(0, t_ioctl(self->fd, DRM_IOCTL_D3DQ_REMOVE, &rm));
+	EXPECT_TRUE(t_jobs_gone(1));
+	EXPECT_EQ(0, t_held(self->fd));
+	EXPECT_EQ(0, t_submitted(self->fd, self->out2));
 
 	/* Close with held jobs on several queues. */
 	other = t_open(0);
 	ASSERT_LE(0, other);
 	{
-		struct fence f2;
+		struct t_fence f2;
 		uint32_t qa = t_queue(other, 0, 0), qb = t_queue(other, 0, 0);
 
 		ASSERT_NE(0, qa);
 		ASSERT_NE(0, qb);
-		ASSERT_EQ(0, fence_new(other, 0, &f2));
-		w[0] = fs(f2.handle, 1);
+		ASSERT_EQ(0, t_fence_new(other, 0, 0, &f2));
+		w[0] = t_fs(f2.handle, 1);
 		ASSERT_EQ(0, hsubmit(other, qa, w, 1, NULL, 0, NULL, &flags,
 				     NULL));
 		ASSERT_EQ(0, hsubmit(other, qb, w, 1, NULL, 0, NULL, &flags,
 				     NULL));
 		ASSERT_EQ(0, hsubmit(other, qb, NULL, 0, NULL, 0, NULL,
 				     &flags, NULL));
-		EXPECT_EQ(3, held(other));
-		fence_unmap(&f2);
+		EXPECT_EQ(3, t_held(other));
+		t_fence_unmap(&f2);
 	}
 	close(other);
-	EXPECT_TRUE(jobs_gone(1));
+	EXPECT_TRUE(t_jobs_gone(1));
 }
 
 /*
@@ -544,7 +457,7 @@ TEST_F(hold, lost_queue_frees_held)
 	t_cs_delay(&cs, 3 * T_SEC);
 	s[0] = t_tl(self->out1, 1);
 	ASSERT_EQ(0, t_submit(self->fd, self->q1, NULL, 0, s, 1, &cs));
-	w[0] = fs(self->f.handle, 1);
+	w[0] = t_fs(self->f.handle, 1);
 	s[0] = t_tl(self->out2, 1);
 	ASSERT_EQ(0, hsubmit(self->fd, self->q1, w, 1, s, 1, NULL, &flags,
 			     NULL));
@@ -554,12 +467,12 @@ TEST_F(hold, lost_queue_frees_held)
 	EXPECT_EQ(-ETIMEDOUT, t_fence_status(self->fd, self->out1, 1));
 	ASSERT_EQ(0, t_queue_state(self->fd, self->q1, &st));
 	EXPECT_EQ(DRM_D3DQ_QUEUE_STATE_LOST, st.state);
-	for (i = 0; i < 1000 && held(self->fd); i++)
+	for (i = 0; i < 1000 && t_held(self->fd); i++)
 		usleep(10000);
-	EXPECT_EQ(0, held(self->fd));
-	ASSERT_EQ(0, fence_signal(self->fd, self->f.handle, 1));
-	EXPECT_TRUE(jobs_gone(1));
-	EXPECT_EQ(0, submitted(self->fd, self->out2));
+	EXPECT_EQ(0, t_held(self->fd));
+	ASSERT_EQ(0, t_fence_signal(self->fd, self->f.handle, 1));
+	EXPECT_TRUE(t_jobs_gone(1));
+	EXPECT_EQ(0, t_submitted(self->fd, self->out2));
 }
 
 /* Bad input: unknown submit flags; HELD is an out flag only. */
@@ -612,7 +525,7 @@ TEST_F(hlim, held_jobs_fill_limits)
 {
 	struct drm_d3dq_sync w[1];
 	uint32_t q1, q2, q3, flags;
-	struct fence f;
+	struct t_fence f;
 	int i, ret = 0, n;
 
 	q1 = t_queue(self->fd, 0, 0);
@@ -621,8 +534,8 @@ TEST_F(hlim, held_jobs_fill_limits)
 	ASSERT_NE(0, q1);
 	ASSERT_NE(0, q2);
 	ASSERT_NE(0, q3);
-	ASSERT_EQ(0, fence_new(self->fd, 0, &f));
-	w[0] = fs(f.handle, 1);
+	ASSERT_EQ(0, t_fence_new(self->fd, 0, 0, &f));
+	w[0] = t_fs(f.handle, 1);
 
 	/* The queue: 8 held jobs, the 9th fails at once. */
 	for (i = 0; i < 8; i++) {
@@ -654,48 +567,24 @@ TEST_F(hlim, held_jobs_fill_limits)
 	/* A queue without held jobs, a job of the same size: at once. */
 	EXPECT_EQ(-ENOSPC, hsubmit(self->fd, q3, w, 1, NULL, 0, NULL, NULL,
 				   NULL));
-	EXPECT_EQ(8 + n, held(self->fd));
+	EXPECT_EQ(8 + n, t_held(self->fd));
 
 	/* Released: everything runs, and there is room again. */
-	ASSERT_EQ(0, fence_signal(self->fd, f.handle, 1));
-	EXPECT_TRUE(jobs_gone(1));
-	EXPECT_EQ(0, held(self->fd));
+	ASSERT_EQ(0, t_fence_signal(self->fd, f.handle, 1));
+	EXPECT_TRUE(t_jobs_gone(1));
+	EXPECT_EQ(0, t_held(self->fd));
 	EXPECT_EQ(0, t_submit(self->fd, q3, NULL, 0, NULL, 0, NULL));
-	fence_unmap(&f);
+	t_fence_unmap(&f);
 }
 
 /* Unplug with held jobs: freed, nothing leaks, no WARN. */
-FIXTURE(hunplug) {
-	int fd;
-};
-
-FIXTURE_SETUP(hunplug)
-{
-	self->fd = -1;
-	if (!t_can_reload())
-		SKIP(return, "D3DQ_MODULE not set or module not loaded");
-	self->fd = t_open(0);
-	ASSERT_LE(0, self->fd);
-}
-
-FIXTURE_TEARDOWN(hunplug)
-{
-	if (self->fd >= 0)
-		close(self->fd);
-	if (!t_can_reload())
-		return;
-	if (!t_is_bound(0))
-		EXPECT_EQ(0, t_bind(0));
-	T_EXPECT_IDLE(10000);
-	EXPECT_EQ(0, t_unload());
-	EXPECT_EQ(0, t_load(NULL));
-}
+T_UNPLUG_FIXTURE(hunplug)
 
 TEST_F(hunplug, held_jobs)
 {
 	struct drm_d3dq_sync w[1], s[1];
 	uint32_t q1, q2, out, flags = 0;
-	struct fence f;
+	struct t_fence f;
 
 	q1 = t_queue(self->fd, 0, 0);
 	q2 = t_queue(self->fd, 0, 0);
@@ -703,8 +592,8 @@ TEST_F(hunplug, held_jobs)
 	ASSERT_NE(0, q1);
 	ASSERT_NE(0, q2);
 	ASSERT_NE(0, out);
-	ASSERT_EQ(0, fence_new(self->fd, 0, &f));
-	w[0] = fs(f.handle, 1);
+	ASSERT_EQ(0, t_fence_new(self->fd, 0, 0, &f));
+	w[0] = t_fs(f.handle, 1);
 	s[0] = t_tl(out, 1);
 	ASSERT_EQ(0, hsubmit(self->fd, q1, w, 1, s, 1, NULL, &flags, NULL));
 	EXPECT_EQ(DRM_D3DQ_SUBMIT_HELD, flags);
@@ -713,9 +602,9 @@ TEST_F(hunplug, held_jobs)
 			     NULL));
 
 	ASSERT_EQ(0, t_unbind(0));
-	EXPECT_EQ(UINT64_MAX, load(f.v));
+	EXPECT_EQ(UINT64_MAX, t_value_load(f.v));
 	/* The teardown checks that nothing is left. */
-	fence_unmap(&f);
+	t_fence_unmap(&f);
 }
 
 TEST_HARNESS_MAIN

@@ -33,154 +33,6 @@
 /* A gate's job: well below the job timeout (2 s by default). */
 #define GATE_MS		1500
 
-struct fence {
-	uint32_t handle;
-	const uint64_t *v;	/* the value, mapped read-only */
-};
-
-/* Raw ioctl (no retry on EINTR): 0 or -errno. */
-static int xioctl(int fd, unsigned long req, void *arg)
-{
-	return ioctl(fd, req, arg) ? -errno : 0;
-}
-
-/*
- * Value mappings of the test (each test runs in a process of its own):
- * a mapping keeps its file open, so the teardown unmaps them all before
- * it checks that everything was freed.
- */
-static const uint64_t *maps[64];
-
-static const uint64_t *map_value(int fd, uint64_t offset, uint32_t voff)
-{
-	void *p = mmap(NULL, 4096, PROT_READ, MAP_SHARED, fd, offset);
-	const uint64_t *v;
-	size_t i;
-
-	if (p == MAP_FAILED)
-		return NULL;
-	v = (const uint64_t *)((const char *)p + voff);
-	for (i = 0; i < sizeof(maps) / sizeof(maps[0]); i++) {
-		if (!maps[i]) {
-			maps[i] = v;
-			break;
-		}
-	}
-	return v;
-}
-
-static void unmap_value(const uint64_t *v)
-{
-	size_t i;
-
-	if (!v)
-		return;
-	munmap((void *)((uintptr_t)v & ~(uintptr_t)4095), 4096);
-	for (i = 0; i < sizeof(maps) / sizeof(maps[0]); i++)
-		if (maps[i] == v)
-			maps[i] = NULL;
-}
-
-static void unmap_all(void)
-{
-	size_t i;
-
-	for (i = 0; i < sizeof(maps) / sizeof(maps[0]); i++)
-		unmap_value(maps[i]);
-}
-
-/* Create a fence with @value and map it; 0 or -errno. */
-static int fence_new(int fd, uint64_t value, uint32_t flags, struct fence *f)
-{
-	struct drm_d3dq_fence_create c = { .value = value, .flags = flags };
-	int ret = xioctl(fd, DRM_IOCTL_D3DQ_FENCE_CREATE, &c);
-
-	if (ret)
-		return ret;
-	f->handle = c.handle;
-	f->v = map_value(fd, c.mmap_offset, c.value_offset);
-	return f->v ? 0 : -errno;
-}
-
-static int fence_import(int fd, int efd, struct fence *f)
-{
-	struct drm_d3dq_fence_import i = { .fd = efd };
-	int ret = xioctl(fd, DRM_IOCTL_D3DQ_FENCE_IMPORT, &i);
-
-	if (ret)
-		return ret;
-	f->handle = i.handle;
-	f->v = map_value(fd, i.mmap_offset, i.value_offset);
-	return f->v ? 0 : -errno;
-}
-
-static int fence_export(int fd, uint32_t handle)
-{
-	struct drm_d3dq_fence_export e = { .handle = handle };
-	int ret = xioctl(fd, DRM_IOCTL_D3DQ_FENCE_EXPORT, &e);
-
-	return ret ? ret : e.fd;
-}
-
-static int fence_signal(int fd, uint32_t handle, uint64_t value)
-{
-	struct drm_d3dq_fence_signal s = { .handle = handle, .value = value };
-
-	return xioctl(fd, DRM_IOCTL_D3DQ_FENCE_SIGNAL, &s);
-}
-
-static int fence_destroy(int fd, uint32_t handle)
-{
-	struct drm_d3dq_fence_destroy d = { .handle = handle };
-
-	return xioctl(fd, DRM_IOCTL_D3DQ_FENCE_DESTROY, &d);
-}
-
-/* FENCE_WAIT for one value; @deadline absolute, 0 only checks. */
-static int fwait(int fd, uint32_t handle, uint64_t value, int64_t deadline)
-{
-	struct drm_d3dq_fence_value fv = { .handle = handle, .value = value };
-	struct drm_d3dq_fence_wait w = {
-		.fences = DRM_D3DQ_OBJ_ARRAY(1, &fv),
-		.deadline_ns = deadline,
-	};
-
-	return xioctl(fd, DRM_IOCTL_D3DQ_FENCE_WAIT, &w);
-}
-
-static int fevent(int fd, uint32_t handle, uint64_t value, int efd)
-{
-	struct drm_d3dq_fence_value fv = { .handle = handle, .value = value };
-	struct drm_d3dq_fence_event e = {
-		.fences = DRM_D3DQ_OBJ_ARRAY(1, &fv),
-		.eventfd = efd,
-	};
-
-	return xioctl(fd, DRM_IOCTL_D3DQ_FENCE_EVENT, &e);
-}
-
-static uint64_t efd_take(int efd)
-{
-	uint64_t n;
-
-	if (read(efd, &n, sizeof(n)) != sizeof(n))
-		return 0;
-	return n;
-}
-
-static uint64_t load(const uint64_t *v)
-{
-	return __atomic_load_n(v, __ATOMIC_ACQUIRE);
-}
-
-/* A fence wait or signal element. */
-static struct drm_d3dq_sync fs(uint32_t handle, uint64_t value)
-{
-	return (struct drm_d3dq_sync){ .handle = handle,
-				       .flags = DRM_D3DQ_SYNC_FENCE,
-				       .point = value };
-}
-
 static struct drm_d3dq_sync releasable(uint32_t handle, uint64_t point)
 {
 	struct drm_d3dq_sync s = t_tl(handle, point);
@@ -248,7 +100,7 @@ static int gate_release(struct gate *g)
 		.seqno = g->held_seqno,
 	};
 
-	return xioctl(g->fd, DRM_IOCTL_D3DQ_WAIT_RELEASE, &a);
+	return t_ioctl(g->fd, DRM_IOCTL_D3DQ_WAIT_RELEASE, &a);
 }
 
 /* Stop the gate's job (after gate_release(): nobody waits for it). */
@@ -295,28 +147,12 @@ FIXTURE_SETUP(fs)
 
 FIXTURE_TEARDOWN(fs)
 {
-	unmap_all();
+	t_value_unmap_all();
 	if (self->map)
 		munmap(self->map, 4096);
 	if (self->fd >= 0)
 		close(self->fd);
 	T_EXPECT_IDLE(10000);
-}
-
-/* Wait (up to 10 s) until @files files and no job are alive. */
-static bool jobs_gone(int files)
-{
-	struct t_objects o;
-	int i;
-
-	for (i = 0; i < 1000; i++) {
-		if (t_objects(&o))
-			return false;
-		if (o.files == files && !o.jobs)
-			return true;
-		usleep(10000);
-	}
-	return false;
 }
 
 /* Status of timeline point 1 of @so: 1 signalled, 0 not, < 0 error. */
@@ -332,18 +168,18 @@ static int done1(int fd, uint32_t so)
 TEST_F(fs, signal_on_completion)
 {
 	struct drm_d3dq_sync w[1], s[2];
-	struct fence f;
+	struct t_fence f;
 	struct t_cs cs;
 	uint64_t seqno;
 	int efd;
 
 	efd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
 	ASSERT_LE(0, efd);
-	ASSERT_EQ(0, fence_new(self->fd, 0, 0, &f));
-	ASSERT_EQ(0, fevent(self->fd, f.handle, 5, efd));
+	ASSERT_EQ(0, t_fence_new(self->fd, 0, 0, &f));
+	ASSERT_EQ(0, t_fence_event1(self->fd, f.handle, 5, efd));
 	ASSERT_EQ(0, gate_open(&self->g1, self->fd));
 	w[0] = gate_wait(&self->g1);
-	s[0] = fs(f.handle, 5);
+	s[0] = t_fs(f.handle, 5);
 	s[1] = t_tl(self->out1, 1);
 	t_cs_init(&cs);
 	t_cs_write64(&cs, self->bo, 0, 111);
@@ -351,17 +187,17 @@ TEST_F(fs, signal_on_completion)
 	gate_holds(&self->g1, self->q1, seqno);
 
 	/* Submitted, not run: nothing changed. */
-	EXPECT_EQ(0, load(f.v));
-	EXPECT_EQ(-ETIME, fwait(self->fd, f.handle, 5, 0));
-	EXPECT_EQ(0, efd_take(efd));
+	EXPECT_EQ(0, t_value_load(f.v));
+	EXPECT_EQ(-ETIME, t_fence_wait1(self->fd, f.handle, 5, 0));
+	EXPECT_EQ(0, t_efd_take(efd));
 	EXPECT_EQ(0, done1(self->fd, self->out1));
 
 	ASSERT_EQ(0, gate_release(&self->g1));
-	ASSERT_EQ(0, fwait(self->fd, f.handle, 5, FOREVER));
-	EXPECT_EQ(5, load(f.v));
+	ASSERT_EQ(0, t_fence_wait1(self->fd, f.handle, 5, FOREVER));
+	EXPECT_EQ(5, t_value_load(f.v));
 	/* The job's write is seen by whoever sees the value. */
 	EXPECT_EQ(111, __atomic_load_n(&self->map[0], __ATOMIC_ACQUIRE));
-	EXPECT_EQ(1, efd_take(efd));
+	EXPECT_EQ(1, t_efd_take(efd));
 	ASSERT_EQ(0, t_wait(self->fd, self->out1, 1, 10 * T_SEC));
 	gate_close(&self->g1);
 	close(efd);
@@ -371,42 +207,42 @@ TEST_F(fs, signal_on_completion)
 TEST_F(fs, rewind_by_queue_signal)
 {
 	struct drm_d3dq_sync s[2];
-	struct fence f;
+	struct t_fence f;
 	int efd;
 
 	efd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
 	ASSERT_LE(0, efd);
-	ASSERT_EQ(0, fence_new(self->fd, 10, 0, &f));
-	ASSERT_EQ(0, fevent(self->fd, f.handle, 7, efd));
-	EXPECT_EQ(1, efd_take(efd));
-	ASSERT_EQ(0, fevent(self->fd, f.handle, 11, efd));
+	ASSERT_EQ(0, t_fence_new(self->fd, 10, 0, &f));
+	ASSERT_EQ(0, t_fence_event1(self->fd, f.handle, 7, efd));
+	EXPECT_EQ(1, t_efd_take(efd));
+	ASSERT_EQ(0, t_fence_event1(self->fd, f.handle, 11, efd));
 
-	s[0] = fs(f.handle, 3);
+	s[0] = t_fs(f.handle, 3);
 	s[1] = t_tl(self->out1, 1);
 	ASSERT_EQ(0, job(self->fd, self->q1, NULL, 0, s, 2, NULL, NULL,
 			 NULL));
 	ASSERT_EQ(0, t_wait(self->fd, self->out1, 1, 10 * T_SEC));
-	EXPECT_EQ(3, load(f.v));
+	EXPECT_EQ(3, t_value_load(f.v));
 	/* A rewind fires nothing. */
-	EXPECT_EQ(0, efd_take(efd));
+	EXPECT_EQ(0, t_efd_take(efd));
 
 	/* 0 and ~0 are values like others. */
-	s[0] = fs(f.handle, 0);
+	s[0] = t_fs(f.handle, 0);
 	s[1] = t_tl(self->out1, 2);
 	ASSERT_EQ(0, job(self->fd, self->q1, NULL, 0, s, 2, NULL, NULL,
 			 NULL));
 	ASSERT_EQ(0, t_wait(self->fd, self->out1, 2, 10 * T_SEC));
-	EXPECT_EQ(0, load(f.v));
-	s[0] = fs(f.handle, UINT64_MAX);
+	EXPECT_EQ(0, t_value_load(f.v));
+	s[0] = t_fs(f.handle, UINT64_MAX);
 	s[1] = t_tl(self->out1, 3);
 	ASSERT_EQ(0, job(self->fd, self->q1, NULL, 0, s, 2, NULL, NULL,
 			 NULL));
 	ASSERT_EQ(0, t_wait(self->fd, self->out1, 3, 10 * T_SEC));
-	EXPECT_EQ(UINT64_MAX, load(f.v));
-	EXPECT_EQ(1, efd_take(efd));
+	EXPECT_EQ(UINT64_MAX, t_value_load(f.v));
+	EXPECT_EQ(1, t_efd_take(efd));
 	/* CPU signals still work after queue signals. */
-	EXPECT_EQ(0, fence_signal(self->fd, f.handle, 4));
-	EXPECT_EQ(4, load(f.v));
+	EXPECT_EQ(0, t_fence_signal(self->fd, f.handle, 4));
+	EXPECT_EQ(4, t_value_load(f.v));
 	close(efd);
 }
 
@@ -418,29 +254,29 @@ TEST_F(fs, rewind_by_queue_signal)
 TEST_F(fs, completion_order)
 {
 	struct drm_d3dq_sync w[1], s[2];
-	struct fence f;
+	struct t_fence f;
 	uint64_t seqno;
 
-	ASSERT_EQ(0, fence_new(self->fd, 0, 0, &f));
+	ASSERT_EQ(0, t_fence_new(self->fd, 0, 0, &f));
 	ASSERT_EQ(0, gate_open(&self->g1, self->fd));
 	w[0] = gate_wait(&self->g1);
-	s[0] = fs(f.handle, 1);
+	s[0] = t_fs(f.handle, 1);
 	s[1] = t_tl(self->out1, 1);
 	ASSERT_EQ(0, job(self->fd, self->q1, w, 1, s, 2, NULL, &seqno, NULL));
 	gate_holds(&self->g1, self->q1, seqno);
 
-	s[0] = fs(f.handle, 2);
+	s[0] = t_fs(f.handle, 2);
 	s[1] = t_tl(self->out2, 1);
 	ASSERT_EQ(0, job(self->fd, self->q2, NULL, 0, s, 2, NULL, NULL,
 			 NULL));
 	ASSERT_EQ(0, t_wait(self->fd, self->out2, 1, 10 * T_SEC));
-	EXPECT_EQ(2, load(f.v));
+	EXPECT_EQ(2, t_value_load(f.v));
 	EXPECT_EQ(0, done1(self->fd, self->out1));
 
 	ASSERT_EQ(0, gate_release(&self->g1));
 	ASSERT_EQ(0, t_wait(self->fd, self->out1, 1, 10 * T_SEC));
 	/* The job that completed last set the value. */
-	EXPECT_EQ(1, load(f.v));
+	EXPECT_EQ(1, t_value_load(f.v));
 	gate_close(&self->g1);
 }
 
@@ -451,24 +287,24 @@ TEST_F(fs, completion_order)
 TEST_F(fs, direct_job_signals_inside_submit)
 {
 	struct drm_d3dq_sync s[2];
-	struct fence f, g;
+	struct t_fence f, g;
 	struct t_cs cs;
 	uint32_t out_flags = 0;
 	int was = t_direct_submit(1);
 
 	ASSERT_LE(0, was);
-	ASSERT_EQ(0, fence_new(self->fd, 0, 0, &f));
-	ASSERT_EQ(0, fence_new(self->fd, 9, DRM_D3DQ_FENCE_SHARED, &g));
-	s[0] = fs(f.handle, 7);
-	s[1] = fs(g.handle, 8);
+	ASSERT_EQ(0, t_fence_new(self->fd, 0, 0, &f));
+	ASSERT_EQ(0, t_fence_new(self->fd, 9, DRM_D3DQ_FENCE_SHARED, &g));
+	s[0] = t_fs(f.handle, 7);
+	s[1] = t_fs(g.handle, 8);
 	t_cs_init(&cs);
 	t_cs_write64(&cs, self->bo, 8, 222);
 	ASSERT_EQ(0, job(self->fd, self->q1, NULL, 0, s, 2, &cs, NULL,
 			 &out_flags));
 	EXPECT_EQ(DRM_D3DQ_SUBMIT_DONE, out_flags);
 	if (out_flags & DRM_D3DQ_SUBMIT_DONE) {
-		EXPECT_EQ(7, load(f.v));
-		EXPECT_EQ(8, load(g.v));
+		EXPECT_EQ(7, t_value_load(f.v));
+		EXPECT_EQ(8, t_value_load(g.v));
 		EXPECT_EQ(222, self->map[1]);
 	}
 	EXPECT_LE(0, t_direct_submit(was));
@@ -481,15 +317,15 @@ TEST_F(fs, direct_job_signals_inside_submit)
 TEST_F(fs, wait_reached_no_dependency)
 {
 	struct drm_d3dq_sync w[2];
-	struct fence f;
+	struct t_fence f;
 	struct t_cs cs;
 	uint32_t out_flags = 0;
 	int was = t_direct_submit(1);
 
 	ASSERT_LE(0, was);
-	ASSERT_EQ(0, fence_new(self->fd, 5, 0, &f));
-	w[0] = fs(f.handle, 5);
-	w[1] = fs(f.handle, 0);
+	ASSERT_EQ(0, t_fence_new(self->fd, 5, 0, &f));
+	w[0] = t_fs(f.handle, 5);
+	w[1] = t_fs(f.handle, 0);
 	t_cs_init(&cs);
 	t_cs_write64(&cs, self->bo, 0, 1);
 	ASSERT_EQ(0, job(self->fd, self->q1, w, 2, NULL, 0, &cs, NULL,
@@ -503,15 +339,15 @@ TEST_F(fs, wait_reached_no_dependency)
 		int i;
 
 		for (i = 0; i < 40; i++)
-			many[i] = fs(f.handle, i % 6);
+			many[i] = t_fs(f.handle, i % 6);
 		out_flags = 0;
 		ASSERT_EQ(0, job(self->fd, self->q1, many, 40, NULL, 0, NULL,
 				 NULL, &out_flags));
 		EXPECT_EQ(DRM_D3DQ_SUBMIT_DONE, out_flags);
 	}
 
-	ASSERT_EQ(0, fence_signal(self->fd, f.handle, 100));
-	ASSERT_EQ(0, fence_signal(self->fd, f.handle, 2));
+	ASSERT_EQ(0, t_fence_signal(self->fd, f.handle, 100));
+	ASSERT_EQ(0, t_fence_signal(self->fd, f.handle, 2));
 	EXPECT_EQ(-ENODATA, job(self->fd, self->q1, w, 1, NULL, 0, NULL, NULL,
 				NULL));
 	EXPECT_LE(0, t_direct_submit(was));
@@ -524,14 +360,14 @@ TEST_F(fs, wait_reached_no_dependency)
 TEST_F(fs, wait_on_armed_signal_orders)
 {
 	struct drm_d3dq_sync w[1], s[2];
-	struct fence f;
+	struct t_fence f;
 	struct t_cs cs;
 	uint64_t seqno;
 
-	ASSERT_EQ(0, fence_new(self->fd, 0, 0, &f));
+	ASSERT_EQ(0, t_fence_new(self->fd, 0, 0, &f));
 	ASSERT_EQ(0, gate_open(&self->g1, self->fd));
 	w[0] = gate_wait(&self->g1);
-	s[0] = fs(f.handle, 4);
+	s[0] = t_fs(f.handle, 4);
 	s[1] = t_tl(self->out1, 1);
 	t_cs_init(&cs);
 	t_cs_timestamp(&cs, self->bo, 0);
@@ -539,7 +375,7 @@ TEST_F(fs, wait_on_armed_signal_orders)
 	gate_holds(&self->g1, self->q1, seqno);
 
 	/* Waits for 3: the pending 4 brings it. */
-	w[0] = fs(f.handle, 3);
+	w[0] = t_fs(f.handle, 3);
 	s[0] = t_tl(self->out2, 1);
 	t_cs_init(&cs);
 	t_cs_timestamp(&cs, self->bo, 8);
@@ -554,7 +390,7 @@ TEST_F(fs, wait_on_armed_signal_orders)
 	ASSERT_EQ(0, gate_release(&self->g1));
 	ASSERT_EQ(0, t_wait(self->fd, self->out2, 1, 10 * T_SEC));
 	/* The value was there before the waiting job could run. */
-	EXPECT_EQ(4, load(f.v));
+	EXPECT_EQ(4, t_value_load(f.v));
 	EXPECT_EQ(1, done1(self->fd, self->out1));
 	EXPECT_NE(0, self->map[0]);
 	EXPECT_LE(self->map[0], self->map[1]);
@@ -571,32 +407,32 @@ TEST_F(fs, early_release)
 {
 	struct drm_d3dq_sync w[1], s[2];
 	struct drm_d3dq_queue_get_state st;
-	struct fence f;
+	struct t_fence f;
 	uint64_t seqno;
 
-	ASSERT_EQ(0, fence_new(self->fd, 0, 0, &f));
+	ASSERT_EQ(0, t_fence_new(self->fd, 0, 0, &f));
 	ASSERT_EQ(0, gate_open(&self->g1, self->fd));
 	w[0] = gate_wait(&self->g1);
-	s[0] = fs(f.handle, 10);
+	s[0] = t_fs(f.handle, 10);
 	s[1] = t_tl(self->out1, 1);
 	ASSERT_EQ(0, job(self->fd, self->q1, w, 1, s, 2, NULL, &seqno, NULL));
 	gate_holds(&self->g1, self->q1, seqno);
 
 	/* By the CPU. */
-	w[0] = fs(f.handle, 4);
+	w[0] = t_fs(f.handle, 4);
 	s[0] = t_tl(self->out2, 1);
 	ASSERT_EQ(0, job(self->fd, self->q2, w, 1, s, 1, NULL, NULL, NULL));
 	EXPECT_EQ(0, done1(self->fd, self->out2));
-	ASSERT_EQ(0, fence_signal(self->fd, f.handle, 4));
+	ASSERT_EQ(0, t_fence_signal(self->fd, f.handle, 4));
 	ASSERT_EQ(0, t_wait(self->fd, self->out2, 1, 10 * T_SEC));
 	EXPECT_EQ(0, done1(self->fd, self->out1));
 
 	/* By another queue's signal. */
-	w[0] = fs(f.handle, 8);
+	w[0] = t_fs(f.handle, 8);
 	s[0] = t_tl(self->out2, 2);
 	ASSERT_EQ(0, job(self->fd, self->q2, w, 1, s, 1, NULL, NULL, NULL));
 	EXPECT_EQ(0, t_fence_status(self->fd, self->out2, 2));
-	s[0] = fs(f.handle, 9);
+	s[0] = t_fs(f.handle, 9);
 	s[1] = t_tl(self->out3, 1);
 	ASSERT_EQ(0, job(self->fd, self->q3, NULL, 0, s, 2, NULL, NULL,
 			 NULL));
@@ -605,7 +441,7 @@ TEST_F(fs, early_release)
 
 	ASSERT_EQ(0, gate_release(&self->g1));
 	ASSERT_EQ(0, t_wait(self->fd, self->out1, 1, 10 * T_SEC));
-	EXPECT_EQ(10, load(f.v));
+	EXPECT_EQ(10, t_value_load(f.v));
 	ASSERT_EQ(0, t_queue_state(self->fd, self->q2, &st));
 	EXPECT_EQ(DRM_D3DQ_QUEUE_STATE_OK, st.state);
 	gate_close(&self->g1);
@@ -618,15 +454,15 @@ TEST_F(fs, early_release)
 TEST_F(fs, release_is_sticky)
 {
 	struct drm_d3dq_sync w[1], s[2];
-	struct fence f;
+	struct t_fence f;
 	uint64_t seqno;
 
-	ASSERT_EQ(0, fence_new(self->fd, 0, 0, &f));
+	ASSERT_EQ(0, t_fence_new(self->fd, 0, 0, &f));
 	ASSERT_EQ(0, gate_open(&self->g1, self->fd));
 	ASSERT_EQ(0, gate_open(&self->g2, self->fd));
 	/* The signal it depends on, held. */
 	w[0] = gate_wait(&self->g1);
-	s[0] = fs(f.handle, 4);
+	s[0] = t_fs(f.handle, 4);
 	s[1] = t_tl(self->out1, 1);
 	ASSERT_EQ(0, job(self->fd, self->q1, w, 1, s, 2, NULL, &seqno, NULL));
 	gate_holds(&self->g1, self->q1, seqno);
@@ -635,21 +471,21 @@ TEST_F(fs, release_is_sticky)
 	ASSERT_EQ(0, job(self->fd, self->q2, w, 1, NULL, 0, NULL, &seqno,
 			 NULL));
 	gate_holds(&self->g2, self->q2, seqno);
-	w[0] = fs(f.handle, 4);
+	w[0] = t_fs(f.handle, 4);
 	s[0] = t_tl(self->out2, 1);
 	ASSERT_EQ(0, job(self->fd, self->q2, w, 1, s, 1, NULL, NULL, NULL));
 
 	/* Reached, then rewound, before the waiting job's turn. */
-	ASSERT_EQ(0, fence_signal(self->fd, f.handle, 4));
-	ASSERT_EQ(0, fence_signal(self->fd, f.handle, 0));
+	ASSERT_EQ(0, t_fence_signal(self->fd, f.handle, 4));
+	ASSERT_EQ(0, t_fence_signal(self->fd, f.handle, 0));
 	ASSERT_EQ(0, gate_release(&self->g2));
 	ASSERT_EQ(0, t_wait(self->fd, self->out2, 1, 10 * T_SEC));
 	EXPECT_EQ(0, done1(self->fd, self->out1));
-	EXPECT_EQ(0, load(f.v));
+	EXPECT_EQ(0, t_value_load(f.v));
 
 	ASSERT_EQ(0, gate_release(&self->g1));
 	ASSERT_EQ(0, t_wait(self->fd, self->out1, 1, 10 * T_SEC));
-	EXPECT_EQ(4, load(f.v));
+	EXPECT_EQ(4, t_value_load(f.v));
 	gate_close(&self->g1);
 	gate_close(&self->g2);
 }
@@ -663,16 +499,16 @@ TEST_F(fs, nothing_pending_is_enodata)
 {
 	struct drm_d3dq_sync w[1], s[3];
 	struct drm_d3dq_queue_get_state st;
-	struct fence f, g;
+	struct t_fence f, g;
 	struct t_cs cs;
 	uint64_t seqno, point = 0;
 	int was = t_direct_submit(1);
 
 	ASSERT_LE(0, was);
-	ASSERT_EQ(0, fence_new(self->fd, 0, 0, &f));
-	ASSERT_EQ(0, fence_new(self->fd, 1, 0, &g));
-	w[0] = fs(f.handle, 1);
-	s[0] = fs(g.handle, 50);
+	ASSERT_EQ(0, t_fence_new(self->fd, 0, 0, &f));
+	ASSERT_EQ(0, t_fence_new(self->fd, 1, 0, &g));
+	w[0] = t_fs(f.handle, 1);
+	s[0] = t_fs(g.handle, 50);
 	s[1] = t_tl(self->out2, 1);
 	t_cs_init(&cs);
 	t_cs_write64(&cs, self->bo, 0, 5);
@@ -682,12 +518,12 @@ TEST_F(fs, nothing_pending_is_enodata)
 	/* A pending 2 does not bring 3. */
 	ASSERT_EQ(0, gate_open(&self->g1, self->fd));
 	w[0] = gate_wait(&self->g1);
-	s[0] = fs(f.handle, 2);
+	s[0] = t_fs(f.handle, 2);
 	s[1] = t_tl(self->out1, 1);
 	ASSERT_EQ(0, job(self->fd, self->q1, w, 1, s, 2, NULL, &seqno, NULL));
 	gate_holds(&self->g1, self->q1, seqno);
-	w[0] = fs(f.handle, 3);
-	s[0] = fs(g.handle, 50);
+	w[0] = t_fs(f.handle, 3);
+	s[0] = t_fs(g.handle, 50);
 	s[1] = t_tl(self->out2, 1);
 	EXPECT_EQ(-ENODATA, job(self->fd, self->q2, w, 1, s, 2, &cs, NULL,
 				NULL));
@@ -697,19 +533,19 @@ TEST_F(fs, nothing_pending_is_enodata)
 	EXPECT_EQ(0, st.pending_jobs);
 	EXPECT_EQ(0, drmSyncobjQuery(self->fd, &self->out2, &point, 1));
 	EXPECT_EQ(0, point);
-	EXPECT_EQ(1, load(g.v));
+	EXPECT_EQ(1, t_value_load(g.v));
 	EXPECT_EQ(0, self->map[0]);
 
 	ASSERT_EQ(0, gate_release(&self->g1));
 	ASSERT_EQ(0, t_wait(self->fd, self->out1, 1, 10 * T_SEC));
-	EXPECT_EQ(2, load(f.v));
-	EXPECT_EQ(1, load(g.v));
+	EXPECT_EQ(2, t_value_load(f.v));
+	EXPECT_EQ(1, t_value_load(g.v));
 	EXPECT_EQ(0, self->map[0]);
 	/* Reached now: accepted, without a dependency. */
-	w[0] = fs(f.handle, 1);
+	w[0] = t_fs(f.handle, 1);
 	ASSERT_EQ(0, job(self->fd, self->q2, w, 1, s, 2, &cs, NULL, NULL));
 	ASSERT_EQ(0, t_wait(self->fd, self->out2, 1, 10 * T_SEC));
-	EXPECT_EQ(50, load(g.v));
+	EXPECT_EQ(50, t_value_load(g.v));
 	EXPECT_EQ(5, self->map[0]);
 	gate_close(&self->g1);
 	EXPECT_LE(0, t_direct_submit(was));
@@ -722,42 +558,43 @@ TEST_F(fs, nothing_pending_is_enodata)
 TEST_F(fs, other_files_signals_unused)
 {
 	struct drm_d3dq_sync w[1], s[2];
-	struct fence f, fo;
+	struct t_fence f, fo;
 	struct gate go;
 	uint32_t qo, outo;
 	uint64_t seqno;
 	int other, xfd;
 
-	ASSERT_EQ(0, fence_new(self->fd, 0, DRM_D3DQ_FENCE_SHARED, &f));
-	xfd = fence_export(self->fd, f.handle);
+	ASSERT_EQ(0, t_fence_new(self->fd, 0, DRM_D3DQ_FENCE_SHARED, &f));
+	xfd = t_fence_export(self->fd, f.handle);
 	ASSERT_LE(0, xfd);
 	other = t_open(0);
 	ASSERT_LE(0, other);
-	ASSERT_EQ(0, fence_import(other, xfd, &fo));
+	ASSERT_EQ(0, t_fence_import(other, xfd, &fo));
+	ASSERT_EQ(0, t_fence_map(other, &fo));
 	qo = t_queue(other, 0, 0);
 	outo = t_syncobj(other);
 	ASSERT_NE(0, qo);
 	ASSERT_NE(0, outo);
 	ASSERT_EQ(0, gate_open(&go, other));
 	w[0] = gate_wait(&go);
-	s[0] = fs(fo.handle, 6);
+	s[0] = t_fs(fo.handle, 6);
 	s[1] = t_tl(outo, 1);
 	ASSERT_EQ(0, job(other, qo, w, 1, s, 2, NULL, &seqno, NULL));
 	gate_holds(&go, qo, seqno);
 
-	w[0] = fs(f.handle, 6);
+	w[0] = t_fs(f.handle, 6);
 	s[0] = t_tl(self->out1, 1);
 	EXPECT_EQ(-ENODATA, job(self->fd, self->q1, w, 1, s, 1, NULL, NULL,
 				NULL));
 
 	ASSERT_EQ(0, gate_release(&go));
 	ASSERT_EQ(0, t_wait(other, outo, 1, 10 * T_SEC));
-	EXPECT_EQ(6, load(f.v));
-	EXPECT_EQ(6, load(fo.v));
+	EXPECT_EQ(6, t_value_load(f.v));
+	EXPECT_EQ(6, t_value_load(fo.v));
 	ASSERT_EQ(0, job(self->fd, self->q1, w, 1, s, 1, NULL, NULL, NULL));
 	ASSERT_EQ(0, t_wait(self->fd, self->out1, 1, 10 * T_SEC));
 	gate_close(&go);
-	unmap_value(fo.v);
+	t_value_unmap(fo.v);
 	close(other);
 	close(xfd);
 }
@@ -769,30 +606,30 @@ TEST_F(fs, other_files_signals_unused)
 TEST_F(fs, destroy_handle_releases_wait)
 {
 	struct drm_d3dq_sync w[1], s[2];
-	struct fence f;
+	struct t_fence f;
 	uint64_t seqno;
 
-	ASSERT_EQ(0, fence_new(self->fd, 0, 0, &f));
+	ASSERT_EQ(0, t_fence_new(self->fd, 0, 0, &f));
 	ASSERT_EQ(0, gate_open(&self->g1, self->fd));
 	w[0] = gate_wait(&self->g1);
-	s[0] = fs(f.handle, 3);
+	s[0] = t_fs(f.handle, 3);
 	s[1] = t_tl(self->out1, 1);
 	ASSERT_EQ(0, job(self->fd, self->q1, w, 1, s, 2, NULL, &seqno, NULL));
 	gate_holds(&self->g1, self->q1, seqno);
-	w[0] = fs(f.handle, 3);
+	w[0] = t_fs(f.handle, 3);
 	s[0] = t_tl(self->out2, 1);
 	ASSERT_EQ(0, job(self->fd, self->q2, w, 1, s, 1, NULL, NULL, NULL));
 	EXPECT_EQ(0, done1(self->fd, self->out2));
 
-	ASSERT_EQ(0, fence_destroy(self->fd, f.handle));
+	ASSERT_EQ(0, t_fence_destroy(self->fd, f.handle));
 	ASSERT_EQ(0, t_wait(self->fd, self->out2, 1, 10 * T_SEC));
 	EXPECT_EQ(0, done1(self->fd, self->out1));
 	ASSERT_EQ(0, gate_release(&self->g1));
 	ASSERT_EQ(0, t_wait(self->fd, self->out1, 1, 10 * T_SEC));
 	/* The mapping outlives the handle, and the signal took effect. */
-	EXPECT_EQ(3, load(f.v));
+	EXPECT_EQ(3, t_value_load(f.v));
 	gate_close(&self->g1);
-	unmap_value(f.v);
+	t_value_unmap(f.v);
 }
 
 /*
@@ -804,16 +641,16 @@ TEST_F(fs, cancelled_job_sets_nothing)
 {
 	struct drm_d3dq_sync w[1], s[2];
 	struct drm_d3dq_queue_get_state st;
-	struct fence f;
+	struct t_fence f;
 	uint64_t seqno;
 
-	ASSERT_EQ(0, fence_new(self->fd, 1, 0, &f));
+	ASSERT_EQ(0, t_fence_new(self->fd, 1, 0, &f));
 	ASSERT_EQ(0, gate_open(&self->g1, self->fd));
 	w[0] = gate_wait(&self->g1);
-	s[0] = fs(f.handle, 5);
+	s[0] = t_fs(f.handle, 5);
 	s[1] = t_tl(self->out1, 1);
 	ASSERT_EQ(0, job(self->fd, self->q1, w, 1, s, 2, NULL, &seqno, NULL));
-	w[0] = fs(f.handle, 5);
+	w[0] = t_fs(f.handle, 5);
 	s[0] = t_tl(self->out2, 1);
 	ASSERT_EQ(0, job(self->fd, self->q2, w, 1, s, 1, NULL, NULL, NULL));
 
@@ -825,13 +662,13 @@ TEST_F(fs, cancelled_job_sets_nothing)
 	EXPECT_GT(0, done1(self->fd, self->out1));
 	ASSERT_EQ(0, t_wait(self->fd, self->out2, 1, 10 * T_SEC));
 	EXPECT_GT(0, done1(self->fd, self->out2));
-	EXPECT_EQ(1, load(f.v));
+	EXPECT_EQ(1, t_value_load(f.v));
 	ASSERT_EQ(0, t_queue_state(self->fd, self->q2, &st));
 	EXPECT_EQ(DRM_D3DQ_QUEUE_STATE_LOST, st.state);
 	EXPECT_EQ(-ECANCELED, st.reason);
 	/* The fence itself is fine. */
-	EXPECT_EQ(0, fence_signal(self->fd, f.handle, 5));
-	EXPECT_EQ(5, load(f.v));
+	EXPECT_EQ(0, t_fence_signal(self->fd, f.handle, 5));
+	EXPECT_EQ(5, t_value_load(f.v));
 }
 
 /* A job that times out sets nothing either. */
@@ -840,20 +677,20 @@ TEST_F(fs, timed_out_job_sets_nothing)
 	uint64_t timeout = t_param(self->fd, DRM_D3DQ_PARAM_JOB_TIMEOUT_NS);
 	uint64_t max = t_param(self->fd, DRM_D3DQ_PARAM_MAX_DELAY_NS);
 	struct drm_d3dq_sync s[2];
-	struct fence f;
+	struct t_fence f;
 	struct t_cs cs;
 
 	if (timeout + T_SEC > max)
 		SKIP(return, "the job timeout is too long for a DELAY");
-	ASSERT_EQ(0, fence_new(self->fd, 1, 0, &f));
-	s[0] = fs(f.handle, 5);
+	ASSERT_EQ(0, t_fence_new(self->fd, 1, 0, &f));
+	s[0] = t_fs(f.handle, 5);
 	s[1] = t_tl(self->out1, 1);
 	t_cs_init(&cs);
 	t_cs_delay(&cs, timeout + T_SEC);
 	ASSERT_EQ(0, job(self->fd, self->q1, NULL, 0, s, 2, &cs, NULL, NULL));
 	ASSERT_EQ(0, t_wait(self->fd, self->out1, 1, 30 * T_SEC));
 	EXPECT_EQ(-ETIMEDOUT, done1(self->fd, self->out1));
-	EXPECT_EQ(1, load(f.v));
+	EXPECT_EQ(1, t_value_load(f.v));
 }
 
 /*
@@ -865,51 +702,52 @@ TEST_F(fs, remove_and_close_with_pending_signals)
 {
 	struct drm_d3dq_remove rm = { 0 };
 	struct drm_d3dq_sync w[1], s[2];
-	struct fence f, sh, sho;
+	struct t_fence f, sh, sho;
 	struct gate go;
 	uint32_t qo;
 	uint64_t seqno;
 	int other, xfd;
 
 	/* Close: another file's pending signal of a shared fence. */
-	ASSERT_EQ(0, fence_new(self->fd, 2, DRM_D3DQ_FENCE_SHARED, &sh));
-	xfd = fence_export(self->fd, sh.handle);
+	ASSERT_EQ(0, t_fence_new(self->fd, 2, DRM_D3DQ_FENCE_SHARED, &sh));
+	xfd = t_fence_export(self->fd, sh.handle);
 	ASSERT_LE(0, xfd);
 	other = t_open(0);
 	ASSERT_LE(0, other);
-	ASSERT_EQ(0, fence_import(other, xfd, &sho));
+	ASSERT_EQ(0, t_fence_import(other, xfd, &sho));
+	ASSERT_EQ(0, t_fence_map(other, &sho));
 	qo = t_queue(other, 0, 0);
 	ASSERT_NE(0, qo);
 	ASSERT_EQ(0, gate_open(&go, other));
 	w[0] = gate_wait(&go);
-	s[0] = fs(sho.handle, 20);
+	s[0] = t_fs(sho.handle, 20);
 	ASSERT_EQ(0, job(other, qo, w, 1, s, 1, NULL, &seqno, NULL));
-	unmap_value(sho.v);
+	t_value_unmap(sho.v);
 	close(other);
 	/* Closing cancels the gate's job, and so the held one. */
-	EXPECT_TRUE(jobs_gone(1));
-	EXPECT_EQ(2, load(sh.v));
+	EXPECT_TRUE(t_jobs_gone(1));
+	EXPECT_EQ(2, t_value_load(sh.v));
 
 	/* REMOVE: a held signal, and a wait bound to it. */
-	ASSERT_EQ(0, fence_new(self->fd, 0, 0, &f));
+	ASSERT_EQ(0, t_fence_new(self->fd, 0, 0, &f));
 	ASSERT_EQ(0, gate_open(&self->g1, self->fd));
 	w[0] = gate_wait(&self->g1);
-	s[0] = fs(f.handle, 5);
-	s[1] = fs(sh.handle, 6);
+	s[0] = t_fs(f.handle, 5);
+	s[1] = t_fs(sh.handle, 6);
 	ASSERT_EQ(0, job(self->fd, self->q1, w, 1, s, 2, NULL, &seqno, NULL));
-	w[0] = fs(f.handle, 5);
+	w[0] = t_fs(f.handle, 5);
 	s[0] = t_tl(self->out2, 1);
 	ASSERT_EQ(0, job(self->fd, self->q2, w, 1, s, 1, NULL, NULL, NULL));
-	ASSERT_EQ(0, xioctl(self->fd, DRM_IOCTL_D3DQ_REMOVE, &rm));
-	EXPECT_EQ(UINT64_MAX, load(f.v));
-	EXPECT_EQ(UINT64_MAX, load(sh.v));
+	ASSERT_EQ(0, t_ioctl(self->fd, DRM_IOCTL_D3DQ_REMOVE, &rm));
+	EXPECT_EQ(UINT64_MAX, t_value_load(f.v));
+	EXPECT_EQ(UINT64_MAX, t_value_load(sh.v));
 	/* The wait was released by ~0. */
 	ASSERT_EQ(0, t_wait(self->fd, self->out2, 1, 10 * T_SEC));
-	EXPECT_TRUE(jobs_gone(1));
-	EXPECT_EQ(UINT64_MAX, load(f.v));
-	EXPECT_EQ(UINT64_MAX, load(sh.v));
-	unmap_value(f.v);
-	unmap_value(sh.v);
+	EXPECT_TRUE(t_jobs_gone(1));
+	EXPECT_EQ(UINT64_MAX, t_value_load(f.v));
+	EXPECT_EQ(UINT64_MAX, t_value_load(sh.v));
+	t_value_unmap(f.v);
+	t_value_unmap(sh.v);
 	close(xfd);
 }
 
@@ -919,20 +757,20 @@ TEST_F(fs, bad_input)
 	struct drm_d3dq_sync w[1], s[1], *many;
 	struct drm_d3dq_wait_release rel = { .queue_id = 0 };
 	uint64_t max_syncs = t_param(self->fd, DRM_D3DQ_PARAM_MAX_SYNCS);
-	struct fence f;
+	struct t_fence f;
 	uint64_t seqno;
 	uint32_t i;
 
-	ASSERT_EQ(0, fence_new(self->fd, 5, 0, &f));
+	ASSERT_EQ(0, t_fence_new(self->fd, 5, 0, &f));
 	/* FENCE stands alone. */
-	w[0] = fs(f.handle, 1);
+	w[0] = t_fs(f.handle, 1);
 	w[0].flags |= DRM_D3DQ_SYNC_TIMELINE;
 	EXPECT_EQ(-EINVAL, job(self->fd, self->q1, w, 1, NULL, 0, NULL, NULL,
 			       NULL));
 	w[0].flags = DRM_D3DQ_SYNC_FENCE | DRM_D3DQ_SYNC_RELEASABLE;
 	EXPECT_EQ(-EINVAL, job(self->fd, self->q1, w, 1, NULL, 0, NULL, NULL,
 			       NULL));
-	s[0] = fs(f.handle, 1);
+	s[0] = t_fs(f.handle, 1);
 	s[0].flags |= DRM_D3DQ_SYNC_TIMELINE;
 	EXPECT_EQ(-EINVAL, job(self->fd, self->q1, NULL, 0, s, 1, NULL, NULL,
 			       NULL));
@@ -940,39 +778,39 @@ TEST_F(fs, bad_input)
 	EXPECT_EQ(-EINVAL, job(self->fd, self->q1, NULL, 0, s, 1, NULL, NULL,
 			       NULL));
 	/* Unknown handles: a syncobj is no fence. */
-	w[0] = fs(f.handle + 100, 1);
+	w[0] = t_fs(f.handle + 100, 1);
 	EXPECT_EQ(-ENOENT, job(self->fd, self->q1, w, 1, NULL, 0, NULL, NULL,
 			       NULL));
-	w[0] = fs(0, 0);
+	w[0] = t_fs(0, 0);
 	EXPECT_EQ(-ENOENT, job(self->fd, self->q1, w, 1, NULL, 0, NULL, NULL,
 			       NULL));
-	s[0] = fs(self->out1 + 1000, 1);
+	s[0] = t_fs(self->out1 + 1000, 1);
 	EXPECT_EQ(-ENOENT, job(self->fd, self->q1, NULL, 0, s, 1, NULL, NULL,
 			       NULL));
 	/* Another file's handle names nothing here. */
 	{
 		int other = t_open(0);
-		struct fence fo[2];
+		struct t_fence fo[2];
 
 		ASSERT_LE(0, other);
-		ASSERT_EQ(0, fence_new(other, 0, 0, &fo[0]));
-		ASSERT_EQ(0, fence_new(other, 0, 0, &fo[1]));
+		ASSERT_EQ(0, t_fence_new(other, 0, 0, &fo[0]));
+		ASSERT_EQ(0, t_fence_new(other, 0, 0, &fo[1]));
 		ASSERT_NE(f.handle, fo[1].handle);
-		s[0] = fs(fo[1].handle, 1);
+		s[0] = t_fs(fo[1].handle, 1);
 		EXPECT_EQ(-ENOENT, job(self->fd, self->q1, NULL, 0, s, 1, NULL,
 				       NULL, NULL));
-		w[0] = fs(fo[1].handle, 0);
+		w[0] = t_fs(fo[1].handle, 0);
 		EXPECT_EQ(-ENOENT, job(self->fd, self->q1, w, 1, NULL, 0, NULL,
 				       NULL, NULL));
-		unmap_value(fo[0].v);
-		unmap_value(fo[1].v);
+		t_value_unmap(fo[0].v);
+		t_value_unmap(fo[1].v);
 		close(other);
 	}
 	/* Counted against max_syncs like the others. */
 	many = calloc(max_syncs + 1, sizeof(*many));
 	ASSERT_NE(NULL, many);
 	for (i = 0; i <= max_syncs; i++)
-		many[i] = fs(f.handle, 1);
+		many[i] = t_fs(f.handle, 1);
 	EXPECT_EQ(-EINVAL, job(self->fd, self->q1, many, max_syncs + 1, NULL,
 			       0, NULL, NULL, NULL));
 	EXPECT_EQ(-EINVAL, job(self->fd, self->q1, NULL, 0, many,
@@ -984,58 +822,33 @@ TEST_F(fs, bad_input)
 	s[0] = t_tl(self->out1, 1);
 	ASSERT_EQ(0, job(self->fd, self->q1, NULL, 0, s, 1, NULL, NULL, NULL));
 	ASSERT_EQ(0, t_wait(self->fd, self->out1, 1, 10 * T_SEC));
-	EXPECT_EQ(1, load(f.v));
+	EXPECT_EQ(1, t_value_load(f.v));
 
 	/* WAIT_RELEASE of a fence wait: it is not releasable. */
 	ASSERT_EQ(0, gate_open(&self->g1, self->fd));
 	w[0] = gate_wait(&self->g1);
-	s[0] = fs(f.handle, 9);
+	s[0] = t_fs(f.handle, 9);
 	ASSERT_EQ(0, job(self->fd, self->q1, w, 1, s, 1, NULL, &seqno, NULL));
 	gate_holds(&self->g1, self->q1, seqno);
-	w[0] = fs(f.handle, 9);
+	w[0] = t_fs(f.handle, 9);
 	ASSERT_EQ(0, job(self->fd, self->q2, w, 1, NULL, 0, NULL, &seqno,
 			 NULL));
 	rel.queue_id = self->q2;
 	rel.seqno = seqno;
-	EXPECT_EQ(-EINVAL, xioctl(self->fd, DRM_IOCTL_D3DQ_WAIT_RELEASE, &rel));
+	EXPECT_EQ(-EINVAL, t_ioctl(self->fd, DRM_IOCTL_D3DQ_WAIT_RELEASE, &rel));
 	ASSERT_EQ(0, gate_release(&self->g1));
 	gate_close(&self->g1);
 }
 
 /* Unplug with pending signals and waits: ~0, nothing leaks. */
-FIXTURE(unplug) {
-	int fd;
-};
-
-FIXTURE_SETUP(unplug)
-{
-	self->fd = -1;
-	if (!t_can_reload())
-		SKIP(return, "D3DQ_MODULE not set or module not loaded");
-	self->fd = t_open(0);
-	ASSERT_LE(0, self->fd);
-}
-
-FIXTURE_TEARDOWN(unplug)
-{
-	unmap_all();
-	if (self->fd >= 0)
-		close(self->fd);
-	if (!t_can_reload())
-		return;
-	if (!t_is_bound(0))
-		EXPECT_EQ(0, t_bind(0));
-	T_EXPECT_IDLE(10000);
-	EXPECT_EQ(0, t_unload());
-	EXPECT_EQ(0, t_load(NULL));
-}
+T_UNPLUG_FIXTURE(unplug)
 
 TEST_F(unplug, pending_signals)
 {
 	struct drm_d3dq_sync w[1], s[1];
 	uint32_t q1, q2, out;
 	struct gate g;
-	struct fence f;
+	struct t_fence f;
 	uint64_t seqno;
 
 	q1 = t_queue(self->fd, 0, 0);
@@ -1044,21 +857,21 @@ TEST_F(unplug, pending_signals)
 	ASSERT_NE(0, q1);
 	ASSERT_NE(0, q2);
 	ASSERT_NE(0, out);
-	ASSERT_EQ(0, fence_new(self->fd, 0, 0, &f));
+	ASSERT_EQ(0, t_fence_new(self->fd, 0, 0, &f));
 	ASSERT_EQ(0, gate_open(&g, self->fd));
 	w[0] = gate_wait(&g);
-	s[0] = fs(f.handle, 5);
+	s[0] = t_fs(f.handle, 5);
 	ASSERT_EQ(0, job(self->fd, q1, w, 1, s, 1, NULL, &seqno, NULL));
-	w[0] = fs(f.handle, 5);
+	w[0] = t_fs(f.handle, 5);
 	s[0] = t_tl(out, 1);
 	ASSERT_EQ(0, job(self->fd, q2, w, 1, s, 1, NULL, NULL, NULL));
 
 	ASSERT_EQ(0, t_unbind(0));
-	EXPECT_EQ(UINT64_MAX, load(f.v));
-	EXPECT_EQ(-ENODEV, fence_signal(self->fd, f.handle, 0));
+	EXPECT_EQ(UINT64_MAX, t_value_load(f.v));
+	EXPECT_EQ(-ENODEV, t_fence_signal(self->fd, f.handle, 0));
 	/* The waiting job was released by ~0; the held one is cancelled. */
-	EXPECT_EQ(UINT64_MAX, load(f.v));
-	unmap_value(f.v);
+	EXPECT_EQ(UINT64_MAX, t_value_load(f.v));
+	t_value_unmap(f.v);
 }
 
 TEST_HARNESS_MAIN

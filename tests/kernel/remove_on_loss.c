@@ -37,85 +37,11 @@
 /* Past the default 2 s job timeout, below the 10 s largest DELAY. */
 #define HANG_NS	(3 * T_SEC)
 
-/* Raw ioctl (no retry on EINTR): 0 or -errno. */
-static int xioctl(int fd, unsigned long req, void *arg)
-{
-	return ioctl(fd, req, arg) ? -errno : 0;
-}
-
-struct fence {
-	uint32_t handle;
-	const uint64_t *v;	/* the value, mapped read-only */
-	void *page;
-};
-
-static int fence_new(int fd, uint64_t value, uint32_t flags,
-		     struct fence *f)
-{
-	struct drm_d3dq_fence_create c = { .value = value, .flags = flags };
-	int ret = xioctl(fd, DRM_IOCTL_D3DQ_FENCE_CREATE, &c);
-
-	if (ret)
-		return ret;
-	f->handle = c.handle;
-	f->page = mmap(NULL, 4096, PROT_READ, MAP_SHARED, fd, c.mmap_offset);
-	if (f->page == MAP_FAILED) {
-		f->page = NULL;
-		return -errno;
-	}
-	f->v = (const uint64_t *)((const char *)f->page + c.value_offset);
-	return 0;
-}
-
-static void fence_unmap(struct fence *f)
-{
-	if (f->page)
-		munmap(f->page, 4096);
-	f->page = NULL;
-}
-
-static uint64_t load(const uint64_t *v)
-{
-	return __atomic_load_n(v, __ATOMIC_ACQUIRE);
-}
-
-static int fence_signal(int fd, uint32_t handle, uint64_t value)
-{
-	struct drm_d3dq_fence_signal s = { .handle = handle, .value = value };
-
-	return xioctl(fd, DRM_IOCTL_D3DQ_FENCE_SIGNAL, &s);
-}
-
-/* FENCE_WAIT for one value, with an absolute deadline: 0 or -errno. */
-static int fence_wait(int fd, uint32_t handle, uint64_t value,
-		      int64_t deadline)
-{
-	struct drm_d3dq_fence_value fv = { .handle = handle, .value = value };
-	struct drm_d3dq_fence_wait w = {
-		.fences = DRM_D3DQ_OBJ_ARRAY(1, &fv),
-		.deadline_ns = deadline,
-	};
-
-	return xioctl(fd, DRM_IOCTL_D3DQ_FENCE_WAIT, &w);
-}
-
-/* Register @efd for @handle reaching @value: 0 or -errno. */
-static int fence_event(int fd, uint32_t handle, uint64_t value, int efd)
-{
-	struct drm_d3dq_fence_value fv = { .handle = handle, .value = value };
-	struct drm_d3dq_fence_event e = {
-		.fences = DRM_D3DQ_OBJ_ARRAY(1, &fv),
-		.eventfd = efd,
-	};
-
-	return xioctl(fd, DRM_IOCTL_D3DQ_FENCE_EVENT, &e);
-}
-
 /* REMOVE with @flags: 0 or -errno; the reason out in *reason. */
 static int rm(int fd, uint32_t flags, int32_t *reason)
 {
 	struct drm_d3dq_remove r = { .flags = flags };
-	int ret = xioctl(fd, DRM_IOCTL_D3DQ_REMOVE, &r);
+	int ret = t_ioctl(fd, DRM_IOCTL_D3DQ_REMOVE, &r);
 
 	if (reason)
 		*reason = ret ? 1 : r.reason;
@@ -129,13 +55,6 @@ static int32_t query(int fd)
 
 	rm(fd, DRM_D3DQ_REMOVE_QUERY, &reason);
 	return reason;
-}
-
-static struct drm_d3dq_sync fs(uint32_t handle, uint64_t value)
-{
-	return (struct drm_d3dq_sync){ .handle = handle,
-				       .flags = DRM_D3DQ_SYNC_FENCE,
-				       .point = value };
 }
 
 /* A job that hangs past the job timeout, signalling @so point 1. */
@@ -160,48 +79,22 @@ static uint64_t efd_wait(int efd)
 	return n;
 }
 
-/* What @efd counted so far, without waiting (0: nothing). */
-static uint64_t efd_count(int efd)
-{
-	uint64_t n = 0;
-
-	if (read(efd, &n, sizeof(n)) != sizeof(n))
-		return 0;
-	return n;
-}
-
-static long long held(int fd)
-{
-	return t_fdinfo(fd, "d3dq-jobs-held", NULL, 0);
-}
-
-/* The last point attached to timeline @so (0: none), or -errno. */
-static int64_t submitted(int fd, uint32_t so)
-{
-	uint64_t point = 0;
-
-	if (drmSyncobjQuery2(fd, &so, &point, 1,
-			     DRM_SYNCOBJ_QUERY_FLAGS_LAST_SUBMITTED))
-		return -errno;
-	return (int64_t)point;
-}
-
 static int queue_create(int fd)
 {
 	struct drm_d3dq_queue_create c = { 0 };
 
-	return xioctl(fd, DRM_IOCTL_D3DQ_QUEUE_CREATE, &c);
+	return t_ioctl(fd, DRM_IOCTL_D3DQ_QUEUE_CREATE, &c);
 }
 
 static int fence_create_ret(int fd)
 {
 	struct drm_d3dq_fence_create c = { 0 };
 	struct drm_d3dq_fence_destroy d;
-	int ret = xioctl(fd, DRM_IOCTL_D3DQ_FENCE_CREATE, &c);
+	int ret = t_ioctl(fd, DRM_IOCTL_D3DQ_FENCE_CREATE, &c);
 
 	if (!ret) {
 		d = (struct drm_d3dq_fence_destroy){ .handle = c.handle };
-		xioctl(fd, DRM_IOCTL_D3DQ_FENCE_DESTROY, &d);
+		t_ioctl(fd, DRM_IOCTL_D3DQ_FENCE_DESTROY, &d);
 	}
 	return ret;
 }
@@ -219,7 +112,7 @@ static void *waiter_main(void *arg)
 {
 	struct waiter *w = arg;
 
-	w->ret = fence_wait(w->fd, w->handle, w->value, FOREVER);
+	w->ret = t_fence_wait1(w->fd, w->handle, w->value, FOREVER);
 	return NULL;
 }
 
@@ -227,7 +120,7 @@ FIXTURE(rol) {
 	int fd, efd;
 	uint32_t q1, q2, bo, out1, out2;
 	uint64_t *map;
-	struct fence f, g, s;
+	struct t_fence f, g, s;
 };
 
 FIXTURE_SETUP(rol)
@@ -250,18 +143,18 @@ FIXTURE_SETUP(rol)
 	self->out2 = t_syncobj(self->fd);
 	ASSERT_NE(0, self->out1);
 	ASSERT_NE(0, self->out2);
-	ASSERT_EQ(0, fence_new(self->fd, 0, 0, &self->f));
-	ASSERT_EQ(0, fence_new(self->fd, 5, 0, &self->g));
-	ASSERT_EQ(0, fence_new(self->fd, 1, DRM_D3DQ_FENCE_SHARED, &self->s));
+	ASSERT_EQ(0, t_fence_new(self->fd, 0, 0, &self->f));
+	ASSERT_EQ(0, t_fence_new(self->fd, 5, 0, &self->g));
+	ASSERT_EQ(0, t_fence_new(self->fd, 1, DRM_D3DQ_FENCE_SHARED, &self->s));
 	self->efd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
 	ASSERT_LE(0, self->efd);
 }
 
 FIXTURE_TEARDOWN(rol)
 {
-	fence_unmap(&self->f);
-	fence_unmap(&self->g);
-	fence_unmap(&self->s);
+	t_fence_unmap(&self->f);
+	t_fence_unmap(&self->g);
+	t_fence_unmap(&self->s);
 	if (self->map)
 		munmap(self->map, 4096);
 	if (self->efd >= 0)
@@ -294,10 +187,10 @@ TEST_F(rol, timeout_removes_file)
 	EXPECT_EQ(0, reason);
 	EXPECT_EQ(0, query(self->fd));
 
-	ASSERT_EQ(0, fence_event(self->fd, self->f.handle, 10, self->efd));
+	ASSERT_EQ(0, t_fence_event1(self->fd, self->f.handle, 10, self->efd));
 	ASSERT_EQ(0, pthread_create(&w.thread, NULL, waiter_main, &w));
 	/* A held job on q2: its wait is on a value nothing brings. */
-	hw[0] = fs(self->f.handle, 7);
+	hw[0] = t_fs(self->f.handle, 7);
 	hs[0] = t_tl(self->out2, 1);
 	{
 		struct drm_d3dq_submit a = {
@@ -311,15 +204,15 @@ TEST_F(rol, timeout_removes_file)
 		flags = a.out_flags;
 	}
 	EXPECT_EQ(DRM_D3DQ_SUBMIT_HELD, flags);
-	EXPECT_EQ(1, held(self->fd));
-	EXPECT_EQ(0, load(self->f.v));
+	EXPECT_EQ(1, t_held(self->fd));
+	EXPECT_EQ(0, t_value_load(self->f.v));
 
 	ASSERT_EQ(0, hang(self->fd, self->q1, self->out1));
 	/* The removal's ~0 fires the registration. */
 	ASSERT_EQ(1, efd_wait(self->efd));
-	EXPECT_EQ(UINT64_MAX, load(self->f.v));
-	EXPECT_EQ(UINT64_MAX, load(self->g.v));
-	EXPECT_EQ(UINT64_MAX, load(self->s.v));
+	EXPECT_EQ(UINT64_MAX, t_value_load(self->f.v));
+	EXPECT_EQ(UINT64_MAX, t_value_load(self->g.v));
+	EXPECT_EQ(UINT64_MAX, t_value_load(self->s.v));
 	pthread_join(w.thread, NULL);
 	EXPECT_EQ(0, w.ret);
 	/* The hung job had stopped with the timeout's error. */
@@ -331,14 +224,14 @@ TEST_F(rol, timeout_removes_file)
 	ASSERT_EQ(0, t_queue_state(self->fd, self->q2, &st));
 	EXPECT_EQ(DRM_D3DQ_QUEUE_STATE_LOST, st.state);
 	EXPECT_EQ(-ENODEV, st.reason);
-	for (i = 0; i < 1000 && held(self->fd); i++)
+	for (i = 0; i < 1000 && t_held(self->fd); i++)
 		usleep(10000);
-	EXPECT_EQ(0, held(self->fd));
-	EXPECT_EQ(0, submitted(self->fd, self->out2));
+	EXPECT_EQ(0, t_held(self->fd));
+	EXPECT_EQ(0, t_submitted(self->fd, self->out2));
 	EXPECT_EQ(-ENODEV, queue_create(self->fd));
 	EXPECT_EQ(-ENODEV, fence_create_ret(self->fd));
-	EXPECT_EQ(-ENODEV, fence_signal(self->fd, self->f.handle, 3));
-	EXPECT_EQ(UINT64_MAX, load(self->f.v));
+	EXPECT_EQ(-ENODEV, t_fence_signal(self->fd, self->f.handle, 3));
+	EXPECT_EQ(UINT64_MAX, t_value_load(self->f.v));
 	/* Removed once: arming, an explicit REMOVE keep the first reason. */
 	ASSERT_EQ(0, rm(self->fd, DRM_D3DQ_REMOVE_ON_LOSS, &reason));
 	EXPECT_EQ(-ETIMEDOUT, reason);
@@ -356,7 +249,7 @@ TEST_F(rol, unarmed_loss_then_arming)
 	struct drm_d3dq_queue_get_state st;
 	int32_t reason = 1;
 
-	ASSERT_EQ(0, fence_event(self->fd, self->f.handle, 10, self->efd));
+	ASSERT_EQ(0, t_fence_event1(self->fd, self->f.handle, 10, self->efd));
 	ASSERT_EQ(0, hang(self->fd, self->q1, self->out1));
 	ASSERT_EQ(0, t_wait(self->fd, self->out1, 1, 20 * T_SEC));
 	EXPECT_EQ(-ETIMEDOUT, t_fence_status(self->fd, self->out1, 1));
@@ -364,11 +257,11 @@ TEST_F(rol, unarmed_loss_then_arming)
 	EXPECT_EQ(DRM_D3DQ_QUEUE_STATE_LOST, st.state);
 	/* Not armed: no removal is due (QUERY would wait for one). */
 	EXPECT_EQ(0, query(self->fd));
-	EXPECT_EQ(0, load(self->f.v));
-	EXPECT_EQ(5, load(self->g.v));
-	EXPECT_EQ(0, efd_count(self->efd));
-	EXPECT_EQ(0, fence_signal(self->fd, self->g.handle, 6));
-	EXPECT_EQ(6, load(self->g.v));
+	EXPECT_EQ(0, t_value_load(self->f.v));
+	EXPECT_EQ(5, t_value_load(self->g.v));
+	EXPECT_EQ(0, t_efd_take(self->efd));
+	EXPECT_EQ(0, t_fence_signal(self->fd, self->g.handle, 6));
+	EXPECT_EQ(6, t_value_load(self->g.v));
 	EXPECT_EQ(0, queue_create(self->fd));
 	ASSERT_EQ(0, t_queue_state(self->fd, self->q2, &st));
 	EXPECT_EQ(DRM_D3DQ_QUEUE_STATE_OK, st.state);
@@ -376,9 +269,9 @@ TEST_F(rol, unarmed_loss_then_arming)
 	/* The loss came first: arming removes the file before returning. */
 	ASSERT_EQ(0, rm(self->fd, DRM_D3DQ_REMOVE_ON_LOSS, &reason));
 	EXPECT_EQ(-ETIMEDOUT, reason);
-	EXPECT_EQ(UINT64_MAX, load(self->f.v));
-	EXPECT_EQ(UINT64_MAX, load(self->g.v));
-	EXPECT_EQ(UINT64_MAX, load(self->s.v));
+	EXPECT_EQ(UINT64_MAX, t_value_load(self->f.v));
+	EXPECT_EQ(UINT64_MAX, t_value_load(self->g.v));
+	EXPECT_EQ(UINT64_MAX, t_value_load(self->s.v));
 	EXPECT_EQ(-ETIMEDOUT, query(self->fd));
 	EXPECT_EQ(-ENODEV, queue_create(self->fd));
 	EXPECT_EQ(-ENODEV, fence_create_ret(self->fd));
@@ -397,7 +290,7 @@ TEST_F(rol, dependency_error_removes_file)
 	struct drm_d3dq_queue_get_state st;
 	struct drm_d3dq_sync w, s;
 	uint32_t qb, sob, soa;
-	struct fence fb;
+	struct t_fence fb;
 	struct t_cs cs;
 	int other, sfd;
 	int32_t reason = 1;
@@ -408,7 +301,7 @@ TEST_F(rol, dependency_error_removes_file)
 	ASSERT_NE(0, qb);
 	sob = t_syncobj(other);
 	ASSERT_NE(0, sob);
-	ASSERT_EQ(0, fence_new(other, 4, 0, &fb));
+	ASSERT_EQ(0, t_fence_new(other, 4, 0, &fb));
 	/* The other file's job: long, and cancelled below. */
 	t_cs_init(&cs);
 	t_cs_delay(&cs, 1500 * T_MS);
@@ -420,15 +313,15 @@ TEST_F(rol, dependency_error_removes_file)
 
 	ASSERT_EQ(0, rm(self->fd, DRM_D3DQ_REMOVE_ON_LOSS, &reason));
 	EXPECT_EQ(0, reason);
-	ASSERT_EQ(0, fence_event(self->fd, self->f.handle, 1, self->efd));
+	ASSERT_EQ(0, t_fence_event1(self->fd, self->f.handle, 1, self->efd));
 	w = t_tl(soa, 1);
 	s = t_tl(self->out1, 1);
 	ASSERT_EQ(0, t_submit(self->fd, self->q1, &w, 1, &s, 1, NULL));
 	ASSERT_EQ(0, t_queue_destroy(other, qb));
 
 	ASSERT_EQ(1, efd_wait(self->efd));
-	EXPECT_EQ(UINT64_MAX, load(self->f.v));
-	EXPECT_EQ(UINT64_MAX, load(self->g.v));
+	EXPECT_EQ(UINT64_MAX, t_value_load(self->f.v));
+	EXPECT_EQ(UINT64_MAX, t_value_load(self->g.v));
 	EXPECT_EQ(-ECANCELED, query(self->fd));
 	ASSERT_EQ(0, t_queue_state(self->fd, self->q1, &st));
 	EXPECT_EQ(DRM_D3DQ_QUEUE_STATE_LOST, st.state);
@@ -437,12 +330,12 @@ TEST_F(rol, dependency_error_removes_file)
 
 	/* The other file: not armed, not removed, its fence untouched. */
 	EXPECT_EQ(0, query(other));
-	EXPECT_EQ(4, load(fb.v));
-	EXPECT_EQ(0, fence_signal(other, fb.handle, 8));
-	EXPECT_EQ(8, load(fb.v));
+	EXPECT_EQ(4, t_value_load(fb.v));
+	EXPECT_EQ(0, t_fence_signal(other, fb.handle, 8));
+	EXPECT_EQ(8, t_value_load(fb.v));
 	EXPECT_EQ(0, queue_create(other));
 	EXPECT_EQ(0, fence_create_ret(other));
-	fence_unmap(&fb);
+	t_fence_unmap(&fb);
 	close(other);
 }
 
@@ -467,13 +360,13 @@ TEST_F(rol, destroy_is_no_loss_remove_is_enodev)
 	ASSERT_EQ(0, t_wait(self->fd, self->out1, 1, 20 * T_SEC));
 	EXPECT_EQ(-ECANCELED, t_fence_status(self->fd, self->out1, 1));
 	EXPECT_EQ(0, query(self->fd));
-	EXPECT_EQ(0, load(self->f.v));
+	EXPECT_EQ(0, t_value_load(self->f.v));
 	EXPECT_EQ(0, queue_create(self->fd));
 
 	ASSERT_EQ(0, rm(self->fd, 0, &reason));
 	EXPECT_EQ(0, reason);
 	EXPECT_EQ(-ENODEV, query(self->fd));
-	EXPECT_EQ(UINT64_MAX, load(self->f.v));
+	EXPECT_EQ(UINT64_MAX, t_value_load(self->f.v));
 	/* Armed, and removed already: nothing changes the reason. */
 	ASSERT_EQ(0, rm(self->fd, DRM_D3DQ_REMOVE_ON_LOSS |
 			DRM_D3DQ_REMOVE_QUERY, &reason));
@@ -499,7 +392,7 @@ TEST_F(rol, jobs_stop_before_fences)
 	int i, first, st;
 
 	ASSERT_EQ(0, rm(self->fd, DRM_D3DQ_REMOVE_ON_LOSS, &reason));
-	ASSERT_EQ(0, fence_event(self->fd, self->f.handle, 1, self->efd));
+	ASSERT_EQ(0, t_fence_event1(self->fd, self->f.handle, 1, self->efd));
 	for (i = 0; i < CHAIN; i++) {
 		/* Binary: a timeline point's status may not be the job's. */
 		outs[i] = t_syncobj(self->fd);
@@ -515,7 +408,7 @@ TEST_F(rol, jobs_stop_before_fences)
 
 	ASSERT_EQ(1, efd_wait(self->efd));
 	memcpy(snap, self->map, sizeof(snap));
-	ASSERT_EQ(UINT64_MAX, load(self->f.v));
+	ASSERT_EQ(UINT64_MAX, t_value_load(self->f.v));
 	for (first = 0; first < CHAIN && snap[first]; first++)
 		;
 	TH_LOG("%d of %d q2 jobs had written at the removal", first, CHAIN);
@@ -549,19 +442,19 @@ TEST_F(rol, bad_flags)
 	int32_t reason = 1;
 
 	r.flags = DRM_D3DQ_REMOVE_QUERY << 1;
-	EXPECT_EQ(-EINVAL, xioctl(self->fd, DRM_IOCTL_D3DQ_REMOVE, &r));
+	EXPECT_EQ(-EINVAL, t_ioctl(self->fd, DRM_IOCTL_D3DQ_REMOVE, &r));
 	r.flags = ~0u;
-	EXPECT_EQ(-EINVAL, xioctl(self->fd, DRM_IOCTL_D3DQ_REMOVE, &r));
+	EXPECT_EQ(-EINVAL, t_ioctl(self->fd, DRM_IOCTL_D3DQ_REMOVE, &r));
 	r.flags = DRM_D3DQ_REMOVE_QUERY;
 	r.reason = -ENODEV;
-	EXPECT_EQ(-EINVAL, xioctl(self->fd, DRM_IOCTL_D3DQ_REMOVE, &r));
+	EXPECT_EQ(-EINVAL, t_ioctl(self->fd, DRM_IOCTL_D3DQ_REMOVE, &r));
 	r.flags = 0;
 	r.reason = 1;
-	EXPECT_EQ(-EINVAL, xioctl(self->fd, DRM_IOCTL_D3DQ_REMOVE, &r));
+	EXPECT_EQ(-EINVAL, t_ioctl(self->fd, DRM_IOCTL_D3DQ_REMOVE, &r));
 	/* Nothing happened: not removed, fences and queues as they were. */
 	ASSERT_EQ(0, rm(self->fd, DRM_D3DQ_REMOVE_QUERY, &reason));
 	EXPECT_EQ(0, reason);
-	EXPECT_EQ(0, load(self->f.v));
+	EXPECT_EQ(0, t_value_load(self->f.v));
 	EXPECT_EQ(0, queue_create(self->fd));
 	EXPECT_EQ(0, fence_create_ret(self->fd));
 }

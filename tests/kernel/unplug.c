@@ -27,32 +27,7 @@
 #include "kselftest_harness.h"
 #include "util/d3dq_test.h"
 
-FIXTURE(up) {
-	int fd;
-};
-
-FIXTURE_SETUP(up)
-{
-	self->fd = -1;
-	if (!t_can_reload())
-		SKIP(return, "D3DQ_MODULE not set or module not loaded");
-	self->fd = t_open(0);
-	ASSERT_LE(0, self->fd);
-}
-
-FIXTURE_TEARDOWN(up)
-{
-	if (self->fd >= 0)
-		close(self->fd);
-	if (!t_can_reload())
-		return;
-	if (!t_is_bound(0))
-		EXPECT_EQ(0, t_bind(0));
-	T_EXPECT_IDLE(10000);
-	/* Nothing may keep the module: the next program reloads it. */
-	EXPECT_EQ(0, t_unload());
-	EXPECT_EQ(0, t_load(NULL));
-}
+T_UNPLUG_FIXTURE(up)
 
 /* sync_file FILE_INFO of a finished d3dq fence. */
 static void expect_info(struct __test_metadata *_metadata, int sync_fd,

@@ -607,3 +607,177 @@ int t_reload(const char *args)
 	snprintf(cmd, sizeof(cmd), "insmod '%s' %s", m, args ? args : "");
 	return run(cmd);
 }
+
+/* --- d3dq fences ------------------------------------------------------- */
+
+int t_ioctl(int fd, unsigned long req, void *arg)
+{
+	return ioctl(fd, req, arg) ? -errno : 0;
+}
+
+int t_fence_create(int fd, uint64_t value, uint32_t flags, struct t_fence *f)
+{
+	struct drm_d3dq_fence_create c = { .value = value, .flags = flags };
+	int ret = t_ioctl(fd, DRM_IOCTL_D3DQ_FENCE_CREATE, &c);
+
+	if (ret)
+		return ret;
+	*f = (struct t_fence){ .handle = c.handle, .offset = c.mmap_offset,
+			       .voff = c.value_offset };
+	return 0;
+}
+
+int t_fence_import(int fd, int xfd, struct t_fence *f)
+{
+	struct drm_d3dq_fence_import i = { .fd = xfd };
+	int ret = t_ioctl(fd, DRM_IOCTL_D3DQ_FENCE_IMPORT, &i);
+
+	if (ret)
+		return ret;
+	*f = (struct t_fence){ .handle = i.handle, .offset = i.mmap_offset,
+			       .voff = i.value_offset };
+	return 0;
+}
+
+int t_fence_new(int fd, uint64_t value, uint32_t flags, struct t_fence *f)
+{
+	int ret = t_fence_create(fd, value, flags, f);
+
+	return ret ? ret : t_fence_map(fd, f);
+}
+
+int t_fence_export(int fd, uint32_t handle)
+{
+	struct drm_d3dq_fence_export e = { .handle = handle };
+	int ret = t_ioctl(fd, DRM_IOCTL_D3DQ_FENCE_EXPORT, &e);
+
+	return ret ? ret : e.fd;
+}
+
+int t_fence_destroy(int fd, uint32_t handle)
+{
+	struct drm_d3dq_fence_destroy d = { .handle = handle };
+
+	return t_ioctl(fd, DRM_IOCTL_D3DQ_FENCE_DESTROY, &d);
+}
+
+int t_fence_signal(int fd, uint32_t handle, uint64_t value)
+{
+	struct drm_d3dq_fence_signal s = { .handle = handle, .value = value };
+
+	return t_ioctl(fd, DRM_IOCTL_D3DQ_FENCE_SIGNAL, &s);
+}
+
+int t_fence_wait1(int fd, uint32_t handle, uint64_t value, int64_t deadline)
+{
+	struct drm_d3dq_fence_value fv = { .handle = handle, .value = value };
+	struct drm_d3dq_fence_wait w = {
+		.fences = DRM_D3DQ_OBJ_ARRAY(1, &fv),
+		.deadline_ns = deadline,
+	};
+
+	return t_ioctl(fd, DRM_IOCTL_D3DQ_FENCE_WAIT, &w);
+}
+
+int t_fence_event1(int fd, uint32_t handle, uint64_t value, int efd)
+{
+	struct drm_d3dq_fence_value fv = { .handle = handle, .value = value };
+	struct drm_d3dq_fence_event e = {
+		.fences = DRM_D3DQ_OBJ_ARRAY(1, &fv),
+		.eventfd = efd,
+	};
+
+	return t_ioctl(fd, DRM_IOCTL_D3DQ_FENCE_EVENT, &e);
+}
+
+/* The test's value mappings (each test runs in a process of its own). */
+static const uint64_t *t_maps[256];
+
+const uint64_t *t_value_map(int fd, const struct t_fence *f)
+{
+	void *p = mmap(NULL, 4096, PROT_READ, MAP_SHARED, fd, f->offset);
+	const uint64_t *v;
+	size_t i;
+
+	if (p == MAP_FAILED)
+		return NULL;
+	v = (const uint64_t *)((const char *)p + f->voff);
+	for (i = 0; i < sizeof(t_maps) / sizeof(t_maps[0]); i++) {
+		if (!t_maps[i]) {
+			t_maps[i] = v;
+			break;
+		}
+	}
+	return v;
+}
+
+void t_value_unmap(const uint64_t *v)
+{
+	size_t i;
+
+	if (!v)
+		return;
+	munmap((void *)((uintptr_t)v & ~(uintptr_t)4095), 4096);
+	for (i = 0; i < sizeof(t_maps) / sizeof(t_maps[0]); i++)
+		if (t_maps[i] == v)
+			t_maps[i] = NULL;
+}
+
+void t_value_unmap_all(void)
+{
+	size_t i;
+
+	for (i = 0; i < sizeof(t_maps) / sizeof(t_maps[0]); i++)
+		t_value_unmap(t_maps[i]);
+}
+
+int t_fence_map(int fd, struct t_fence *f)
+{
+	f->v = t_value_map(fd, f);
+	return f->v ? 0 : -errno;
+}
+
+void t_fence_unmap(struct t_fence *f)
+{
+	t_value_unmap(f->v);
+	f->v = NULL;
+}
+
+uint64_t t_efd_take(int efd)
+{
+	uint64_t n;
+
+	if (read(efd, &n, sizeof(n)) != sizeof(n))
+		return 0;
+	return n;
+}
+
+bool t_jobs_gone(int files)
+{
+	struct t_objects o;
+	int i;
+
+	for (i = 0; i < 1000; i++) {
+		if (t_objects(&o))
+			return false;
+		if (o.files == files && !o.jobs)
+			return true;
+		usleep(10000);
+	}
+	return false;
+}
+
+long long t_held(int fd)
+{
+	return t_fdinfo(fd, "d3dq-jobs-held", NULL, 0);
+}
+
+int64_t t_submitted(int fd, uint32_t so)
+{
+	uint64_t point = 0;
+
+	if (drmSyncobjQuery2(fd, &so, &point, 1,
+			     DRM_SYNCOBJ_QUERY_FLAGS_LAST_SUBMITTED))
+		return -errno;
+	return (int64_t)point;
+}

@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
  * Helpers shared by the d3dq kernel tests: finding the device and its
- * debugfs directory, buffers, queues, command streams, submits and
- * syncobj points.
+ * debugfs directory, buffers, queues, command streams, submits,
+ * syncobj points and d3dq fences.
  *
  * Copyright (C) 2026 The d3dq authors
  */
@@ -157,6 +157,61 @@ struct sync_fence_info;
 int t_sync_file_info(int sync_fd, struct sync_file_info *info,
 		     struct sync_fence_info *fi, uint32_t n);
 
+/* Raw ioctl, no retry on EINTR or EAGAIN (unlike drmIoctl): 0 or -errno. */
+int t_ioctl(int fd, unsigned long req, void *arg);
+
+/* A d3dq fence: its handle in one file and where its value is. */
+struct t_fence {
+	uint32_t handle;
+	uint64_t offset;	/* mmap offset of the value's page */
+	uint32_t voff;		/* byte offset of the value in it */
+	const uint64_t *v;	/* the value mapped read-only, or NULL */
+};
+
+/* FENCE_CREATE and FENCE_IMPORT (@f->v NULL): 0 or -errno. */
+int t_fence_create(int fd, uint64_t value, uint32_t flags, struct t_fence *f);
+int t_fence_import(int fd, int xfd, struct t_fence *f);
+/* FENCE_CREATE and t_fence_map(). */
+int t_fence_new(int fd, uint64_t value, uint32_t flags, struct t_fence *f);
+/* FENCE_EXPORT: the fd, or -errno. */
+int t_fence_export(int fd, uint32_t handle);
+int t_fence_destroy(int fd, uint32_t handle);
+int t_fence_signal(int fd, uint32_t handle, uint64_t value);
+/* FENCE_WAIT for one value, @deadline absolute (0 only checks). */
+int t_fence_wait1(int fd, uint32_t handle, uint64_t value, int64_t deadline);
+/* FENCE_EVENT: @efd for one value. */
+int t_fence_event1(int fd, uint32_t handle, uint64_t value, int efd);
+
+/*
+ * Map the value of @f read-only through @fd (another mapping each call):
+ * the value, or NULL (errno set). A mapping holds its file open, so the
+ * tests' teardowns drop them all (t_value_unmap_all()) before they check
+ * that every object was freed.
+ */
+const uint64_t *t_value_map(int fd, const struct t_fence *f);
+void t_value_unmap(const uint64_t *v);
+void t_value_unmap_all(void);
+/* @f->v = t_value_map(): 0 or -errno; and its undoing. */
+int t_fence_map(int fd, struct t_fence *f);
+void t_fence_unmap(struct t_fence *f);
+
+/* GetCompletedValue: one acquire load. */
+static inline uint64_t t_value_load(const uint64_t *v)
+{
+	return __atomic_load_n(v, __ATOMIC_ACQUIRE);
+}
+
+/* A fence wait or signal element of SUBMIT. */
+static inline struct drm_d3dq_sync t_fs(uint32_t handle, uint64_t value)
+{
+	return (struct drm_d3dq_sync){ .handle = handle,
+				       .flags = DRM_D3DQ_SYNC_FENCE,
+				       .point = value };
+}
+
+/* What non-blocking eventfd @efd counted so far, reset (0: nothing). */
+uint64_t t_efd_take(int efd);
+
 /* Unload and load the module with @args (NULL: defaults). 0 on success. */
 int t_reload(const char *args);
 bool t_can_reload(void);
@@ -178,5 +233,45 @@ int t_direct_submit(int on);
 int t_unbind(int index);
 int t_bind(int index);
 bool t_is_bound(int index);
+
+/*
+ * A fixture @name for tests that unbind the device or reload the module
+ * (needs the harness): self->fd is the device, opened by the setup; the
+ * teardown drops the value mappings, closes it, binds the device again,
+ * checks that nothing is left alive and reloads the module, which
+ * nothing may keep. Skipped without D3DQ_MODULE.
+ */
+#define T_UNPLUG_FIXTURE(name)						\
+	FIXTURE(name) {							\
+		int fd;							\
+	};								\
+	FIXTURE_SETUP(name)						\
+	{								\
+		self->fd = -1;						\
+		if (!t_can_reload())					\
+			SKIP(return, "D3DQ_MODULE not set or module not loaded"); \
+		self->fd = t_open(0);					\
+		ASSERT_LE(0, self->fd);					\
+	}								\
+	FIXTURE_TEARDOWN(name)						\
+	{								\
+		t_value_unmap_all();					\
+		if (self->fd >= 0)					\
+			close(self->fd);				\
+		if (!t_can_reload())					\
+			return;						\
+		if (!t_is_bound(0))					\
+			EXPECT_EQ(0, t_bind(0));			\
+		T_EXPECT_IDLE(10000);					\
+		EXPECT_EQ(0, t_unload());				\
+		EXPECT_EQ(0, t_load(NULL));				\
+	}
+
+/* Wait (up to 10 s) until @files files and no job are alive. */
+bool t_jobs_gone(int files);
+/* Jobs the kernel holds for @fd (fdinfo d3dq-jobs-held), or < 0. */
+long long t_held(int fd);
+/* The last point attached to timeline @so (0: none), or -errno. */
+int64_t t_submitted(int fd, uint32_t so);
 
 #endif /* D3DQ_TEST_H */
