@@ -8,50 +8,13 @@
  * Copyright (C) 2026 The d3dq authors
  */
 #define _GNU_SOURCE
-#include <string.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include "kselftest_harness.h"
 #include "util/d3d12_util.h"
-
-static int send_fd(int sock, int fd)
-{
-	char c = 0, buf[CMSG_SPACE(sizeof(int))] = { 0 };
-	struct iovec iov = { .iov_base = &c, .iov_len = 1 };
-	struct msghdr msg = {
-		.msg_iov = &iov, .msg_iovlen = 1,
-		.msg_control = buf, .msg_controllen = sizeof(buf),
-	};
-	struct cmsghdr *cm = CMSG_FIRSTHDR(&msg);
-
-	cm->cmsg_level = SOL_SOCKET;
-	cm->cmsg_type = SCM_RIGHTS;
-	cm->cmsg_len = CMSG_LEN(sizeof(int));
-	memcpy(CMSG_DATA(cm), &fd, sizeof(int));
-	return sendmsg(sock, &msg, 0) == 1 ? 0 : -1;
-}
-
-static int recv_fd(int sock)
-{
-	char c, buf[CMSG_SPACE(sizeof(int))];
-	struct iovec iov = { .iov_base = &c, .iov_len = 1 };
-	struct msghdr msg = {
-		.msg_iov = &iov, .msg_iovlen = 1,
-		.msg_control = buf, .msg_controllen = sizeof(buf),
-	};
-	struct cmsghdr *cm;
-	int fd;
-
-	if (recvmsg(sock, &msg, 0) != 1)
-		return -1;
-	cm = CMSG_FIRSTHDR(&msg);
-	if (!cm || cm->cmsg_type != SCM_RIGHTS)
-		return -1;
-	memcpy(&fd, CMSG_DATA(cm), sizeof(int));
-	return fd;
-}
+#include "util/d3dq_test.h"
 
 /* The other process: wait for 2 on a queue, signal 3, wait for 4. */
 static int child(int sock)
@@ -59,7 +22,7 @@ static int child(int sock)
 	ID3D12CommandQueue *q;
 	ID3D12Device1 *dev;
 	ID3D12Fence *f;
-	int fd = recv_fd(sock), ret = 1;
+	int fd = t_recv_fd(sock), ret = 1;
 
 	dev = u_device();
 	if (fd < 0 || !dev)
@@ -115,7 +78,7 @@ TEST(two_processes)
 			dev, (ID3D12DeviceChild *)f, NULL, GENERIC_ALL, NULL,
 			&h));
 	ASSERT_LT(2, (intptr_t)h);
-	ASSERT_EQ(0, send_fd(sv[0], (int)(intptr_t)h));
+	ASSERT_EQ(0, t_send_fd(sv[0], (int)(intptr_t)h));
 	/* The HANDLE is ours to close, as CloseHandle would. */
 	close((int)(intptr_t)h);
 

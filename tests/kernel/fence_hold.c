@@ -32,31 +32,6 @@
 #include "kselftest_harness.h"
 #include "util/d3dq_test.h"
 
-/*
- * SUBMIT with DRM_D3DQ_SUBMIT_HOLD: 0 or -errno; *out_flags and *seqno
- * if not NULL.
- */
-static int hsubmit(int fd, uint32_t q, const struct drm_d3dq_sync *w,
-		   uint32_t nw, const struct drm_d3dq_sync *s, uint32_t ns,
-		   const struct t_cs *cs, uint32_t *out_flags, uint64_t *seqno)
-{
-	struct drm_d3dq_submit a = {
-		.queue_id = q,
-		.flags = DRM_D3DQ_SUBMIT_HOLD,
-		.waits = DRM_D3DQ_OBJ_ARRAY(nw, w),
-		.signals = DRM_D3DQ_OBJ_ARRAY(ns, s),
-		.cmds = cs ? (uint64_t)(uintptr_t)cs->buf : 0,
-		.cmd_bytes = cs ? cs->len : 0,
-	};
-	int ret = t_submit_raw(fd, &a);
-
-	if (out_flags)
-		*out_flags = a.out_flags;
-	if (seqno)
-		*seqno = a.seqno;
-	return ret;
-}
-
 /* Wait until point @point of @so is attached (not signalled): 0/-errno. */
 static int available(int fd, uint32_t so, uint64_t point)
 {
@@ -165,7 +140,7 @@ TEST_F(hold, held_job_publishes_nothing)
 	s[2] = t_fs(self->g.handle, 7);
 	t_cs_init(&cs);
 	t_cs_write64(&cs, self->bo, 0, 111);
-	ASSERT_EQ(0, hsubmit(self->fd, self->q1, w, 1, s, 3, &cs, &flags,
+	ASSERT_EQ(0, t_submit_hold(self->fd, self->q1, w, 1, s, 3, &cs, &flags,
 			     &seqno));
 	EXPECT_EQ(DRM_D3DQ_SUBMIT_HELD, flags);
 	EXPECT_NE(0, seqno);
@@ -174,7 +149,7 @@ TEST_F(hold, held_job_publishes_nothing)
 	s[0] = t_tl(self->out2, 1);
 	t_cs_init(&cs);
 	t_cs_write64(&cs, self->bo, 8, 222);
-	ASSERT_EQ(0, hsubmit(self->fd, self->q1, NULL, 0, s, 1, &cs, &flags,
+	ASSERT_EQ(0, t_submit_hold(self->fd, self->q1, NULL, 0, s, 1, &cs, &flags,
 			     &seqno2));
 	EXPECT_EQ(DRM_D3DQ_SUBMIT_HELD, flags);
 	EXPECT_EQ(seqno + 1, seqno2);
@@ -240,14 +215,14 @@ TEST_F(hold, propagation)
 	w[0] = t_fs(self->f.handle, 1);
 	s[0] = t_fs(self->g.handle, 1);
 	s[1] = t_tl(self->out1, 1);
-	ASSERT_EQ(0, hsubmit(self->fd, self->q1, w, 1, s, 2, NULL, &flags,
+	ASSERT_EQ(0, t_submit_hold(self->fd, self->q1, w, 1, s, 2, NULL, &flags,
 			     NULL));
 	EXPECT_EQ(DRM_D3DQ_SUBMIT_HELD, flags);
 
 	w[0] = t_fs(self->g.handle, 1);
 	s[0] = t_tl(self->out2, 1);
 	EXPECT_EQ(-ENODATA, t_submit(self->fd, self->q2, w, 1, s, 1, NULL));
-	ASSERT_EQ(0, hsubmit(self->fd, self->q2, w, 1, s, 1, NULL, &flags,
+	ASSERT_EQ(0, t_submit_hold(self->fd, self->q2, w, 1, s, 1, NULL, &flags,
 			     NULL));
 	EXPECT_EQ(DRM_D3DQ_SUBMIT_HELD, flags);
 	EXPECT_EQ(2, t_held(self->fd));
@@ -271,7 +246,7 @@ TEST_F(hold, sticky_and_no_history)
 
 	w[0] = t_fs(self->f.handle, 5);
 	s[0] = t_tl(self->out1, 1);
-	ASSERT_EQ(0, hsubmit(self->fd, self->q1, w, 1, s, 1, NULL, &flags,
+	ASSERT_EQ(0, t_submit_hold(self->fd, self->q1, w, 1, s, 1, NULL, &flags,
 			     NULL));
 	EXPECT_EQ(DRM_D3DQ_SUBMIT_HELD, flags);
 	ASSERT_EQ(0, t_fence_signal(self->fd, self->f.handle, 5));
@@ -280,7 +255,7 @@ TEST_F(hold, sticky_and_no_history)
 	EXPECT_EQ(0, t_value_load(self->f.v));
 
 	s[0] = t_tl(self->out2, 1);
-	ASSERT_EQ(0, hsubmit(self->fd, self->q2, w, 1, s, 1, NULL, &flags,
+	ASSERT_EQ(0, t_submit_hold(self->fd, self->q2, w, 1, s, 1, NULL, &flags,
 			     NULL));
 	EXPECT_EQ(DRM_D3DQ_SUBMIT_HELD, flags);
 	EXPECT_EQ(1, t_held(self->fd));
@@ -310,7 +285,7 @@ TEST_F(hold, released_by_later_queue_signal)
 
 	w[0] = t_fs(self->f.handle, 3);
 	s[0] = t_tl(self->out2, 1);
-	ASSERT_EQ(0, hsubmit(self->fd, self->q2, w, 1, s, 1, NULL, &flags,
+	ASSERT_EQ(0, t_submit_hold(self->fd, self->q2, w, 1, s, 1, NULL, &flags,
 			     NULL));
 	EXPECT_EQ(DRM_D3DQ_SUBMIT_HELD, flags);
 
@@ -362,7 +337,7 @@ TEST_F(hold, many_queues_one_signal)
 		for (j = 0; j < PER; j++) {
 			s[0] = t_tl(so[i], j + 1);
 			flags = 0;
-			ASSERT_EQ(0, hsubmit(self->fd, q[i], j ? NULL : w,
+			ASSERT_EQ(0, t_submit_hold(self->fd, q[i], j ? NULL : w,
 					     j ? 0 : 1, s, 1, NULL, &flags,
 					     NULL));
 			ASSERT_EQ(DRM_D3DQ_SUBMIT_HELD, flags);
@@ -391,9 +366,9 @@ TEST_F(hold, destroy_remove_close)
 	w[0] = t_fs(self->f.handle, 1);
 	s[0] = t_tl(self->out1, 1);
 	s[1] = t_fs(self->g.handle, 9);
-	ASSERT_EQ(0, hsubmit(self->fd, self->q1, w, 1, s, 2, NULL, &flags,
+	ASSERT_EQ(0, t_submit_hold(self->fd, self->q1, w, 1, s, 2, NULL, &flags,
 			     NULL));
-	ASSERT_EQ(0, hsubmit(self->fd, self->q1, NULL, 0, s, 1, NULL, &flags,
+	ASSERT_EQ(0, t_submit_hold(self->fd, self->q1, NULL, 0, s, 1, NULL, &flags,
 			     NULL));
 	EXPECT_EQ(2, t_held(self->fd));
 	ASSERT_EQ(0, t_queue_destroy(self->fd, self->q1));
@@ -408,7 +383,7 @@ TEST_F(hold, destroy_remove_close)
 	/* REMOVE: ~0 satisfies the wait, but the queue is lost: freed. */
 	w[0] = t_fs(self->f.handle, 2);
 	s[0] = t_tl(self->out2, 1);
-	ASSERT_EQ(0, hsubmit(self->fd, self->q2, w, 1, s, 2, NULL, &flags,
+	ASSERT_EQ(0, t_submit_hold(self->fd, self->q2, w, 1, s, 2, NULL, &flags,
 			     NULL));
 	EXPECT_EQ(DRM_D3DQ_SUBMIT_HELD, flags);
 	ASSERT_EQ(0, t_ioctl(self->fd, DRM_IOCTL_D3DQ_REMOVE, &rm));
@@ -427,11 +402,11 @@ TEST_F(hold, destroy_remove_close)
 		ASSERT_NE(0, qb);
 		ASSERT_EQ(0, t_fence_new(other, 0, 0, &f2));
 		w[0] = t_fs(f2.handle, 1);
-		ASSERT_EQ(0, hsubmit(other, qa, w, 1, NULL, 0, NULL, &flags,
+		ASSERT_EQ(0, t_submit_hold(other, qa, w, 1, NULL, 0, NULL, &flags,
 				     NULL));
-		ASSERT_EQ(0, hsubmit(other, qb, w, 1, NULL, 0, NULL, &flags,
+		ASSERT_EQ(0, t_submit_hold(other, qb, w, 1, NULL, 0, NULL, &flags,
 				     NULL));
-		ASSERT_EQ(0, hsubmit(other, qb, NULL, 0, NULL, 0, NULL,
+		ASSERT_EQ(0, t_submit_hold(other, qb, NULL, 0, NULL, 0, NULL,
 				     &flags, NULL));
 		EXPECT_EQ(3, t_held(other));
 		t_fence_unmap(&f2);
@@ -459,7 +434,7 @@ TEST_F(hold, lost_queue_frees_held)
 	ASSERT_EQ(0, t_submit(self->fd, self->q1, NULL, 0, s, 1, &cs));
 	w[0] = t_fs(self->f.handle, 1);
 	s[0] = t_tl(self->out2, 1);
-	ASSERT_EQ(0, hsubmit(self->fd, self->q1, w, 1, s, 1, NULL, &flags,
+	ASSERT_EQ(0, t_submit_hold(self->fd, self->q1, w, 1, s, 1, NULL, &flags,
 			     NULL));
 	EXPECT_EQ(DRM_D3DQ_SUBMIT_HELD, flags);
 	/* Signalled, with the timeout's error. */
@@ -540,17 +515,17 @@ TEST_F(hlim, held_jobs_fill_limits)
 	/* The queue: 8 held jobs, the 9th fails at once. */
 	for (i = 0; i < 8; i++) {
 		flags = 0;
-		ASSERT_EQ(0, hsubmit(self->fd, q1, w, 1, NULL, 0, NULL, &flags,
+		ASSERT_EQ(0, t_submit_hold(self->fd, q1, w, 1, NULL, 0, NULL, &flags,
 				     NULL));
 		ASSERT_EQ(DRM_D3DQ_SUBMIT_HELD, flags);
 	}
-	EXPECT_EQ(-ENOSPC, hsubmit(self->fd, q1, w, 1, NULL, 0, NULL, NULL,
+	EXPECT_EQ(-ENOSPC, t_submit_hold(self->fd, q1, w, 1, NULL, 0, NULL, NULL,
 				   NULL));
 	EXPECT_EQ(-ENOSPC, t_submit(self->fd, q1, NULL, 0, NULL, 0, NULL));
 
 	/* The file: held jobs on q2 fill its bytes; q3 fails at once. */
 	for (n = 0; n < 1000; n++) {
-		ret = hsubmit(self->fd, q2, w, 1, NULL, 0, NULL, NULL,
+		ret = t_submit_hold(self->fd, q2, w, 1, NULL, 0, NULL, NULL,
 			      NULL);
 		if (ret)
 			break;
@@ -565,7 +540,7 @@ TEST_F(hlim, held_jobs_fill_limits)
 	/* The file's bytes, not a queue's count (a queue takes 7 here). */
 	EXPECT_LT(7, n);
 	/* A queue without held jobs, a job of the same size: at once. */
-	EXPECT_EQ(-ENOSPC, hsubmit(self->fd, q3, w, 1, NULL, 0, NULL, NULL,
+	EXPECT_EQ(-ENOSPC, t_submit_hold(self->fd, q3, w, 1, NULL, 0, NULL, NULL,
 				   NULL));
 	EXPECT_EQ(8 + n, t_held(self->fd));
 
@@ -595,10 +570,10 @@ TEST_F(hunplug, held_jobs)
 	ASSERT_EQ(0, t_fence_new(self->fd, 0, 0, &f));
 	w[0] = t_fs(f.handle, 1);
 	s[0] = t_tl(out, 1);
-	ASSERT_EQ(0, hsubmit(self->fd, q1, w, 1, s, 1, NULL, &flags, NULL));
+	ASSERT_EQ(0, t_submit_hold(self->fd, q1, w, 1, s, 1, NULL, &flags, NULL));
 	EXPECT_EQ(DRM_D3DQ_SUBMIT_HELD, flags);
-	ASSERT_EQ(0, hsubmit(self->fd, q2, w, 1, NULL, 0, NULL, &flags, NULL));
-	ASSERT_EQ(0, hsubmit(self->fd, q2, NULL, 0, NULL, 0, NULL, &flags,
+	ASSERT_EQ(0, t_submit_hold(self->fd, q2, w, 1, NULL, 0, NULL, &flags, NULL));
+	ASSERT_EQ(0, t_submit_hold(self->fd, q2, NULL, 0, NULL, 0, NULL, &flags,
 			     NULL));
 
 	ASSERT_EQ(0, t_unbind(0));

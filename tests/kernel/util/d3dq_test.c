@@ -13,6 +13,7 @@
 #include <string.h>
 #include <sys/ioctl.h>
 #include <sys/mman.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
@@ -354,13 +355,15 @@ int t_submit_raw(int fd, struct drm_d3dq_submit *args)
 	return drmIoctl(fd, DRM_IOCTL_D3DQ_SUBMIT, args) ? -errno : 0;
 }
 
-int t_submit_out(int fd, uint32_t queue, const struct drm_d3dq_sync *waits,
-		 uint32_t nwaits, const struct drm_d3dq_sync *signals,
-		 uint32_t nsignals, const struct t_cs *cs, uint32_t *out_flags,
-		 uint64_t *seqno)
+static int submit_flags(int fd, uint32_t queue, uint32_t flags,
+			const struct drm_d3dq_sync *waits, uint32_t nwaits,
+			const struct drm_d3dq_sync *signals, uint32_t nsignals,
+			const struct t_cs *cs, uint32_t *out_flags,
+			uint64_t *seqno)
 {
 	struct drm_d3dq_submit s = {
 		.queue_id = queue,
+		.flags = flags,
 		.waits = DRM_D3DQ_OBJ_ARRAY(nwaits, waits),
 		.signals = DRM_D3DQ_OBJ_ARRAY(nsignals, signals),
 		.cmds = cs ? (uint64_t)(uintptr_t)cs->buf : 0,
@@ -373,6 +376,24 @@ int t_submit_out(int fd, uint32_t queue, const struct drm_d3dq_sync *waits,
 	if (seqno)
 		*seqno = s.seqno;
 	return ret;
+}
+
+int t_submit_out(int fd, uint32_t queue, const struct drm_d3dq_sync *waits,
+		 uint32_t nwaits, const struct drm_d3dq_sync *signals,
+		 uint32_t nsignals, const struct t_cs *cs, uint32_t *out_flags,
+		 uint64_t *seqno)
+{
+	return submit_flags(fd, queue, 0, waits, nwaits, signals, nsignals,
+			    cs, out_flags, seqno);
+}
+
+int t_submit_hold(int fd, uint32_t queue, const struct drm_d3dq_sync *waits,
+		  uint32_t nwaits, const struct drm_d3dq_sync *signals,
+		  uint32_t nsignals, const struct t_cs *cs, uint32_t *out_flags,
+		  uint64_t *seqno)
+{
+	return submit_flags(fd, queue, DRM_D3DQ_SUBMIT_HOLD, waits, nwaits,
+			    signals, nsignals, cs, out_flags, seqno);
 }
 
 int t_submit(int fd, uint32_t queue, const struct drm_d3dq_sync *waits,
@@ -780,4 +801,41 @@ int64_t t_submitted(int fd, uint32_t so)
 			     DRM_SYNCOBJ_QUERY_FLAGS_LAST_SUBMITTED))
 		return -errno;
 	return (int64_t)point;
+}
+
+int t_send_fd(int sock, int fd)
+{
+	char c = 0, buf[CMSG_SPACE(sizeof(int))] = { 0 };
+	struct iovec iov = { .iov_base = &c, .iov_len = 1 };
+	struct msghdr msg = {
+		.msg_iov = &iov, .msg_iovlen = 1,
+		.msg_control = buf, .msg_controllen = sizeof(buf),
+	};
+	struct cmsghdr *cm = CMSG_FIRSTHDR(&msg);
+
+	cm->cmsg_level = SOL_SOCKET;
+	cm->cmsg_type = SCM_RIGHTS;
+	cm->cmsg_len = CMSG_LEN(sizeof(int));
+	memcpy(CMSG_DATA(cm), &fd, sizeof(int));
+	return sendmsg(sock, &msg, 0) == 1 ? 0 : -1;
+}
+
+int t_recv_fd(int sock)
+{
+	char c, buf[CMSG_SPACE(sizeof(int))];
+	struct iovec iov = { .iov_base = &c, .iov_len = 1 };
+	struct msghdr msg = {
+		.msg_iov = &iov, .msg_iovlen = 1,
+		.msg_control = buf, .msg_controllen = sizeof(buf),
+	};
+	struct cmsghdr *cm;
+	int fd;
+
+	if (recvmsg(sock, &msg, 0) != 1)
+		return -1;
+	cm = CMSG_FIRSTHDR(&msg);
+	if (!cm || cm->cmsg_type != SCM_RIGHTS)
+		return -1;
+	memcpy(&fd, CMSG_DATA(cm), sizeof(int));
+	return fd;
 }

@@ -127,6 +127,12 @@ int t_submit_out(int fd, uint32_t queue, const struct drm_d3dq_sync *waits,
 		 uint32_t nsignals, const struct t_cs *cs, uint32_t *out_flags,
 		 uint64_t *seqno);
 
+/* The same with %DRM_D3DQ_SUBMIT_HOLD. */
+int t_submit_hold(int fd, uint32_t queue, const struct drm_d3dq_sync *waits,
+		  uint32_t nwaits, const struct drm_d3dq_sync *signals,
+		  uint32_t nsignals, const struct t_cs *cs, uint32_t *out_flags,
+		  uint64_t *seqno);
+
 /* Submit with a fully caller-built argument; returns 0 or -errno. */
 int t_submit_raw(int fd, struct drm_d3dq_submit *args);
 
@@ -266,6 +272,11 @@ bool t_is_bound(int index);
 		EXPECT_EQ(0, t_unload());				\
 		EXPECT_EQ(0, t_load(NULL));				\
 	}
+
+/* Pass fd @fd over unix socket @sock (SCM_RIGHTS): 0 or -1. */
+int t_send_fd(int sock, int fd);
+/* The fd passed over @sock, or -1. */
+int t_recv_fd(int sock);
 
 /* Wait (up to 10 s) until @files files and no job are alive. */
 bool t_jobs_gone(int files);
