@@ -113,21 +113,6 @@ static int objects_fences(int *fences, int *events)
 	return 0;
 }
 
-/* Wait (up to 5 s) for the live fence and registration counts. */
-static bool counts_become(int fences, int events)
-{
-	int f, e, i;
-
-	for (i = 0; i < 500; i++) {
-		if (objects_fences(&f, &e))
-			return false;
-		if (f == fences && e == events)
-			return true;
-		usleep(10000);
-	}
-	return false;
-}
-
 /* Wait until the task of /proc @path sleeps (state S), up to 10 s. */
 static bool sleeping_at(const char *path)
 {
@@ -218,7 +203,7 @@ TEST_F(fence, create_destroy)
 	EXPECT_EQ(-ENOENT, t_fence_signal(self->fd, a.handle, 1));
 	EXPECT_EQ(0, t_fence_destroy(self->fd, b.handle));
 	EXPECT_EQ(0, t_fence_destroy(self->fd, s.handle));
-	EXPECT_TRUE(counts_become(0, 0));
+	EXPECT_TRUE(t_fence_counts_become(0, 0));
 	/* A mapping outlives the fences: the page stays, frozen. */
 	EXPECT_EQ(7, t_value_load(vs));
 	t_value_unmap(va);
@@ -530,7 +515,7 @@ TEST_F(fence, bad_input)
 	fv[1].handle = 0;
 	EXPECT_EQ(-ENOENT, fence_event(self->fd, fv, 2, 0, efd));
 	EXPECT_EQ(0, t_efd_take(efd));
-	EXPECT_TRUE(counts_become(1, 0));
+	EXPECT_TRUE(t_fence_counts_become(1, 0));
 	close(efd);
 }
 
@@ -747,7 +732,7 @@ TEST_F(fence, events)
 	EXPECT_EQ(0, t_fence_signal(self->fd, b.handle, 0));
 	EXPECT_EQ(0, t_fence_signal(self->fd, b.handle, 1));
 	EXPECT_EQ(0, t_efd_take(efd));
-	EXPECT_TRUE(counts_become(2, 0));
+	EXPECT_TRUE(t_fence_counts_become(2, 0));
 
 	/* Not an eventfd (R19): refused, and nothing is written to it. */
 	ASSERT_EQ(0, pipe2(p, O_CLOEXEC | O_NONBLOCK));
@@ -765,9 +750,9 @@ TEST_F(fence, events)
 	EXPECT_EQ(0, t_fence_signal(self->fd, a.handle, 0));
 	EXPECT_EQ(0, t_fence_event1(self->fd, a.handle, 10, efd2));
 	close(efd2);
-	EXPECT_TRUE(counts_become(2, 1));
+	EXPECT_TRUE(t_fence_counts_become(2, 1));
 	EXPECT_EQ(0, t_fence_signal(self->fd, a.handle, 10));
-	EXPECT_TRUE(counts_become(2, 0));
+	EXPECT_TRUE(t_fence_counts_become(2, 0));
 	close(efd);
 }
 
@@ -787,18 +772,18 @@ TEST_F_TIMEOUT(fence, event_many, 120)
 	ASSERT_EQ(0, t_fence_create(self->fd, 0, 0, &f));
 	for (i = 0; i < N; i++)
 		ASSERT_EQ(0, t_fence_event1(self->fd, f.handle, N - i, efd));
-	EXPECT_TRUE(counts_become(1, N));
+	EXPECT_TRUE(t_fence_counts_become(1, N));
 	for (i = 1; i <= 10; i++)
 		EXPECT_EQ(0, t_fence_signal(self->fd, f.handle, i));
 	EXPECT_EQ(10, t_efd_take(efd));
-	EXPECT_TRUE(counts_become(1, N - 10));
+	EXPECT_TRUE(t_fence_counts_become(1, N - 10));
 	EXPECT_EQ(0, t_fence_signal(self->fd, f.handle, N / 2));
 	EXPECT_EQ(1, t_efd_take(efd));
-	EXPECT_TRUE(counts_become(1, N - N / 2));
+	EXPECT_TRUE(t_fence_counts_become(1, N - N / 2));
 	EXPECT_EQ(0, t_fence_signal(self->fd, f.handle, 0));
 	EXPECT_EQ(0, t_fence_signal(self->fd, f.handle, N));
 	EXPECT_EQ(1, t_efd_take(efd));
-	EXPECT_TRUE(counts_become(1, 0));
+	EXPECT_TRUE(t_fence_counts_become(1, 0));
 	close(efd);
 }
 
@@ -850,7 +835,7 @@ static bool order_signal(int fd, uint32_t handle, struct reg_model *m,
 	}
 	/* Fired registrations are freed by a worker: give it time. */
 	for (tries = 0; tries < 6; tries++)
-		if (counts_become(1, pending))
+		if (t_fence_counts_become(1, pending))
 			return ok;
 	fprintf(stderr, "# signal %llu: %d registrations should be left\n",
 		(unsigned long long)value, pending);
@@ -909,7 +894,7 @@ TEST_F_TIMEOUT(fence, event_order, 600)
 	TH_LOG("%d registrations: %.3f s", n,
 	       (t1.tv_sec - t0.tv_sec) + (t1.tv_nsec - t0.tv_nsec) / 1e9);
 	ASSERT_EQ(FALL + RISE, n);
-	ASSERT_TRUE(counts_become(1, n));
+	ASSERT_TRUE(t_fence_counts_become(1, n));
 
 	/* One target at a time, then jumps, to the middle. */
 	for (v = 1; v <= 9; v++)
@@ -937,7 +922,7 @@ TEST_F_TIMEOUT(fence, event_order, 600)
 	ASSERT_TRUE(order_signal(self->fd, f.handle, m, n, efds, 20001));
 	ASSERT_TRUE(order_signal(self->fd, f.handle, m, n, efds, FALL - 1));
 	ASSERT_TRUE(order_signal(self->fd, f.handle, m, n, efds, FALL));
-	ASSERT_TRUE(counts_become(1, 0));
+	ASSERT_TRUE(t_fence_counts_become(1, 0));
 
 	for (i = 0; i < ORDER_EFDS; i++)
 		close(efds[i]);
@@ -977,7 +962,7 @@ TEST_F(fence, destroy_and_close_release)
 	EXPECT_EQ(0, t_fence_event1(self->fd, f.handle, 5, efd));
 	EXPECT_EQ(0, t_fence_event1(self->fd, i1.handle, 5, efd2));
 	EXPECT_EQ(0, t_fence_event1(other, g.handle, 5, efd2));
-	EXPECT_TRUE(counts_become(1, 3));
+	EXPECT_TRUE(t_fence_counts_become(1, 3));
 
 	EXPECT_EQ(0, t_fence_destroy(self->fd, f.handle));
 	pthread_join(t, NULL);
@@ -985,21 +970,21 @@ TEST_F(fence, destroy_and_close_release)
 	EXPECT_EQ(1, t_efd_take(efd));
 	/* Neither the other handle's nor the other file's. */
 	EXPECT_EQ(0, t_efd_take(efd2));
-	EXPECT_TRUE(counts_become(1, 2));
+	EXPECT_TRUE(t_fence_counts_become(1, 2));
 
 	/* Close with a registration pending: it fires and is freed. */
 	close(other);
 	EXPECT_EQ(1, t_efd_take(efd2));
-	EXPECT_TRUE(counts_become(1, 1));
+	EXPECT_TRUE(t_fence_counts_become(1, 1));
 	/* The value was never touched. */
 	EXPECT_EQ(-ETIME, t_fence_wait1(self->fd, i1.handle, 5, 0));
 	close(self->fd);
 	self->fd = -1;
 	EXPECT_EQ(1, t_efd_take(efd2));
 	/* The exported fd keeps the fence. */
-	EXPECT_TRUE(counts_become(1, 0));
+	EXPECT_TRUE(t_fence_counts_become(1, 0));
 	close(xfd);
-	EXPECT_TRUE(counts_become(0, 0));
+	EXPECT_TRUE(t_fence_counts_become(0, 0));
 	close(efd);
 	close(efd2);
 }
@@ -1040,20 +1025,20 @@ TEST_F(fence, killed_waiter)
 	}
 	snprintf(path, sizeof(path), "/proc/%d/stat", pid);
 	/* Sleeping in FENCE_WAIT, its registration made. */
-	ASSERT_TRUE(counts_become(1, 2));
+	ASSERT_TRUE(t_fence_counts_become(1, 2));
 	ASSERT_TRUE(sleeping_at(path));
 	ASSERT_EQ(0, kill(pid, SIGKILL));
 	ASSERT_EQ(pid, waitpid(pid, &status, 0));
 	EXPECT_TRUE(WIFSIGNALED(status));
 	/* Released by the close, once. */
 	EXPECT_EQ(1, t_efd_take(efd));
-	EXPECT_TRUE(counts_become(1, 1));
+	EXPECT_TRUE(t_fence_counts_become(1, 1));
 	EXPECT_EQ(-ETIME, t_fence_wait1(self->fd, s.handle, 5, 0));
 	EXPECT_EQ(0, t_efd_take(mine));
 	EXPECT_EQ(0, t_fence_signal(self->fd, s.handle, 50));
 	EXPECT_EQ(1, t_efd_take(mine));
 	EXPECT_EQ(0, t_efd_take(efd));
-	EXPECT_TRUE(counts_become(1, 0));
+	EXPECT_TRUE(t_fence_counts_become(1, 0));
 	close(xfd);
 	close(efd);
 	close(mine);
@@ -1117,7 +1102,7 @@ TEST_F(fence, event_syncobj)
 	w.sobj = s;
 
 	ASSERT_EQ(0, event1_syncobj(self->fd, f.handle, 10, s, 3));
-	EXPECT_TRUE(counts_become(2, 1));
+	EXPECT_TRUE(t_fence_counts_become(2, 1));
 	ASSERT_TRUE(start_sobj_waiter(&w, &t));
 	EXPECT_EQ(0, t_fence_signal(self->fd, f.handle, 9));
 	usleep(100000);
@@ -1129,7 +1114,7 @@ TEST_F(fence, event_syncobj)
 	pthread_join(t, NULL);
 	EXPECT_EQ(0, w.ret);
 	EXPECT_EQ(3, sobj_last(self->fd, s));
-	EXPECT_TRUE(counts_become(2, 0));
+	EXPECT_TRUE(t_fence_counts_become(2, 0));
 	/* Once: a second crossing adds nothing. */
 	EXPECT_EQ(0, t_fence_signal(self->fd, f.handle, 10));
 	usleep(100000);
@@ -1156,12 +1141,12 @@ TEST_F(fence, event_syncobj)
 	EXPECT_EQ(0, event_syncobj(self->fd, fv, 2, DRM_D3DQ_FENCE_WAIT_ANY,
 				   s, 8));
 	EXPECT_TRUE(sobj_becomes(self->fd, s, 8));
-	EXPECT_TRUE(counts_become(2, 0));
+	EXPECT_TRUE(t_fence_counts_become(2, 0));
 
 	EXPECT_EQ(0, t_fence_destroy(self->fd, f.handle));
 	EXPECT_EQ(0, t_fence_destroy(self->fd, g.handle));
 	EXPECT_EQ(0, drmSyncobjDestroy(self->fd, s));
-	EXPECT_TRUE(counts_become(0, 0));
+	EXPECT_TRUE(t_fence_counts_become(0, 0));
 }
 
 /*
@@ -1178,10 +1163,10 @@ TEST_F(fence, event_syncobj_release)
 	ASSERT_EQ(0, t_fence_create(self->fd, 0, DRM_D3DQ_FENCE_SHARED, &f));
 	ASSERT_EQ(0, drmSyncobjCreate(self->fd, 0, &s));
 	ASSERT_EQ(0, event1_syncobj(self->fd, f.handle, 10, s, 1));
-	EXPECT_TRUE(counts_become(1, 1));
+	EXPECT_TRUE(t_fence_counts_become(1, 1));
 	EXPECT_EQ(0, t_fence_destroy(self->fd, f.handle));
 	EXPECT_TRUE(sobj_becomes(self->fd, s, 1));
-	EXPECT_TRUE(counts_become(0, 0));
+	EXPECT_TRUE(t_fence_counts_become(0, 0));
 
 	/* The syncobj's handle goes first; the registration still fires. */
 	ASSERT_EQ(0, t_fence_create(self->fd, 0, 0, &f));
@@ -1189,7 +1174,7 @@ TEST_F(fence, event_syncobj_release)
 	ASSERT_EQ(0, event1_syncobj(self->fd, f.handle, 10, s2, 1));
 	EXPECT_EQ(0, drmSyncobjDestroy(self->fd, s2));
 	EXPECT_EQ(0, t_fence_signal(self->fd, f.handle, 10));
-	EXPECT_TRUE(counts_become(1, 0));
+	EXPECT_TRUE(t_fence_counts_become(1, 0));
 
 	/* A file closed with registrations pending on a shared fence. */
 	EXPECT_EQ(0, t_fence_destroy(self->fd, f.handle));
@@ -1203,14 +1188,14 @@ TEST_F(fence, event_syncobj_release)
 	ASSERT_EQ(0, drmSyncobjCreate(other, 0, &s2));
 	ASSERT_EQ(0, event1_syncobj(other, g.handle, 10, s2, 1));
 	ASSERT_EQ(0, event1_syncobj(other, g.handle, 20, s2, 2));
-	EXPECT_TRUE(counts_become(1, 2));
+	EXPECT_TRUE(t_fence_counts_become(1, 2));
 	close(other);
-	EXPECT_TRUE(counts_become(1, 0));
+	EXPECT_TRUE(t_fence_counts_become(1, 0));
 	/* Nothing of it is left to fire on this file's fence. */
 	EXPECT_EQ(0, t_fence_signal(self->fd, f.handle, 20));
 	EXPECT_EQ(0, t_fence_destroy(self->fd, f.handle));
 	EXPECT_EQ(0, drmSyncobjDestroy(self->fd, s));
-	EXPECT_TRUE(counts_become(0, 0));
+	EXPECT_TRUE(t_fence_counts_become(0, 0));
 }
 
 /* Bad syncobj registrations: documented errnos, nothing left behind. */
@@ -1259,7 +1244,7 @@ TEST_F(fence, event_syncobj_bad)
 	EXPECT_EQ(-EINVAL, t_ioctl(self->fd, DRM_IOCTL_D3DQ_FENCE_EVENT, &e));
 	EXPECT_EQ(0, t_efd_take(efd));
 	EXPECT_EQ(0, sobj_last(self->fd, s));
-	EXPECT_TRUE(counts_become(1, 0));
+	EXPECT_TRUE(t_fence_counts_become(1, 0));
 
 	/*
 	 * A uapi 1.3 caller's structure ends at @eventfd; what follows it
@@ -1280,7 +1265,7 @@ TEST_F(fence, event_syncobj_bad)
 
 	EXPECT_EQ(0, t_fence_destroy(self->fd, f.handle));
 	EXPECT_EQ(0, drmSyncobjDestroy(self->fd, s));
-	EXPECT_TRUE(counts_become(0, 0));
+	EXPECT_TRUE(t_fence_counts_become(0, 0));
 	close(efd);
 }
 
@@ -1423,7 +1408,7 @@ TEST_F(limits, user_fences)
 		ASSERT_EQ(pids[i], waitpid(pids[i], &status, 0));
 		EXPECT_EQ(0, status);
 	}
-	EXPECT_TRUE(counts_become(0, 0));
+	EXPECT_TRUE(t_fence_counts_become(0, 0));
 	EXPECT_EQ(0, t_fence_create(self->fd, 0, 0, &f));
 	close(go[0]);
 	close(res[0]);
@@ -1450,7 +1435,7 @@ TEST_F(limits, user_events)
 	EXPECT_EQ(0, t_fence_signal(self->fd, mine.handle, 1));
 	/* One change signals an eventfd once (R10). */
 	EXPECT_EQ(1, t_efd_take(efd));
-	EXPECT_TRUE(counts_become(2, 0));
+	EXPECT_TRUE(t_fence_counts_become(2, 0));
 	EXPECT_EQ(0, t_fence_event1(other, f.handle, 1, efd));
 	close(other);
 	EXPECT_EQ(1, t_efd_take(efd));

@@ -839,3 +839,18 @@ int t_recv_fd(int sock)
 	memcpy(&fd, CMSG_DATA(cm), sizeof(int));
 	return fd;
 }
+
+bool t_fence_counts_become(int fences, int events)
+{
+	struct t_objects o;
+	int i;
+
+	for (i = 0; i < 500; i++) {
+		if (t_objects(&o))
+			return false;
+		if (o.fences == fences && o.fence_events == events)
+			return true;
+		usleep(10000);
+	}
+	return false;
+}

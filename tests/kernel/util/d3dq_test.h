@@ -278,6 +278,12 @@ int t_send_fd(int sock, int fd);
 /* The fd passed over @sock, or -1. */
 int t_recv_fd(int sock);
 
+/*
+ * Wait (up to 5 s) until @fences d3dq fences and @events event
+ * registrations are alive (debugfs "objects"); whether they were.
+ */
+bool t_fence_counts_become(int fences, int events);
+
 /* Wait (up to 10 s) until @files files and no job are alive. */
 bool t_jobs_gone(int files);
 /* Jobs the kernel holds for @fd (fdinfo d3dq-jobs-held), or < 0. */
