@@ -340,7 +340,8 @@ static void *rewind_main(void *arg)
  * before any value; a CPU thread meanwhile keeps rewinding the fence to
  * 0. Satisfied waits stay satisfied (R6), each signal executes after the
  * wait before it (R4): both queues finish and the second fence,
- * signalled after every step, reaches 512.
+ * signalled after every step, reaches 512. A few seconds in the VM; the
+ * harness's timeout leaves the 60 s wait room to say where it stuck.
  */
 FIXTURE(local) {
 	struct util_env e;
@@ -348,7 +349,7 @@ FIXTURE(local) {
 
 UTIL_ENV_FIXTURE(local, 4096, 0, 0)
 
-TEST_F(local, ping_pong_with_rewinds)
+TEST_F_TIMEOUT(local, ping_pong_with_rewinds, 120)
 {
 	struct d3dq_fence *f = self->e.f, *g = self->e.g;
 	struct rewinder r = { .f = f, .until = g, .target = 512 };
