@@ -178,7 +178,8 @@ int d3dq_ioctl_get_param(struct drm_device *drm, void *data,
 			      DRM_D3DQ_FEATURE_FENCE_SUBMIT |
 			      DRM_D3DQ_FEATURE_FENCE_EVENT_SYNCOBJ |
 			      DRM_D3DQ_FEATURE_FENCE_HOLD |
-			      DRM_D3DQ_FEATURE_REMOVE_ON_LOSS;
+			      DRM_D3DQ_FEATURE_REMOVE_ON_LOSS |
+			      DRM_D3DQ_FEATURE_FENCE_SYNC_FILE;
 		break;
 	case DRM_D3DQ_PARAM_MAX_QUEUES:
 		args->value = d3dq_max_queues;
@@ -759,6 +760,7 @@ D3DQ_IOCTL_GUARD(fence_import)
 D3DQ_IOCTL_GUARD(fence_signal)
 D3DQ_IOCTL_GUARD(fence_wait)
 D3DQ_IOCTL_GUARD(fence_event)
+D3DQ_IOCTL_GUARD(fence_export_sync_file)
 
 static const struct drm_ioctl_desc d3dq_ioctls[] = {
 #define D3DQ_IOCTL(n, func) \
@@ -779,6 +781,7 @@ static const struct drm_ioctl_desc d3dq_ioctls[] = {
 	D3DQ_IOCTL(FENCE_SIGNAL, fence_signal),
 	D3DQ_IOCTL(FENCE_WAIT, fence_wait),
 	D3DQ_IOCTL(FENCE_EVENT, fence_event),
+	D3DQ_IOCTL(FENCE_EXPORT_SYNC_FILE, fence_export_sync_file),
 #undef D3DQ_IOCTL
 };
 

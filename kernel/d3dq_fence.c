@@ -20,6 +20,7 @@
 #include <linux/refcount.h>
 #include <linux/sched/signal.h>
 #include <linux/slab.h>
+#include <linux/sync_file.h>
 #include <linux/uaccess.h>
 #include <linux/wait.h>
 
@@ -774,41 +775,17 @@ size_t d3dq_fence_qwait_bytes(void)
 	return struct_size_t(struct d3dq_fence_cond, nodes, 1);
 }
 
-/**
- * d3dq_fence_qwait_create - Decide a fence wait of a job being submitted.
- * @dfile: the submitting file
- * @handle: the fence's handle in it
- * @value: the value waited for
- * @hold: the job's queue if the wait may hold the job (uapi 1.5), or NULL
- * @condp: set to the wait's condition, or NULL
- * @rfp: set to the job's dependency for the wait (a reference), or NULL
- * @waitedp: set to the signal job's fence (a reference), or NULL
- *
- * Under the fence's lock, at one moment: if the value is reached (or the
- * fence was removed, or the handle destroyed meanwhile) the wait is
- * satisfied and the job gets no dependency (all three NULL). Otherwise
- * the wait depends on a pending signal of this file that brings at least
- * @value: the most recently armed one (values mostly grow, so it is
- * usually the first one looked at). Any such signal will set its value
- * when its job completes (signals take effect in completion order), and
- * a later lower value does not take that back, since the condition's
- * node, listed in the same critical section, is satisfied by whichever
- * write reaches @value first: the dependency is a release fence that
- * signals at the earlier of that write and the signal job's fence.
- *
- * Otherwise, with @hold (uapi 1.5), the wait holds its job: the node is
- * listed with a release fence bound to nothing, which the first write
- * of a value >= @value signals, or d3dq_fence_qsignal_arm() binds to a
- * signal of this file armed later; either queues @hold's arming work.
- *
- * Return: 0; -ENOENT unknown handle; -ENODATA the value is not reached,
- * no pending signal of this file brings it and @hold is NULL; -ENOMEM.
+/*
+ * The decision of d3dq_fence_qwait_create(), also for an export (uapi 1.7):
+ * then the node answers to no handle (destroying one does not release
+ * it), the release fence takes the signal job's error, and a handle
+ * destroyed meanwhile is -ENOENT, not a release.
  */
-int d3dq_fence_qwait_create(struct d3dq_file *dfile, u32 handle, u64 value,
-			    struct d3dq_queue *hold,
-			    struct d3dq_fence_cond **condp,
-			    struct d3dq_release_fence **rfp,
-			    struct dma_fence **waitedp)
+static int d3dq_fence_bind(struct d3dq_file *dfile, u32 handle, u64 value,
+			   struct d3dq_queue *hold, bool export,
+			   struct d3dq_fence_cond **condp,
+			   struct d3dq_release_fence **rfp,
+			   struct dma_fence **waitedp)
 {
 	struct d3dq_fence_qsignal *qs, *found = NULL;
 	struct d3dq_release_fence *rf = NULL;
@@ -836,11 +813,17 @@ int d3dq_fence_qwait_create(struct d3dq_file *dfile, u32 handle, u64 value,
 	node = &cond->nodes[0];
 	RB_CLEAR_NODE(&node->rb);
 	node->cond = cond;
-	node->owner = dfile;
+	node->owner = export ? NULL : dfile;
 	node->handle = handle;
 	node->value = value;
+	rf->propagate = export;
 
 	spin_lock_irqsave(&fence->lock, flags);
+	if (xa_load(&dfile->fences, handle) != fence && export) {
+		spin_unlock_irqrestore(&fence->lock, flags);
+		ret = -ENOENT;
+		goto out;
+	}
 	if (fence->removed || *fence->value >= value ||
 	    xa_load(&dfile->fences, handle) != fence) {
 		spin_unlock_irqrestore(&fence->lock, flags);
@@ -879,6 +862,46 @@ out:
 	kfree(cond);
 	d3dq_fence_put(fence);
 	return ret;
+}
+
+/**
+ * d3dq_fence_qwait_create - Decide a fence wait of a job being submitted.
+ * @dfile: the submitting file
+ * @handle: the fence's handle in it
+ * @value: the value waited for
+ * @hold: the job's queue if the wait may hold the job (uapi 1.5), or NULL
+ * @condp: set to the wait's condition, or NULL
+ * @rfp: set to the job's dependency for the wait (a reference), or NULL
+ * @waitedp: set to the signal job's fence (a reference), or NULL
+ *
+ * Under the fence's lock, at one moment: if the value is reached (or the
+ * fence was removed, or the handle destroyed meanwhile) the wait is
+ * satisfied and the job gets no dependency (all three NULL). Otherwise
+ * the wait depends on a pending signal of this file that brings at least
+ * @value: the most recently armed one (values mostly grow, so it is
+ * usually the first one looked at). Any such signal will set its value
+ * when its job completes (signals take effect in completion order), and
+ * a later lower value does not take that back, since the condition's
+ * node, listed in the same critical section, is satisfied by whichever
+ * write reaches @value first: the dependency is a release fence that
+ * signals at the earlier of that write and the signal job's fence.
+ *
+ * Otherwise, with @hold (uapi 1.5), the wait holds its job: the node is
+ * listed with a release fence bound to nothing, which the first write
+ * of a value >= @value signals, or d3dq_fence_qsignal_arm() binds to a
+ * signal of this file armed later; either queues @hold's arming work.
+ *
+ * Return: 0; -ENOENT unknown handle; -ENODATA the value is not reached,
+ * no pending signal of this file brings it and @hold is NULL; -ENOMEM.
+ */
+int d3dq_fence_qwait_create(struct d3dq_file *dfile, u32 handle, u64 value,
+			    struct d3dq_queue *hold,
+			    struct d3dq_fence_cond **condp,
+			    struct d3dq_release_fence **rfp,
+			    struct dma_fence **waitedp)
+{
+	return d3dq_fence_bind(dfile, handle, value, hold, false, condp, rfp,
+			       waitedp);
 }
 
 /* Free a job's fence wait: unlisted first, so nothing fires it after. */
@@ -1255,6 +1278,126 @@ err_target:
 	d3dq_fence_event_target_put(cond);
 err_free:
 	d3dq_fence_cond_free(cond);
+	return ret;
+}
+
+/* --- fence values as sync_files (uapi 1.7) ----------------------------- */
+
+/*
+ * struct d3dq_fence_sf - A fence value exported as a sync_file.
+ *
+ * The sync_file holds the release fence; this holds the condition whose
+ * node the value write fires, until the release fence has signalled (by
+ * that write or by the signal job's fence, whichever came first): then a
+ * work item, not the signalling path, unlinks and frees it.
+ */
+struct d3dq_fence_sf {
+	struct dma_fence_cb cb;		/* on @rf */
+	struct work_struct work;
+	struct d3dq_fence_cond *cond;
+	struct d3dq_release_fence *rf;	/* a reference */
+	struct d3dq_file *dfile;	/* counted against its user; a reference */
+};
+
+static void d3dq_fence_sf_free(struct work_struct *work)
+{
+	struct d3dq_fence_sf *sf = container_of(work, struct d3dq_fence_sf,
+						work);
+	struct d3dq_file *dfile = sf->dfile;
+
+	d3dq_fence_qwait_free(sf->cond);
+	d3dq_release_fence_put(sf->rf);
+	atomic_dec(&dfile->ddev->count.fence_events);
+	d3dq_user_uncount_fence_event(dfile->user);
+	d3dq_file_put(dfile);
+	kfree(sf);
+}
+
+/* Any context, possibly under the d3dq fence's lock. */
+static void d3dq_fence_sf_signalled(struct dma_fence *fence,
+				    struct dma_fence_cb *cb)
+{
+	struct d3dq_fence_sf *sf = container_of(cb, struct d3dq_fence_sf, cb);
+
+	queue_work(d3dq_wq.cleanup, &sf->work);
+}
+
+/* A sync_file fd for @fence: the fd, or -errno. */
+static int d3dq_fence_sync_file_fd(struct dma_fence *fence)
+{
+	struct sync_file *sync;
+	int fd;
+
+	fd = get_unused_fd_flags(O_CLOEXEC);
+	if (fd < 0)
+		return fd;
+	sync = sync_file_create(fence);
+	if (!sync) {
+		put_unused_fd(fd);
+		return -ENOMEM;
+	}
+	fd_install(fd, sync->file);
+	return fd;
+}
+
+int d3dq_ioctl_fence_export_sync_file(struct drm_device *drm, void *data,
+				      struct drm_file *file)
+{
+	struct d3dq_file *dfile = file->driver_priv;
+	struct drm_d3dq_fence_sync_file *args = data;
+	struct d3dq_release_fence *rf;
+	struct d3dq_fence_cond *cond;
+	struct dma_fence *waited;
+	struct d3dq_fence_sf *sf;
+	int ret;
+
+	if (args->flags || args->fd || args->pad)
+		return -EINVAL;
+	ret = d3dq_fence_bind(dfile, args->handle, args->value, NULL, true,
+			      &cond, &rf, &waited);
+	if (ret)
+		return ret;
+	if (!cond) {
+		/* Reached (or removed): a fence that has signalled. */
+		waited = dma_fence_get_stub();
+		ret = d3dq_fence_sync_file_fd(waited);
+		dma_fence_put(waited);
+		if (ret < 0)
+			return ret;
+		args->fd = ret;
+		return 0;
+	}
+	/* The release fence holds the signal job's fence while it needs it. */
+	dma_fence_put(waited);
+	sf = kzalloc(sizeof(*sf), D3DQ_GFP);
+	if (!sf) {
+		ret = -ENOMEM;
+		goto err_unbind;
+	}
+	ret = d3dq_user_count_fence_event(dfile->user);
+	if (ret)
+		goto err_free;
+	ret = d3dq_fence_sync_file_fd(&rf->base);
+	if (ret < 0)
+		goto err_uncount;
+	args->fd = ret;
+	sf->cond = cond;
+	sf->rf = rf;
+	sf->dfile = dfile;
+	d3dq_file_get(dfile);
+	INIT_WORK(&sf->work, d3dq_fence_sf_free);
+	atomic_inc(&dfile->ddev->count.fence_events);
+	if (dma_fence_add_callback(&rf->base, &sf->cb, d3dq_fence_sf_signalled))
+		queue_work(d3dq_wq.cleanup, &sf->work);
+	return 0;
+
+err_uncount:
+	d3dq_user_uncount_fence_event(dfile->user);
+err_free:
+	kfree(sf);
+err_unbind:
+	d3dq_fence_qwait_free(cond);
+	d3dq_release_fence_put(rf);
 	return ret;
 }
 

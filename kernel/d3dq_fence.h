@@ -129,5 +129,7 @@ int d3dq_ioctl_fence_wait(struct drm_device *drm, void *data,
 			  struct drm_file *file);
 int d3dq_ioctl_fence_event(struct drm_device *drm, void *data,
 			   struct drm_file *file);
+int d3dq_ioctl_fence_export_sync_file(struct drm_device *drm, void *data,
+				      struct drm_file *file);
 
 #endif /* _D3DQ_FENCE_H_ */

@@ -517,13 +517,28 @@ void d3dq_release_fence_signal(struct d3dq_release_fence *rf, bool released)
 	spin_unlock_irqrestore(&rf->lock, flags);
 }
 
+/* @waited signalled: so does @rf, with its error if @rf propagates it. */
+static void d3dq_release_fence_waited(struct d3dq_release_fence *rf,
+				      struct dma_fence *waited)
+{
+	unsigned long flags;
+
+	spin_lock_irqsave(&rf->lock, flags);
+	if (!test_bit(DMA_FENCE_FLAG_SIGNALED_BIT, &rf->base.flags)) {
+		if (rf->propagate && waited->error)
+			dma_fence_set_error(&rf->base, waited->error);
+		dma_fence_signal_locked(&rf->base);
+	}
+	spin_unlock_irqrestore(&rf->lock, flags);
+}
+
 static void d3dq_release_fence_cb(struct dma_fence *waited,
 				  struct dma_fence_cb *cb)
 {
 	struct d3dq_release_fence *rf =
 		container_of(cb, struct d3dq_release_fence, cb);
 
-	d3dq_release_fence_signal(rf, false);
+	d3dq_release_fence_waited(rf, waited);
 	dma_fence_put(&rf->base);
 }
 
@@ -587,7 +602,7 @@ void d3dq_release_fence_bind(struct d3dq_release_fence *rf,
 	dma_fence_get(&rf->base);
 	if (dma_fence_add_callback(waited, &rf->cb, d3dq_release_fence_cb)) {
 		/* @waited has signalled already. */
-		d3dq_release_fence_signal(rf, false);
+		d3dq_release_fence_waited(rf, waited);
 		dma_fence_put(&rf->base);
 	}
 }

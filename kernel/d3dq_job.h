@@ -58,6 +58,12 @@ struct d3dq_release_fence {
 	 * wait waited for), not by @waited; under @lock.
 	 */
 	bool released;
+	/*
+	 * Signal with @waited's error when @waited signals first: an
+	 * exported fence value (uapi 1.7), which stands for @waited's job
+	 * alone. A job's wait checks its dependencies' errors itself.
+	 */
+	bool propagate;
 };
 
 /* A wait of a job, kept for debugfs and for the dependency error check. */

@@ -293,6 +293,8 @@ static const char *ioctl_name(unsigned long req)
 	case DRM_IOCTL_D3DQ_FENCE_SIGNAL: return "FENCE_SIGNAL";
 	case DRM_IOCTL_D3DQ_FENCE_WAIT: return "FENCE_WAIT";
 	case DRM_IOCTL_D3DQ_FENCE_EVENT: return "FENCE_EVENT";
+	case DRM_IOCTL_D3DQ_FENCE_EXPORT_SYNC_FILE:
+		return "FENCE_EXPORT_SYNC_FILE";
 	case DRM_IOCTL_GEM_CLOSE: return "GEM_CLOSE";
 	case DRM_IOCTL_PRIME_HANDLE_TO_FD: return "PRIME_HANDLE_TO_FD";
 	case DRM_IOCTL_PRIME_FD_TO_HANDLE: return "PRIME_FD_TO_HANDLE";
@@ -1489,8 +1491,10 @@ static void fz_bad_nr(struct __test_metadata *_metadata, struct fz *f)
 
 	memset(buf, 0, sizeof(buf));
 	if (one_in(f, 2)) {
-		req = DRM_IOWR(DRM_COMMAND_BASE + DRM_D3DQ_FENCE_EVENT + 1 +
-			       below(f, 0x60 - DRM_D3DQ_FENCE_EVENT - 1),
+		req = DRM_IOWR(DRM_COMMAND_BASE +
+			       DRM_D3DQ_FENCE_EXPORT_SYNC_FILE + 1 +
+			       below(f, 0x60 -
+				     DRM_D3DQ_FENCE_EXPORT_SYNC_FILE - 1),
 			       struct drm_d3dq_submit);
 		call(_metadata, f, f->fd, req, buf, E(EINVAL), false, 0,
 		     NULL, 0);
@@ -1595,7 +1599,7 @@ static void fz_fence(struct __test_metadata *_metadata, struct fz *f)
 	bool bad = false;
 	int idx;
 
-	switch (below(f, 7)) {
+	switch (below(f, 8)) {
 	case 0: {
 		struct drm_d3dq_fence_create a = { 0 };
 
@@ -1700,6 +1704,21 @@ static void fz_fence(struct __test_metadata *_metadata, struct fz *f)
 			a.deadline_ns = -1;
 		CALL(f->fd, DRM_IOCTL_D3DQ_FENCE_WAIT, &a,
 		     E(ETIME) | E(EINVAL) | E(ENOENT), !bad, E(ETIME));
+		break;
+	}
+	case 6: {
+		/* uapi 1.7: whether a signal brings the value is unknown. */
+		struct drm_d3dq_fence_sync_file a = { 0 };
+
+		a.handle = pick_fence(f, &bad, &idx);
+		a.value = boundary64(f);
+		a.flags = reserved(f, &bad);
+		a.pad = reserved(f, &bad);
+		a.fd = (int32_t)reserved(f, &bad);
+		if (!CALL(f->fd, DRM_IOCTL_D3DQ_FENCE_EXPORT_SYNC_FILE, &a,
+			  E(EINVAL) | E(ENOENT) | E(ENODATA) | E(EDQUOT) |
+			  E(EMFILE), !bad, E(ENODATA)))
+			close(a.fd);
 		break;
 	}
 	default: {

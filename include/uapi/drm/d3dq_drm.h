@@ -95,6 +95,12 @@ enum drm_d3dq_ioctl_id {
 
 	/** @DRM_D3DQ_FENCE_EVENT: Register an eventfd on values (uapi 1.3). */
 	DRM_D3DQ_FENCE_EVENT,
+
+	/**
+	 * @DRM_D3DQ_FENCE_EXPORT_SYNC_FILE: A fence value as a sync_file
+	 * (uapi 1.7).
+	 */
+	DRM_D3DQ_FENCE_EXPORT_SYNC_FILE,
 };
 
 /**
@@ -105,7 +111,7 @@ enum drm_d3dq_ioctl_id {
  * number grows with every addition.
  */
 #define DRM_D3DQ_UAPI_MAJOR	1
-#define DRM_D3DQ_UAPI_MINOR	6
+#define DRM_D3DQ_UAPI_MINOR	7
 
 /**
  * struct drm_d3dq_obj_array - A user array of structures.
@@ -260,6 +266,11 @@ enum drm_d3dq_param {
  * Since 1.6.
  */
 #define DRM_D3DQ_FEATURE_REMOVE_ON_LOSS	(1ull << 10)
+/**
+ * DRM_D3DQ_FEATURE_FENCE_SYNC_FILE - %DRM_IOCTL_D3DQ_FENCE_EXPORT_SYNC_FILE
+ * (see "Fence values as sync_files"). Since 1.7.
+ */
+#define DRM_D3DQ_FEATURE_FENCE_SYNC_FILE	(1ull << 11)
 
 /**
  * struct drm_d3dq_get_param - Argument of %DRM_IOCTL_D3DQ_GET_PARAM.
@@ -1333,6 +1344,62 @@ struct drm_d3dq_fence_event {
 };
 
 /**
+ * DOC: Fence values as sync_files
+ *
+ * From 1.7 (%DRM_D3DQ_FEATURE_FENCE_SYNC_FILE)
+ * %DRM_IOCTL_D3DQ_FENCE_EXPORT_SYNC_FILE gives other drivers a dma-fence
+ * for "this fence reaches this value", in a sync_file. A dma-fence must
+ * signal in bounded time, so the kernel decides at the call, as for a
+ * fence wait of a job without %DRM_D3DQ_SUBMIT_HOLD (see "Fence waits
+ * and signals"):
+ *
+ * - The value is reached, or the fence was set to ~0 by a removal: the
+ *   sync_file's fence has signalled already.
+ * - Otherwise, if an armed fence signal of a job submitted through this
+ *   file brings the value or more, the sync_file's fence signals at the
+ *   first write of a value at least @value (by anyone: a CPU signal, any
+ *   job, another process, a removal), at the latest when that job ends.
+ *   If the job ends first without completing (it timed out, its queue
+ *   was lost, destroyed or removed, the device unplugged), the fence
+ *   signals with the job's error.
+ * - Otherwise the call fails with -ENODATA: nothing on its way brings the
+ *   value (signals of held jobs, which are not armed, and of other files
+ *   do not count). Nothing was created.
+ *
+ * The sync_file does not refer to the handle or the file: destroying the
+ * handle or closing the file afterwards does not signal it. Until its
+ * fence has signalled, an export counts against ``max_user_fence_events``
+ * of the caller's user, like an event registration. Unlike a Windows
+ * monitored fence wrapped in a dma-fence at once (dxgkrnl's sync files),
+ * no sync_file ever waits for something userspace has yet to do.
+ */
+
+/**
+ * struct drm_d3dq_fence_sync_file - Argument of
+ * %DRM_IOCTL_D3DQ_FENCE_EXPORT_SYNC_FILE.
+ *
+ * Errors: -ENOENT unknown handle; -EINVAL non-zero @flags, @fd or @pad;
+ * -ENODATA nothing on its way brings @value (see above); -EDQUOT;
+ * -EMFILE; -ENOMEM.
+ */
+struct drm_d3dq_fence_sync_file {
+	/** @handle: Fence handle. */
+	__u32 handle;
+
+	/** @flags: Must be zero. */
+	__u32 flags;
+
+	/** @value: The value the sync_file's fence stands for. */
+	__u64 value;
+
+	/** @fd: Out: the sync_file (close-on-exec). Must be zero on input. */
+	__s32 fd;
+
+	/** @pad: Must be zero. */
+	__u32 pad;
+};
+
+/**
  * DOC: IOCTL numbers
  */
 #define DRM_D3DQ_IOCTL(__access, __id, __type) \
@@ -1371,6 +1438,8 @@ struct drm_d3dq_fence_event {
 	DRM_D3DQ_IOCTL(WR, FENCE_WAIT, fence_wait)
 #define DRM_IOCTL_D3DQ_FENCE_EVENT \
 	DRM_D3DQ_IOCTL(WR, FENCE_EVENT, fence_event)
+#define DRM_IOCTL_D3DQ_FENCE_EXPORT_SYNC_FILE \
+	DRM_D3DQ_IOCTL(WR, FENCE_EXPORT_SYNC_FILE, fence_sync_file)
 
 #if defined(__cplusplus)
 }
