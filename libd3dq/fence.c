@@ -123,6 +123,16 @@ D3DQ_EXPORT int d3dq_fence_export(struct d3dq_fence *f, int *fd)
 	return d3dqp_kfence_export(f->dev->fd, f->handle, fd);
 }
 
+D3DQ_EXPORT int d3dq_fence_export_sync_file(struct d3dq_fence *f,
+					    uint64_t value, int *fd)
+{
+	if (!f || !fd)
+		return -EINVAL;
+	if (!f->dev->has_sync_file)
+		return -EOPNOTSUPP;
+	return d3dqp_kfence_sync_file(f->dev->fd, f->handle, value, fd);
+}
+
 D3DQ_EXPORT int d3dq_fence_import(struct d3dq_device *dev, int fd,
 				  struct d3dq_fence **out)
 {

@@ -80,6 +80,7 @@ struct d3dq_device {
 	uint32_t max_cmd_bytes;
 	uint64_t max_delay_ns;
 	bool has_realtime;		/* uapi 1.1: REALTIME queue priority */
+	bool has_sync_file;		/* uapi 1.7: FENCE_EXPORT_SYNC_FILE */
 	long page_size;
 
 	/* Events that are the program's tokens, see dispatch.c. */
@@ -167,6 +168,7 @@ int d3dqp_syncobj_create(int fd, uint32_t *handle);
 void d3dqp_syncobj_destroy(int fd, uint32_t handle);
 int64_t d3dqp_abs_timeout(uint64_t timeout_ns);
 int d3dqp_kfence_export(int fd, uint32_t handle, int *xfd);
+int d3dqp_kfence_sync_file(int fd, uint32_t handle, uint64_t value, int *sfd);
 void d3dqp_kfence_destroy(int fd, uint32_t handle);
 int d3dqp_kfence_signal(int fd, uint32_t handle, uint64_t value);
 int d3dqp_kfence_event(int fd, const struct drm_d3dq_fence_value *fv, uint32_t n,

@@ -58,6 +58,18 @@ int d3dqp_kfence_export(int fd, uint32_t handle, int *xfd)
 	return ret;
 }
 
+int d3dqp_kfence_sync_file(int fd, uint32_t handle, uint64_t value, int *sfd)
+{
+	struct drm_d3dq_fence_sync_file args = {
+		.handle = handle, .value = value,
+	};
+	int ret = d3dqp_ioctl(fd, DRM_IOCTL_D3DQ_FENCE_EXPORT_SYNC_FILE, &args);
+
+	if (!ret)
+		*sfd = args.fd;
+	return ret;
+}
+
 void d3dqp_kfence_destroy(int fd, uint32_t handle)
 {
 	struct drm_d3dq_fence_destroy args = { .handle = handle };

@@ -29,7 +29,7 @@ struct d3dq_cmdlist;
  * D3DQ_MAKE_VERSION(major, minor, patch). See d3dq_version(3).
  */
 #define D3DQ_VERSION_MAJOR 0
-#define D3DQ_VERSION_MINOR 2
+#define D3DQ_VERSION_MINOR 3
 #define D3DQ_VERSION_PATCH 0
 #define D3DQ_MAKE_VERSION(major, minor, patch) \
 	(((uint32_t)(major) << 16) | ((uint32_t)(minor) << 8) | (uint32_t)(patch))
@@ -127,6 +127,14 @@ int d3dq_device_set_token_on_multiple_fence_completion(
 		struct d3dq_device *dev, struct d3dq_fence *const *fences,
 		const uint64_t *values, uint32_t count, uint32_t flags,
 		void *token);
+
+/*
+ * Since 0.3: a sync_file (a dma-fence fd for other drivers) that signals
+ * once the fence reaches @value; -ENODATA while no queue signal of this
+ * device that brings it is on its way. See d3dq_fence_export_sync_file(3).
+ */
+int d3dq_fence_export_sync_file(struct d3dq_fence *fence, uint64_t value,
+				int *fd);
 
 /*
  * Queues (ID3D12CommandQueue). Wait, Signal and Execute return at once;

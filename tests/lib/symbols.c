@@ -307,14 +307,16 @@ static int defined_nodes(struct __test_metadata *_metadata, const char *so,
 }
 
 /*
- * The releases so far: 0.1 (LIBD3DQ_0) and 0.2, which added devices
+ * The releases so far: 0.1 (LIBD3DQ_0), 0.2, which added devices
  * whose events are the program's tokens (d3dq_device_open_desc(3),
- * d3d12_d3dq_create_device(3)). A release that adds symbols adds its
- * node here too.
+ * d3d12_d3dq_create_device(3)), and 0.3, which added
+ * d3dq_fence_export_sync_file(3) (libd3dq only). A release that adds
+ * symbols adds its node here too.
  */
 TEST_F_TIMEOUT(sym, the_releases_nodes, 300)
 {
-	static const char *const d3dq[] = { "LIBD3DQ_0", "LIBD3DQ_0.2" };
+	static const char *const d3dq[] = { "LIBD3DQ_0", "LIBD3DQ_0.2",
+					    "LIBD3DQ_0.3" };
 	static const char *const d3d12[] = { "LIBD3D12_D3DQ_0",
 					     "LIBD3D12_D3DQ_0.2" };
 	char **have;
@@ -323,7 +325,7 @@ TEST_F_TIMEOUT(sym, the_releases_nodes, 300)
 	if (access("/usr/bin/readelf", X_OK))
 		SKIP(return, "readelf (binutils) is not installed");
 	n = defined_nodes(_metadata, "libd3dq.so.0", &have);
-	ASSERT_EQ(2, n);
+	ASSERT_EQ(3, n);
 	for (i = 0; i < n; i++)
 		EXPECT_STREQ(d3dq[i], have[i]);
 	n = defined_nodes(_metadata, "libd3d12-d3dq.so.0", &have);
@@ -381,7 +383,8 @@ TEST_F_TIMEOUT(sym, programs_need_the_node, 300)
 /*
  * A program that uses 0.2's calls needs 0.2's node: on a 0.1 library
  * the loader refuses to start it. tests/lib/tokens and
- * tests/d3d12/callbacks are such programs (built with this one by make).
+ * tests/d3d12/callbacks are such programs (built with this one by make),
+ * and tests/lib/sync_file one that needs 0.3's.
  */
 TEST_F_TIMEOUT(sym, newer_programs_need_the_newer_node, 300)
 {
@@ -394,6 +397,10 @@ TEST_F_TIMEOUT(sym, newer_programs_need_the_newer_node, 300)
 	ASSERT_EQ(2, n) TH_LOG("build/tests/lib/tokens");
 	EXPECT_STREQ("LIBD3DQ_0", lines[0]);
 	EXPECT_STREQ("LIBD3DQ_0.2", lines[1]);
+	n = needed_nodes(_metadata, "sync_file", "libd3dq.so.0", &lines);
+	ASSERT_EQ(2, n) TH_LOG("build/tests/lib/sync_file");
+	EXPECT_STREQ("LIBD3DQ_0", lines[0]);
+	EXPECT_STREQ("LIBD3DQ_0.3", lines[1]);
 	n = needed_nodes(_metadata, "../d3d12/callbacks",
 			 "libd3d12-d3dq.so.0", &lines);
 	ASSERT_GE(n, 1) TH_LOG("build/tests/d3d12/callbacks");
