@@ -4,8 +4,8 @@
  * iterations, exits 0 and reports finite numbers, positive except for
  * differences (memory, counts), so "make bench" cannot rot unnoticed. The
  * figures are those the program lists in its JSON ("figures"), at least
- * the nine of issue 15, and figure 10 has its panel with a throttled
- * submitter of direct jobs.
+ * the nine of issue 15, figure 10 has its panel with a throttled
+ * submitter of direct jobs, and figure 11 its two processes.
  *
  * Copyright (C) 2026 The d3dq authors
  */
@@ -73,11 +73,12 @@ static double field(const char *line, const char *name)
 
 /*
  * Rows that must be there: figure 10's panel of a submitter of direct
- * jobs, throttled or not (issue 24, item 5).
+ * jobs, throttled or not (issue 24, item 5), and figure 11's release of
+ * a queue in another process next to the raw wake (issue 25).
  */
 static const char *const required_keys[] = {
 	"engine_small_hogs", "engine_small_direct_normal",
-	"engine_small_direct_throttled",
+	"engine_small_direct_throttled", "xproc_raw_wake", "xproc_lib",
 };
 
 #define NREQUIRED (sizeof(required_keys) / sizeof(required_keys[0]))
