@@ -138,7 +138,8 @@ TEST_F(sf, reached_first_by_a_cpu_signal)
 	/* Reached: at once, whatever the queues do. */
 	EXPECT_TRUE(sf_signalled(fd));
 	EXPECT_EQ(1, sf_wait(fd));
-	ASSERT_EQ(0, d3dq_fence_wait(self->e.f, 9, LONG_MS * MS));
+	/* (b's 9 may have come before the 5 on a slow host: no value.) */
+	ASSERT_EQ(0, util_queue_idle(self->e.dev, self->e.b));
 }
 
 /* The sync_file does not depend on the fence object or the device. */
