@@ -106,7 +106,7 @@ unsigned int d3dq_max_user_fence_events = 65536;
 module_param_named(max_user_fence_events, d3dq_max_user_fence_events, uint,
 		   0444);
 MODULE_PARM_DESC(max_user_fence_events,
-		 "Pending fence event registrations of one user on a device (default 65536)");
+		 "Pending fence event registrations and sync_file exports of one user on a device (default 65536)");
 
 /* Read at every submit: root may change it while the module is loaded. */
 bool d3dq_direct_submit = true;
@@ -548,17 +548,18 @@ void d3dq_user_uncount_fence(struct d3dq_user *user)
 }
 
 /**
- * d3dq_user_count_fence_event - Count an event registration.
- * @user: the registering file's user
+ * d3dq_user_count_fence_event - Count an event registration or export.
+ * @user: the registering (or exporting, uapi 1.7) file's user
  *
  * Return: 0, or -EDQUOT when the user has max_user_fence_events
- * registrations that were not freed yet.
+ * registrations and sync_file exports that were not freed yet.
  */
 int d3dq_user_count_fence_event(struct d3dq_user *user)
 {
 	if (!d3dq_atomic_inc_below(&user->fence_events,
 				   d3dq_max_user_fence_events)) {
-		d3dq_warn_limit(user, "FENCE_EVENT", "max_user_fence_events",
+		d3dq_warn_limit(user, "FENCE_EVENT or FENCE_EXPORT_SYNC_FILE",
+				"max_user_fence_events",
 				d3dq_max_user_fence_events);
 		return -EDQUOT;
 	}

@@ -1111,9 +1111,10 @@ struct drm_d3dq_wait_release {
  *
  * Fences count against the module parameter ``max_user_fences`` of the
  * user (the effective uid) that created them until they are freed, and
- * pending event registrations against ``max_user_fence_events`` of the
- * user that made them: beyond, -EDQUOT. Memory for both is charged to
- * the caller's memory cgroup.
+ * pending event registrations (and from 1.7 sync_file exports not
+ * signalled yet) against ``max_user_fence_events`` of the user that made
+ * them: beyond, -EDQUOT. Memory for all is charged to the caller's
+ * memory cgroup.
  */
 
 /** DRM_D3DQ_FENCE_SHARED - the fence may be exported (its own page). */
