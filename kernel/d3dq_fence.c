@@ -419,6 +419,19 @@ static void d3dq_fence_node_done(struct d3dq_fence_node *node)
 		d3dq_fence_cond_fire(node);
 }
 
+/* Satisfy the nodes @value reaches, lowest first (the fence's lock held). */
+static void d3dq_fence_satisfy_locked(struct d3dq_fence *fence, u64 value)
+{
+	struct d3dq_fence_node *node;
+
+	/* Each satisfied node leaves the tree: the next is the lowest. */
+	while ((node = d3dq_fence_node_of(rb_first_cached(&fence->nodes)))) {
+		if (node->value > value)
+			break;
+		d3dq_fence_node_done(node);
+	}
+}
+
 /**
  * d3dq_fence_write_locked - Set a fence's value.
  * @fence: the fence, its lock held
@@ -433,8 +446,6 @@ static void d3dq_fence_node_done(struct d3dq_fence_node *node)
  */
 void d3dq_fence_write_locked(struct d3dq_fence *fence, u64 value)
 {
-	struct d3dq_fence_node *node;
-
 	lockdep_assert_held(&fence->lock);
 
 	if (fence->removed)
@@ -445,22 +456,36 @@ void d3dq_fence_write_locked(struct d3dq_fence *fence, u64 value)
 	 */
 	smp_store_release(fence->value, value);
 	fence->changes++;
-	/* Each satisfied node leaves the tree: the next is the lowest. */
-	while ((node = d3dq_fence_node_of(rb_first_cached(&fence->nodes)))) {
-		if (node->value > value)
-			break;
-		d3dq_fence_node_done(node);
-	}
+	d3dq_fence_satisfy_locked(fence, value);
 }
 
-/* At ~0 for good: every node is satisfied, and no signal changes it. */
-static void d3dq_fence_remove(struct d3dq_fence *fence)
+/*
+ * A removal, in two passes over the fences it removes, so that it looks
+ * whole to whoever it wakes (R15): first every value goes to ~0 for good
+ * (no signal changes it after), then every node is satisfied. A waiter
+ * or an event that a removal released finds every fence it removed at
+ * ~0 already, not only the one it waited on.
+ */
+static void d3dq_fence_remove_value(struct d3dq_fence *fence)
 {
 	unsigned long flags;
 
 	spin_lock_irqsave(&fence->lock, flags);
-	d3dq_fence_write_locked(fence, U64_MAX);
-	fence->removed = true;
+	if (!fence->removed) {
+		/* As in d3dq_fence_write_locked(): userspace's acquire loads. */
+		smp_store_release(fence->value, U64_MAX);
+		fence->changes++;
+		fence->removed = true;
+	}
+	spin_unlock_irqrestore(&fence->lock, flags);
+}
+
+static void d3dq_fence_remove_nodes(struct d3dq_fence *fence)
+{
+	unsigned long flags;
+
+	spin_lock_irqsave(&fence->lock, flags);
+	d3dq_fence_satisfy_locked(fence, U64_MAX);
 	spin_unlock_irqrestore(&fence->lock, flags);
 }
 
@@ -1514,7 +1539,9 @@ void d3dq_fence_file_remove(struct d3dq_file *dfile)
 	mutex_lock(&dfile->fence_lock);
 	dfile->fences_removed = true;
 	xa_for_each(&dfile->fences, handle, fence)
-		d3dq_fence_remove(fence);
+		d3dq_fence_remove_value(fence);
+	xa_for_each(&dfile->fences, handle, fence)
+		d3dq_fence_remove_nodes(fence);
 	mutex_unlock(&dfile->fence_lock);
 }
 
@@ -1564,6 +1591,8 @@ void d3dq_fence_device_remove(struct d3dq_device *ddev)
 
 	spin_lock(&ddev->fences_lock);
 	list_for_each_entry(fence, &ddev->fences, link)
-		d3dq_fence_remove(fence);
+		d3dq_fence_remove_value(fence);
+	list_for_each_entry(fence, &ddev->fences, link)
+		d3dq_fence_remove_nodes(fence);
 	spin_unlock(&ddev->fences_lock);
 }

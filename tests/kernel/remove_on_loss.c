@@ -241,6 +241,52 @@ TEST_F(rol, timeout_removes_file)
 }
 
 /*
+ * R15: a removal looks whole to whoever it wakes. The registration is on
+ * f, the file's first fence, which the removal reaches first; when its
+ * eventfd fires, each of 10,000 later fences of the file reads ~0
+ * already: every value goes to ~0 before any wait or event is released.
+ * (Before, each fence was set and its waits released in turn, and a
+ * waiter woken by the first could read the others' old values.)
+ */
+TEST_F(rol, removal_seen_whole)
+{
+	enum { N = 10000, PAGE_VALUES = 512 };
+	static struct t_fence many[N];
+	const uint64_t *pages[N / PAGE_VALUES + 2] = { NULL };
+	uint64_t first = 0;
+	int32_t reason = 1;
+	int i, p, np = 0, old = 0;
+
+	ASSERT_EQ(0, rm(self->fd, DRM_D3DQ_REMOVE_ON_LOSS, &reason));
+	for (i = 0; i < N; i++) {
+		ASSERT_EQ(0, t_fence_create(self->fd, 0, 0, &many[i]));
+		/* Local fences fill the file's pages in turn: map each once. */
+		if (!np || many[i].offset != many[i - 1].offset) {
+			ASSERT_GT(N / PAGE_VALUES + 2, np);
+			pages[np] = t_value_map(self->fd, &(struct t_fence){
+				.offset = many[i].offset });
+			ASSERT_NE(NULL, pages[np]);
+			np++;
+		}
+		many[i].v = pages[np - 1] + many[i].voff / sizeof(uint64_t);
+	}
+	ASSERT_EQ(0, t_fence_event1(self->fd, self->f.handle, 1, self->efd));
+	ASSERT_EQ(0, hang(self->fd, self->q1, self->out1));
+	ASSERT_EQ(1, efd_wait(self->efd));
+	for (i = N - 1; i >= 0; i--) {
+		if (t_value_load(many[i].v) != UINT64_MAX) {
+			old++;
+			first = i;
+		}
+	}
+	EXPECT_EQ(0, old) TH_LOG("%d fences not at ~0 yet, from fence %llu",
+				 old, (unsigned long long)first);
+	EXPECT_EQ(UINT64_MAX, t_value_load(self->f.v));
+	for (p = 0; p < np; p++)
+		t_value_unmap(pages[p]);
+}
+
+/*
  * Not armed: a loss loses the queue, nothing else (the old behaviour);
  * arming afterwards removes the file at once, with the loss's reason.
  */

@@ -1104,9 +1104,10 @@ struct drm_d3dq_wait_release {
  *
  * Device removal (%DRM_D3DQ_REMOVE, or an unbind of the device): every
  * fence the file holds a handle to (for an unbind, every fence of the
- * device) is set to ~0, which every process holding it sees, and stays
- * there: %DRM_D3DQ_FENCE_SIGNAL of such a fence fails with -ENODEV, in
- * every process. After %DRM_D3DQ_REMOVE, %DRM_D3DQ_FENCE_CREATE and
+ * device) is set to ~0, which every process holding it sees, all of them
+ * before any wait or event the removal releases, and stays there:
+ * %DRM_D3DQ_FENCE_SIGNAL of such a fence fails with -ENODEV, in every
+ * process. After %DRM_D3DQ_REMOVE, %DRM_D3DQ_FENCE_CREATE and
  * %DRM_D3DQ_FENCE_IMPORT on the file fail with -ENODEV.
  *
  * Fences count against the module parameter ``max_user_fences`` of the
