@@ -85,6 +85,11 @@ struct d3dq_workqueues {
 	struct workqueue_struct *teardown;
 	/* Arming held jobs (uapi 1.5), outside any signalling path. */
 	struct workqueue_struct *arm;
+	/*
+	 * Ordered: syncobj points of event registrations, added in the
+	 * order the registrations fired.
+	 */
+	struct workqueue_struct *events;
 };
 
 extern struct d3dq_workqueues d3dq_wq;

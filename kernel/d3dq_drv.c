@@ -931,6 +931,7 @@ static void d3dq_wq_destroy(struct workqueue_struct **wq)
  */
 static void d3dq_wqs_destroy(void)
 {
+	d3dq_wq_destroy(&d3dq_wq.events);
 	d3dq_wq_destroy(&d3dq_wq.cleanup);
 	d3dq_wq_destroy(&d3dq_wq.teardown);
 	d3dq_wq_destroy(&d3dq_wq.arm);
@@ -967,8 +968,14 @@ static int d3dq_wqs_create(void)
 	 * arming work needs no rescuer, and it allocates nothing either.
 	 */
 	d3dq_wq.arm = alloc_workqueue("d3dq-arm", WQ_UNBOUND, 0);
+	/*
+	 * One at a time, in queueing order: a thread that sees one
+	 * registration's point must find the points of every registration
+	 * that fired before it.
+	 */
+	d3dq_wq.events = alloc_ordered_workqueue("d3dq-events", 0);
 	if (!d3dq_wq.engine || !d3dq_wq.timeout || !d3dq_wq.cleanup ||
-	    !d3dq_wq.teardown || !d3dq_wq.arm)
+	    !d3dq_wq.teardown || !d3dq_wq.arm || !d3dq_wq.events)
 		goto err;
 	return 0;
 err:

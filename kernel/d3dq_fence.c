@@ -119,7 +119,9 @@ struct d3dq_fence_node {
  * write, which may run in any context. A syncobj registration
  * (%DRM_D3DQ_FENCE_EVENT_SYNCOBJ) adds its point in that work item, in
  * process context: the syncobj's lock is not one to take where a value
- * write may run, and the chain node was allocated at registration.
+ * write may run, and the chain node was allocated at registration. Those
+ * work items run one at a time in the order they were queued, so the
+ * points appear in the order the registrations fired.
  */
 struct d3dq_fence_cond {
 	atomic_t remaining;
@@ -342,8 +344,10 @@ static struct d3dq_fence *d3dq_fence_lookup(struct d3dq_file *dfile,
 
 static void d3dq_fence_cond_put(struct d3dq_fence_cond *cond)
 {
+	/* A syncobj point is added in firing order (see d3dq_wq.events). */
 	if (refcount_dec_and_test(&cond->refs))
-		queue_work(d3dq_wq.cleanup, &cond->work);
+		queue_work(cond->syncobj ? d3dq_wq.events : d3dq_wq.cleanup,
+			   &cond->work);
 }
 
 /* @node fired its condition: its fence's lock is held. */

@@ -1198,6 +1198,51 @@ TEST_F(fence, event_syncobj_release)
 	EXPECT_TRUE(t_fence_counts_become(0, 0));
 }
 
+#define ORDER_REGS	64
+#define ORDER_ROUNDS	120
+
+/*
+ * Points come in the order their registrations fired: once the point of
+ * a registration made after a signal is there, so are the points of
+ * every registration that signal fired (what a dispatcher that flushes
+ * with a registration of a value already reached relies on).
+ */
+TEST_F_TIMEOUT(fence, event_syncobj_order, 120)
+{
+	uint32_t s[ORDER_REGS], flush, last;
+	struct t_fence f, done;
+	int i, r, missing = 0;
+
+	ASSERT_EQ(0, t_fence_create(self->fd, 1, 0, &done));
+	ASSERT_EQ(0, t_fence_create(self->fd, 0, 0, &f));
+	ASSERT_EQ(0, drmSyncobjCreate(self->fd, 0, &flush));
+	for (i = 0; i < ORDER_REGS; i++)
+		ASSERT_EQ(0, drmSyncobjCreate(self->fd, 0, &s[i]));
+	for (r = 1; r <= ORDER_ROUNDS; r++) {
+		for (i = 0; i < ORDER_REGS; i++)
+			ASSERT_EQ(0, event1_syncobj(self->fd, f.handle, r,
+						    s[i], r));
+		ASSERT_EQ(0, t_fence_signal(self->fd, f.handle, r));
+		ASSERT_EQ(0, event1_syncobj(self->fd, done.handle, 1, flush,
+					    r));
+		ASSERT_EQ(0, drmSyncobjTimelineWait(self->fd, &flush,
+					(uint64_t[]){ r }, 1,
+					t_deadline(20000000000ull),
+					DRM_SYNCOBJ_WAIT_FLAGS_WAIT_FOR_SUBMIT,
+					&last));
+		for (i = 0; i < ORDER_REGS; i++)
+			missing += sobj_last(self->fd, s[i]) != r;
+	}
+	EXPECT_EQ(0, missing) TH_LOG("%d of %d points came after a later one",
+				     missing, ORDER_REGS * ORDER_ROUNDS);
+	for (i = 0; i < ORDER_REGS; i++)
+		EXPECT_EQ(0, drmSyncobjDestroy(self->fd, s[i]));
+	EXPECT_EQ(0, drmSyncobjDestroy(self->fd, flush));
+	EXPECT_EQ(0, t_fence_destroy(self->fd, f.handle));
+	EXPECT_EQ(0, t_fence_destroy(self->fd, done.handle));
+	EXPECT_TRUE(t_fence_counts_become(0, 0));
+}
+
 /* Bad syncobj registrations: documented errnos, nothing left behind. */
 TEST_F(fence, event_syncobj_bad)
 {

@@ -1311,9 +1311,13 @@ struct drm_d3dq_fence_wait {
  * is how a thread that waits on syncobjs learns that the condition held,
  * and no dma-fence ever depends on a fence value. The point is added
  * from a work item shortly after the value write that satisfied the
- * condition. Points added out of order (a registration for a higher
- * point firing first) follow the timeline's rules: the timeline keeps
- * its highest point. @eventfd must be 0 then; without the flag,
+ * condition. The points of all registrations are added one at a time,
+ * in the order the registrations fired (one that fires during its own
+ * call counts from the end of that call): a thread that finds a point
+ * added finds those of the registrations that fired before. Points
+ * added out of order (a registration for a higher point firing first)
+ * follow the timeline's rules: the timeline keeps its highest point.
+ * @eventfd must be 0 then; without the flag,
  * @syncobj, @pad and @point must be 0. The structure ends at @eventfd in
  * uapi 1.3; the kernel reads an older, shorter one with those fields 0.
  *
