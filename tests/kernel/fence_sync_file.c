@@ -213,6 +213,55 @@ TEST_F(sf, nothing_on_its_way_is_enodata)
 }
 
 /*
+ * A held job's signal counts once the job is armed (its out point is
+ * published after its signals are listed): still pending behind the
+ * gate, it brings the value, and its failure is the export's error.
+ */
+TEST_F(sf, held_then_armed)
+{
+	struct drm_d3dq_sync w[2], s[2];
+	uint32_t fl = 0;
+	struct t_fence g;
+	struct t_cs cs;
+	uint32_t avail = DRM_SYNCOBJ_WAIT_FLAGS_WAIT_AVAILABLE |
+			 DRM_SYNCOBJ_WAIT_FLAGS_WAIT_FOR_SUBMIT;
+	uint64_t pt = 1;
+	int sf;
+
+	self->gate = t_syncobj(self->fd);
+	ASSERT_NE(0, self->gate);
+	s[0] = t_tl(self->gate, 1);
+	t_cs_init(&cs);
+	t_cs_delay(&cs, GATE_NS);
+	ASSERT_EQ(0, t_submit(self->fd, self->gq, NULL, 0, s, 1, &cs));
+	ASSERT_EQ(0, t_fence_create(self->fd, 0, 0, &g));
+	w[0] = t_fs(g.handle, 1);
+	w[1] = t_tl(self->gate, 1);
+	s[0] = t_fs(self->f.handle, 5);
+	s[1] = t_tl(self->out, 1);
+	ASSERT_EQ(0, t_submit_hold(self->fd, self->q, w, 2, s, 2, NULL, &fl,
+				   NULL));
+	ASSERT_TRUE(fl & DRM_D3DQ_SUBMIT_HELD);
+	EXPECT_EQ(-ENODATA, export_sf(self->fd, self->f.handle, 5));
+
+	ASSERT_EQ(0, t_fence_signal(self->fd, g.handle, 1));
+	ASSERT_EQ(0, drmSyncobjTimelineWait(self->fd, &self->out, &pt, 1,
+					    t_deadline(LONG_MS * T_MS), avail,
+					    NULL));
+	EXPECT_EQ(0, t_held(self->fd));
+	sf = export_sf(self->fd, self->f.handle, 5);
+	ASSERT_LE(0, sf);
+	EXPECT_FALSE(sf_signals(sf, 0));
+	EXPECT_EQ(0, sf_status(sf));
+
+	ASSERT_EQ(0, t_queue_destroy(self->fd, self->gq));
+	EXPECT_TRUE(sf_signals(sf, LONG_MS));
+	EXPECT_GT(0, sf_status(sf));
+	EXPECT_EQ(1, t_value_load(self->f.v));
+	close(sf);
+}
+
+/*
  * On its way: not signalled until the job completes, then signalled
  * without error, after the value was written; a syncobj holding it
  * orders another job of this driver after it (interop round trip).
