@@ -350,6 +350,30 @@ static void d3dq_fence_cond_put(struct d3dq_fence_cond *cond)
 			   &cond->work);
 }
 
+/*
+ * A wait of @queue's held job was satisfied (@fence's lock held): have
+ * the CPU signal that writes @fence arm the queue in its call, else the
+ * queue's arming work.
+ */
+static void d3dq_fence_kick(struct d3dq_fence *fence,
+			    struct d3dq_queue *queue)
+{
+	struct d3dq_fence_kicks *kicks = fence->kicks;
+	u32 i;
+
+	if (kicks) {
+		for (i = 0; i < kicks->count; i++)
+			if (kicks->queues[i] == queue)
+				return;
+		if (kicks->count < ARRAY_SIZE(kicks->queues)) {
+			d3dq_queue_get(queue);
+			kicks->queues[kicks->count++] = queue;
+			return;
+		}
+	}
+	d3dq_queue_kick_held(queue);
+}
+
 /* @node fired its condition: its fence's lock is held. */
 static void d3dq_fence_cond_fire(struct d3dq_fence_node *node)
 {
@@ -363,7 +387,7 @@ static void d3dq_fence_cond_fire(struct d3dq_fence_node *node)
 	if (cond->release) {
 		d3dq_release_fence_signal(cond->release, true);
 		if (cond->queue)
-			d3dq_queue_kick_held(cond->queue);
+			d3dq_fence_kick(node->fence, cond->queue);
 		return;
 	}
 	if (!cond->ctx && !cond->syncobj) {
@@ -1156,9 +1180,11 @@ int d3dq_ioctl_fence_signal(struct drm_device *drm, void *data,
 			    struct drm_file *file)
 {
 	struct drm_d3dq_fence_signal *args = data;
+	struct d3dq_fence_kicks kicks = { .count = 0 };
 	struct d3dq_fence *fence;
 	unsigned long flags;
 	int ret = 0;
+	u32 i;
 
 	if (args->flags)
 		return -EINVAL;
@@ -1167,12 +1193,20 @@ int d3dq_ioctl_fence_signal(struct drm_device *drm, void *data,
 	if (!fence)
 		return -ENOENT;
 	spin_lock_irqsave(&fence->lock, flags);
-	if (fence->removed)
+	if (fence->removed) {
 		ret = -ENODEV;
-	else
+	} else {
+		fence->kicks = &kicks;
 		d3dq_fence_write_locked(fence, args->value);
+		fence->kicks = NULL;
+	}
 	spin_unlock_irqrestore(&fence->lock, flags);
 	d3dq_fence_put(fence);
+	/* Held jobs it released: armed (and run, if small) here. */
+	for (i = 0; i < kicks.count; i++) {
+		d3dq_queue_arm_now(kicks.queues[i]);
+		d3dq_queue_put(kicks.queues[i]);
+	}
 	return ret;
 }
 

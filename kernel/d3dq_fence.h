@@ -35,6 +35,15 @@ struct vm_area_struct;
  * registration holds a reference. The fence refers to its device, never
  * to a file, so it outlives the file that created it.
  */
+struct d3dq_queue;
+
+/* Queues a CPU signal arms in its own call, each referenced, once. */
+#define D3DQ_FENCE_KICKS	8
+struct d3dq_fence_kicks {
+	struct d3dq_queue *queues[D3DQ_FENCE_KICKS];
+	u32 count;
+};
+
 struct d3dq_fence {
 	struct kref ref;
 	struct d3dq_device *ddev;	/* holds a drm_dev reference */
@@ -69,6 +78,12 @@ struct d3dq_fence {
 	 */
 	struct list_head evts;
 	u64 changes;
+	/*
+	 * While a CPU signal writes the value (under @lock): where the
+	 * queues whose held jobs it released go, to be armed in its call
+	 * (d3dq_queue_arm_now()) rather than by their arming work.
+	 */
+	struct d3dq_fence_kicks *kicks;
 
 	struct list_head link;		/* in d3dq_device.fences */
 };

@@ -104,7 +104,10 @@ struct d3dq_job {
 	struct d3dq_hw_fence *hw;	/* preallocated at submit */
 	u64 seqno;			/* its number in the queue, from 1 */
 	u64 file_seqno;			/* &drm_d3dq_submit.seqno */
-	/* Run inside SUBMIT, never armed (see d3dq_job_claim_direct()). */
+	/*
+	 * Run inside SUBMIT or, held, inside the CPU signal that released
+	 * it (d3dq_queue_arm_now()); never armed (d3dq_job_claim_direct()).
+	 */
 	bool direct;
 	/*
 	 * Held (uapi 1.5): on the queue's @held list, not armed; what its
@@ -182,8 +185,9 @@ struct d3dq_job *d3dq_job_create(struct d3dq_queue *queue,
 void d3dq_job_set_bytes(struct d3dq_job *job, u32 cmd_bytes);
 struct dma_fence *d3dq_job_arm(struct d3dq_job *job);
 /*
- * What SUBMIT publishes, with preemption disabled, for a job it runs
- * (d3dq_job_claim_direct()): at most so many signal points and buffers.
+ * What SUBMIT (or a CPU signal arming a held job) publishes, with
+ * preemption disabled, for a job it runs (d3dq_job_claim_direct()): at
+ * most so many signal points and buffers.
  */
 #define D3DQ_DIRECT_MAX_SIGNALS	16
 #define D3DQ_DIRECT_MAX_BOS	16
@@ -222,6 +226,7 @@ int d3dq_ioctl_wait_release(struct drm_device *drm, void *data,
 void d3dq_publish_free(struct d3dq_publish *publish);
 bool d3dq_job_hold_ready(struct d3dq_job *job);
 void d3dq_queue_arm_held(struct work_struct *work);
+void d3dq_queue_arm_now(struct d3dq_queue *queue);
 void d3dq_queue_drop_held(struct d3dq_queue *queue);
 
 #endif /* _D3DQ_JOB_H_ */

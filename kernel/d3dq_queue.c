@@ -234,6 +234,11 @@ static void d3dq_queue_release(struct kref *ref)
 	queue_work(d3dq_wq.teardown, &queue->teardown_work);
 }
 
+void d3dq_queue_get(struct d3dq_queue *queue)
+{
+	kref_get(&queue->ref);
+}
+
 void d3dq_queue_put(struct d3dq_queue *queue)
 {
 	kref_put(&queue->ref, d3dq_queue_release);

@@ -115,6 +115,7 @@ int d3dq_ioctl_queue_destroy(struct drm_device *drm, void *data,
 int d3dq_ioctl_queue_get_state(struct drm_device *drm, void *data,
 			       struct drm_file *file);
 struct d3dq_queue *d3dq_queue_lookup(struct d3dq_file *dfile, u32 id);
+void d3dq_queue_get(struct d3dq_queue *queue);
 void d3dq_queue_put(struct d3dq_queue *queue);
 void d3dq_queue_idle(struct d3dq_queue *queue);
 void d3dq_queue_kick_held(struct d3dq_queue *queue);

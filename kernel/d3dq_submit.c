@@ -848,30 +848,28 @@ static void d3dq_job_unhold(struct d3dq_job *job)
 	atomic_dec(&dfile->user->jobs_held);
 }
 
-/**
- * d3dq_queue_arm_held - Arm and push a queue's held jobs that may run.
- * @work: the queue's arm_work
+/*
+ * Arm and push @queue's held jobs that may run, in their order, each once
+ * its waits allow it (d3dq_job_hold_ready()); the first one that must
+ * wait keeps the later ones held. With @ran, a job that nothing stands
+ * before runs at once on this thread, as in SUBMIT, and is put on @ran
+ * for the caller to free once the submit lock is dropped.
  *
- * See "Held jobs" in Documentation/driver.rst. The value write path only
- * marks waits satisfied and queues this; here, in process context on
- * d3dq-arm and outside any fence signalling path, the submit lock and the
- * reservation locks are taken as in SUBMIT. Jobs are armed in their
- * order, each once its waits allow it (d3dq_job_hold_ready()); the first
- * one that must wait keeps the later ones held. A lost or destroyed
- * queue's held jobs are freed instead, never armed.
+ * Return: whether the queue is usable (if not, nothing was armed).
  */
-void d3dq_queue_arm_held(struct work_struct *work)
+static bool d3dq_queue_arm_ready_locked(struct d3dq_queue *queue,
+					struct list_head *ran)
 {
-	struct d3dq_queue *queue = container_of(to_delayed_work(work),
-						struct d3dq_queue, arm_work);
 	struct d3dq_publish *publish;
 	struct dma_fence *fence;
 	struct d3dq_job *job;
-	bool usable;
+	bool direct;
 
-	mutex_lock(&queue->submit_lock);
-	usable = d3dq_queue_is_usable(queue);
-	while (usable) {
+	lockdep_assert_held(&queue->submit_lock);
+
+	if (!d3dq_queue_is_usable(queue))
+		return false;
+	for (;;) {
 		job = list_first_entry_or_null(&queue->held, struct d3dq_job,
 					       link);
 		if (!job || !d3dq_job_hold_ready(job))
@@ -888,18 +886,76 @@ void d3dq_queue_arm_held(struct work_struct *work)
 		}
 		d3dq_job_unhold(job);
 		job->publish = NULL;
-		fence = d3dq_job_arm(job);
+		direct = ran && d3dq_job_claim_direct(job, publish->nsignals,
+						      publish->bos.count);
+		fence = direct ? &job->hw->base : d3dq_job_arm(job);
 		trace_d3dq_arm(queue->usage->client_id, queue->id,
 			       d3dq_job_seqno(job), 0);
 		d3dq_job_publish(job, fence, publish->signals,
 				 publish->nsignals, &publish->bos);
-		/* The job may be freed from here on. */
-		d3dq_job_push(job);
+		if (direct) {
+			d3dq_job_run_claimed(job);
+			list_add_tail(&job->link, ran);
+		} else {
+			/* The job may be freed from here on. */
+			d3dq_job_push(job);
+		}
 		d3dq_publish_free(publish);
 	}
+	return true;
+}
+
+/**
+ * d3dq_queue_arm_held - Arm and push a queue's held jobs that may run.
+ * @work: the queue's arm_work
+ *
+ * See "Held jobs" in Documentation/driver.rst. The value write path only
+ * marks waits satisfied and queues this; here, in process context on
+ * d3dq-arm and outside any fence signalling path, the submit lock and the
+ * reservation locks are taken as in SUBMIT. A lost or destroyed queue's
+ * held jobs are freed instead, never armed.
+ */
+void d3dq_queue_arm_held(struct work_struct *work)
+{
+	struct d3dq_queue *queue = container_of(to_delayed_work(work),
+						struct d3dq_queue, arm_work);
+	bool usable;
+
+	mutex_lock(&queue->submit_lock);
+	usable = d3dq_queue_arm_ready_locked(queue, NULL);
 	mutex_unlock(&queue->submit_lock);
 	if (!usable)
 		d3dq_queue_drop_held(queue);
+}
+
+/**
+ * d3dq_queue_arm_now - Arm a queue's held jobs in a CPU signal's call.
+ * @queue: the queue, a reference held by the caller
+ *
+ * %DRM_IOCTL_D3DQ_FENCE_SIGNAL's value write released a wait of @queue:
+ * arm its held jobs that may run on the signalling thread, in process
+ * context and outside any fence signalling path like the arming work,
+ * and run one that nothing stands before at once (a direct job: small,
+ * see d3dq_job_claim_direct()), sparing the waiter two wake-ups. The
+ * signaller never sleeps for another submitter: if the submit lock is
+ * taken, or the queue is lost, the arming work does it.
+ */
+void d3dq_queue_arm_now(struct d3dq_queue *queue)
+{
+	struct d3dq_job *job, *tmp;
+	LIST_HEAD(ran);
+	bool usable;
+
+	if (!mutex_trylock(&queue->submit_lock)) {
+		d3dq_queue_kick_held(queue);
+		return;
+	}
+	usable = d3dq_queue_arm_ready_locked(queue, &ran);
+	mutex_unlock(&queue->submit_lock);
+	if (!usable)
+		d3dq_queue_kick_held(queue);
+	list_for_each_entry_safe(job, tmp, &ran, link)
+		d3dq_job_free(job);
 }
 
 /**

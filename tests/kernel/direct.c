@@ -431,6 +431,76 @@ TEST_F(direct, switched_off)
 	EXPECT_EQ(2, self->map[0]);
 }
 
+/*
+ * A CPU signal that releases held jobs arms them in its own call, and
+ * runs there those that nothing stands before: when FENCE_SIGNAL returns
+ * nothing is held, the points are attached, and (engine idle) the jobs
+ * have written and signalled. A signal from another file (through a
+ * shared fence) does the same for this file's queue; with direct_submit=0
+ * the jobs are only armed there.
+ */
+TEST_F(direct, held_jobs_run_in_cpu_signal)
+{
+	uint32_t q = t_queue(self->fd, 0, 0), tl = t_syncobj(self->fd), fl;
+	struct drm_d3dq_sync w[1], s[2];
+	struct t_fence f, g, pf;
+	struct t_cs cs;
+	int peer, xfd, r, sfd;
+	uint32_t sh;
+
+	ASSERT_TRUE(q && tl);
+	ASSERT_EQ(0, t_fence_create(self->fd, 0, DRM_D3DQ_FENCE_SHARED, &f));
+	ASSERT_EQ(0, t_fence_new(self->fd, 0, 0, &g));
+	peer = t_open(0);
+	ASSERT_LE(0, peer);
+	xfd = t_fence_export(self->fd, f.handle);
+	ASSERT_LE(0, xfd);
+	ASSERT_EQ(0, t_fence_import(peer, xfd, &pf));
+	close(xfd);
+	/* 1: this file signals, 2: the peer does, 3: direct_submit=0. */
+	for (r = 1; r <= 3; r++) {
+		if (r == 3) {
+			if (self->was < 0)
+				break;
+			ASSERT_EQ(1, t_direct_submit(0));
+		}
+		w[0] = t_fs(f.handle, r);
+		s[0] = t_tl(tl, 2 * r - 1);
+		s[1] = t_fs(g.handle, 2 * r - 1);
+		write64(&cs, self->bo, 0, 100 + r);
+		ASSERT_EQ(0, t_submit_hold(self->fd, q, w, 1, s, 2, &cs, &fl,
+					   NULL));
+		ASSERT_EQ(DRM_D3DQ_SUBMIT_HELD, fl);
+		/* Behind it, with no wait of its own. */
+		s[0] = t_tl(tl, 2 * r);
+		s[1] = t_fs(g.handle, 2 * r);
+		write64(&cs, self->bo, 8, 200 + r);
+		ASSERT_EQ(0, t_submit_hold(self->fd, q, NULL, 0, s, 2, &cs,
+					   &fl, NULL));
+		ASSERT_EQ(DRM_D3DQ_SUBMIT_HELD, fl);
+		ASSERT_EQ(2, t_held(self->fd));
+
+		sfd = r == 2 ? peer : self->fd;
+		sh = r == 2 ? pf.handle : f.handle;
+		ASSERT_EQ(0, t_fence_signal(sfd, sh, r));
+		EXPECT_EQ(0, t_held(self->fd)) TH_LOG("round %d", r);
+		EXPECT_EQ(2 * r, t_submitted(self->fd, tl)) TH_LOG("round %d", r);
+		if (r < 3) {
+			EXPECT_EQ(2 * r, t_value_load(g.v)) TH_LOG("round %d", r);
+			EXPECT_EQ(100 + r, self->map[0]);
+			EXPECT_EQ(200 + r, self->map[1]);
+		}
+		ASSERT_EQ(0, t_wait(self->fd, tl, 2 * r, 10 * T_SEC));
+		EXPECT_EQ(2 * r, t_value_load(g.v));
+		EXPECT_EQ(100 + r, self->map[0]);
+		EXPECT_EQ(200 + r, self->map[1]);
+	}
+	close(peer);
+	t_fence_unmap(&g);
+	EXPECT_EQ(0, t_fence_destroy(self->fd, f.handle));
+	EXPECT_EQ(0, t_fence_destroy(self->fd, g.handle));
+}
+
 struct submitter {
 	int fd;
 	uint32_t q, bo;

@@ -682,6 +682,10 @@ struct drm_d3dq_queue_get_state {
  * wait of the oldest held job of a queue is released, a kernel worker
  * arms it and the held jobs after it whose waits are released, in
  * order, attaching their points and publishing their buffers then.
+ * When the release is a %DRM_IOCTL_D3DQ_FENCE_SIGNAL, that call usually
+ * does the arming itself, and runs a job that nothing stands before as
+ * "Direct submission" says, so that the job may have run when the
+ * signal returns; nothing depends on it doing so.
  *
  * Held jobs count against %DRM_D3DQ_PARAM_MAX_PENDING_JOBS of their
  * queue, %DRM_D3DQ_PARAM_MAX_FILE_JOB_BYTES of the file and the user's
