@@ -851,8 +851,8 @@ static void d3dq_job_unhold(struct d3dq_job *job)
 /*
  * Arm and push @queue's held jobs that may run, in their order, each once
  * its waits allow it (d3dq_job_hold_ready()); the first one that must
- * wait keeps the later ones held. With @ran, a job that nothing stands
- * before runs at once on this thread, as in SUBMIT, and is put on @ran
+ * wait keeps the later ones held. A job that nothing stands before runs
+ * at once on this thread instead, exactly as in SUBMIT, and goes on @ran
  * for the caller to free once the submit lock is dropped.
  *
  * Return: whether the queue is usable (if not, nothing was armed).
@@ -886,8 +886,8 @@ static bool d3dq_queue_arm_ready_locked(struct d3dq_queue *queue,
 		}
 		d3dq_job_unhold(job);
 		job->publish = NULL;
-		direct = ran && d3dq_job_claim_direct(job, publish->nsignals,
-						      publish->bos.count);
+		direct = d3dq_job_claim_direct(job, publish->nsignals,
+					       publish->bos.count);
 		fence = direct ? &job->hw->base : d3dq_job_arm(job);
 		trace_d3dq_arm(queue->usage->client_id, queue->id,
 			       d3dq_job_seqno(job), 0);
@@ -905,6 +905,15 @@ static bool d3dq_queue_arm_ready_locked(struct d3dq_queue *queue,
 	return true;
 }
 
+/* Free the jobs d3dq_queue_arm_ready_locked() ran. */
+static void d3dq_jobs_free(struct list_head *ran)
+{
+	struct d3dq_job *job, *tmp;
+
+	list_for_each_entry_safe(job, tmp, ran, link)
+		d3dq_job_free(job);
+}
+
 /**
  * d3dq_queue_arm_held - Arm and push a queue's held jobs that may run.
  * @work: the queue's arm_work
@@ -912,18 +921,22 @@ static bool d3dq_queue_arm_ready_locked(struct d3dq_queue *queue,
  * See "Held jobs" in Documentation/driver.rst. The value write path only
  * marks waits satisfied and queues this; here, in process context on
  * d3dq-arm and outside any fence signalling path, the submit lock and the
- * reservation locks are taken as in SUBMIT. A lost or destroyed queue's
- * held jobs are freed instead, never armed.
+ * reservation locks are taken as in SUBMIT, and a small job that nothing
+ * stands before is run here (d3dq_job_claim_direct()), sparing the
+ * scheduler's wake-up. A lost or destroyed queue's held jobs are freed
+ * instead, never armed.
  */
 void d3dq_queue_arm_held(struct work_struct *work)
 {
 	struct d3dq_queue *queue = container_of(to_delayed_work(work),
 						struct d3dq_queue, arm_work);
+	LIST_HEAD(ran);
 	bool usable;
 
 	mutex_lock(&queue->submit_lock);
-	usable = d3dq_queue_arm_ready_locked(queue, NULL);
+	usable = d3dq_queue_arm_ready_locked(queue, &ran);
 	mutex_unlock(&queue->submit_lock);
+	d3dq_jobs_free(&ran);
 	if (!usable)
 		d3dq_queue_drop_held(queue);
 }
@@ -935,14 +948,13 @@ void d3dq_queue_arm_held(struct work_struct *work)
  * %DRM_IOCTL_D3DQ_FENCE_SIGNAL's value write released a wait of @queue:
  * arm its held jobs that may run on the signalling thread, in process
  * context and outside any fence signalling path like the arming work,
- * and run one that nothing stands before at once (a direct job: small,
- * see d3dq_job_claim_direct()), sparing the waiter two wake-ups. The
+ * running there a small one that nothing stands before, so that a waiter
+ * is woken by the job's own completion, two wake-ups earlier. The
  * signaller never sleeps for another submitter: if the submit lock is
  * taken, or the queue is lost, the arming work does it.
  */
 void d3dq_queue_arm_now(struct d3dq_queue *queue)
 {
-	struct d3dq_job *job, *tmp;
 	LIST_HEAD(ran);
 	bool usable;
 
@@ -952,10 +964,9 @@ void d3dq_queue_arm_now(struct d3dq_queue *queue)
 	}
 	usable = d3dq_queue_arm_ready_locked(queue, &ran);
 	mutex_unlock(&queue->submit_lock);
+	d3dq_jobs_free(&ran);
 	if (!usable)
 		d3dq_queue_kick_held(queue);
-	list_for_each_entry_safe(job, tmp, &ran, link)
-		d3dq_job_free(job);
 }
 
 /**
