@@ -849,11 +849,19 @@ static void d3dq_job_unhold(struct d3dq_job *job)
 }
 
 /*
+ * Held jobs one pass runs on the arming thread: bounds the time a CPU
+ * signal spends running another queue's jobs (the rest go through the
+ * scheduler, in order behind them).
+ */
+#define D3DQ_ARM_DIRECT_MAX	16
+
+/*
  * Arm and push @queue's held jobs that may run, in their order, each once
  * its waits allow it (d3dq_job_hold_ready()); the first one that must
  * wait keeps the later ones held. A job that nothing stands before runs
- * at once on this thread instead, exactly as in SUBMIT, and goes on @ran
- * for the caller to free once the submit lock is dropped.
+ * at once on this thread instead (up to %D3DQ_ARM_DIRECT_MAX of them),
+ * exactly as in SUBMIT, and goes on @ran for the caller to free once the
+ * submit lock is dropped.
  *
  * Return: whether the queue is usable (if not, nothing was armed).
  */
@@ -862,6 +870,7 @@ static bool d3dq_queue_arm_ready_locked(struct d3dq_queue *queue,
 {
 	struct d3dq_publish *publish;
 	struct dma_fence *fence;
+	unsigned int ndirect = 0;
 	struct d3dq_job *job;
 	bool direct;
 
@@ -886,8 +895,10 @@ static bool d3dq_queue_arm_ready_locked(struct d3dq_queue *queue,
 		}
 		d3dq_job_unhold(job);
 		job->publish = NULL;
-		direct = d3dq_job_claim_direct(job, publish->nsignals,
+		direct = ndirect < D3DQ_ARM_DIRECT_MAX &&
+			 d3dq_job_claim_direct(job, publish->nsignals,
 					       publish->bos.count);
+		ndirect += direct;
 		fence = direct ? &job->hw->base : d3dq_job_arm(job);
 		trace_d3dq_arm(queue->usage->client_id, queue->id,
 			       d3dq_job_seqno(job), 0);
@@ -901,6 +912,8 @@ static bool d3dq_queue_arm_ready_locked(struct d3dq_queue *queue,
 			d3dq_job_push(job);
 		}
 		d3dq_publish_free(publish);
+		/* Up to max_pending_jobs of them. */
+		cond_resched();
 	}
 	return true;
 }

@@ -84,11 +84,6 @@ TEST_F(sh, wait_before_signal_other_process)
 	int fd, status;
 	pid_t pid;
 
-#ifdef __SANITIZE_THREAD__
-	/* The child starts a worker thread after a multi-threaded fork. */
-	SKIP(return, "ThreadSanitizer: no threads after a multi-threaded fork");
-#endif
-
 	ASSERT_EQ(0, d3dq_fence_export(self->e.f, &fd));
 	ASSERT_EQ(0, d3dq_queue_wait(self->e.a, self->e.f, 7));
 	ASSERT_EQ(0, util_exec_write64(self->e.dev, self->e.a, self->e.buf, 0, 1));
