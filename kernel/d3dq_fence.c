@@ -385,7 +385,14 @@ static void d3dq_fence_cond_fire(struct d3dq_fence_node *node)
 	 * job may be armed now: only mark it and queue the work that does.
 	 */
 	if (cond->release) {
-		d3dq_release_fence_signal(cond->release, true);
+		/*
+		 * An exported value's release fence stands for the job it is
+		 * bound to: a removal's ~0 leaves it to that job's end,
+		 * which follows soon (a stopped queue's jobs end as they
+		 * reach the engine) and carries the job's error.
+		 */
+		if (!node->fence->removed || !cond->release->propagate)
+			d3dq_release_fence_signal(cond->release, true);
 		if (cond->queue)
 			d3dq_fence_kick(node->fence, cond->queue);
 		return;

@@ -1368,10 +1368,12 @@ struct drm_d3dq_fence_event {
  * - Otherwise, if an armed fence signal of a job submitted through this
  *   file brings the value or more, the sync_file's fence signals at the
  *   first write of a value at least @value (by anyone: a CPU signal, any
- *   job, another process, a removal), at the latest when that job ends.
- *   If the job ends first without completing (it timed out, its queue
- *   was lost, destroyed or removed, the device unplugged), the fence
- *   signals with the job's error.
+ *   job, another process), at the latest when that job ends. If the job
+ *   ends first without completing (it timed out, its queue was lost,
+ *   destroyed or removed, the device unplugged), the fence signals with
+ *   the job's error. The ~0 of a removal does not count as such a
+ *   write: the job's end decides then, so that work a removal (or the
+ *   loss that caused it) stopped is always an error.
  * - Otherwise the call fails with -ENODATA: nothing on its way brings the
  *   value (signals of held jobs, which are not armed, and of other files
  *   do not count). Nothing was created.
