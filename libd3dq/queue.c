@@ -8,6 +8,7 @@
  * Copyright (C) 2026 The d3dq authors
  */
 #include <stdlib.h>
+#include <string.h>
 
 #include "internal.h"
 
@@ -204,20 +205,56 @@ D3DQ_EXPORT int d3dq_queue_signal(struct d3dq_queue *q, struct d3dq_fence *f,
 }
 
 /*
- * Each list is submitted from its own buffer under its lock (the kernel
- * copies it), after all were seen closed: a list reset and recorded
- * again by another thread meanwhile (a misuse) is submitted whole or,
- * caught recording, refused as not closed (1), never overrun.
+ * The lists are checked closed, each under its lock (1 if one is not:
+ * a misuse), and their total length summed; then copied, each under its
+ * lock, into @chunk (@cap bytes) and submitted in as few jobs as @cap
+ * allows; a list longer than @cap goes from its own buffer. A list
+ * re-recorded by another thread meanwhile is submitted whole or, caught
+ * recording, refused (1), never overrun. q->lock held.
  */
-static int submit_list_locked(struct d3dq_queue *q, struct d3dq_cmdlist *l,
-			      bool check)
+static int lists_check(struct d3dq_cmdlist *const *lists, uint32_t count,
+		       size_t *total)
 {
-	int ret = 1;
+	uint32_t i;
+	int ret = 0;
 
-	pthread_mutex_lock(&l->lock);
-	if (l->state == CMDLIST_CLOSED && !l->error)
-		ret = check ? 0 : submit_cmds_locked(q, l->data, l->len);
-	pthread_mutex_unlock(&l->lock);
+	for (i = 0; i < count && !ret; i++) {
+		pthread_mutex_lock(&lists[i]->lock);
+		ret = lists[i]->state != CMDLIST_CLOSED || lists[i]->error;
+		*total += lists[i]->len;
+		pthread_mutex_unlock(&lists[i]->lock);
+	}
+	return ret;
+}
+
+static int lists_submit_locked(struct d3dq_queue *q,
+			       struct d3dq_cmdlist *const *lists,
+			       uint32_t count, uint8_t *chunk, size_t cap)
+{
+	size_t len = 0;
+	uint32_t i;
+	int ret = 0;
+
+	for (i = 0; i < count && !ret; i++) {
+		struct d3dq_cmdlist *l = lists[i];
+
+		pthread_mutex_lock(&l->lock);
+		if (l->state != CMDLIST_CLOSED || l->error) {
+			ret = 1;
+		} else if (len + l->len > cap) {
+			ret = len ? submit_cmds_locked(q, chunk, len) : 0;
+			len = 0;
+			if (!ret && l->len > cap)
+				ret = submit_cmds_locked(q, l->data, l->len);
+		}
+		if (!ret && l->len && l->len <= cap - len) {
+			memcpy(chunk + len, l->data, l->len);
+			len += l->len;
+		}
+		pthread_mutex_unlock(&l->lock);
+	}
+	if (!ret && len)
+		ret = submit_cmds_locked(q, chunk, len);
 	return ret;
 }
 
@@ -225,6 +262,8 @@ D3DQ_EXPORT int d3dq_queue_execute(struct d3dq_queue *q,
 				   struct d3dq_cmdlist *const *lists,
 				   uint32_t count)
 {
+	uint8_t *chunk = NULL;
+	size_t total = 0, cap;
 	uint32_t i;
 	int ret = 0;
 
@@ -234,10 +273,19 @@ D3DQ_EXPORT int d3dq_queue_execute(struct d3dq_queue *q,
 		if (!lists[i] || lists[i]->dev != q->dev)
 			return -EINVAL;
 	pthread_mutex_lock(&q->lock);
-	for (i = 0; i < count && !ret; i++)
-		ret = submit_list_locked(q, lists[i], true);
-	for (i = 0; i < count && !ret; i++)
-		ret = submit_list_locked(q, lists[i], false);
+	ret = lists_check(lists, count, &total);
+	if (!ret && total) {
+		cap = total < q->dev->max_cmd_bytes ? total :
+		      q->dev->max_cmd_bytes;
+		/* One list goes from its own buffer. */
+		chunk = count > 1 ? malloc(cap) : NULL;
+		if (count > 1 && !chunk)
+			ret = -ENOMEM;
+		else
+			ret = lists_submit_locked(q, lists, count, chunk,
+						  count > 1 ? cap : 0);
+		free(chunk);
+	}
 	pthread_mutex_unlock(&q->lock);
 	if (ret == 1) {
 		/* D3D12 removes the device for this misuse. */

@@ -9,6 +9,7 @@
  * Copyright (C) 2026 The d3dq authors
  */
 #include <errno.h>
+#include <stdlib.h>
 
 #include "kselftest_harness.h"
 #include "util/util.h"
@@ -50,6 +51,41 @@ TEST_F_TIMEOUT(hl, held_work_meets_the_limit, 300)
 	ASSERT_EQ(0, d3dq_fence_wait(e->done, 2, D3DQ_TIMEOUT_INFINITE));
 	EXPECT_EQ(5, util_read64(e->buf, 0));
 	EXPECT_EQ((uint64_t)i, d3dq_fence_get_completed_value(e->g));
+}
+
+/*
+ * One call's lists are one job (or as few as max_cmd_bytes allows), not
+ * one job per list: 4,096 lists behind a held wait fit within the
+ * driver's 1,024 jobs, and run in order once released.
+ */
+#define LISTS 4096
+#define SLOTS 512	/* list k writes k + 1 at slot k % SLOTS */
+
+TEST_F_TIMEOUT(hl, many_lists_are_one_job, 300)
+{
+	struct util_env *e = &self->e;
+	struct d3dq_cmdlist **l = calloc(LISTS, sizeof(*l));
+	uint64_t k;
+
+	ASSERT_NE(NULL, l);
+	for (k = 0; k < LISTS; k++) {
+		l[k] = util_list_write64(e->dev, e->buf, 8 * (k % SLOTS), k + 1);
+		ASSERT_NE(NULL, l[k]);
+	}
+	ASSERT_EQ(0, d3dq_queue_wait(e->b, e->f, 1));
+	ASSERT_EQ(0, d3dq_queue_execute(e->b, l, LISTS));
+	ASSERT_EQ(0, d3dq_queue_execute(e->b, l, LISTS));
+	ASSERT_EQ(0, d3dq_queue_signal(e->b, e->done, 1));
+	EXPECT_EQ(0, util_read64(e->buf, 0));
+
+	ASSERT_EQ(0, d3dq_fence_signal(e->f, 1));
+	ASSERT_EQ(0, d3dq_fence_wait(e->done, 1, D3DQ_TIMEOUT_INFINITE));
+	/* The last list of each slot wrote last. */
+	for (k = 0; k < SLOTS; k++)
+		ASSERT_EQ(LISTS - SLOTS + k + 1, util_read64(e->buf, 8 * k));
+	for (k = 0; k < LISTS; k++)
+		d3dq_cmdlist_destroy(l[k]);
+	free(l);
 }
 
 TEST_HARNESS_MAIN
