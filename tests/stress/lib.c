@@ -84,6 +84,22 @@ static void lfail(struct lctx *c, int err, const char *what)
 			 strerror(err < 0 ? -err : EIO));
 }
 
+/*
+ * -ENOSPC: the queue holds its limit of jobs (max_pending_jobs) behind
+ * gate values, and the library does not wait for held work
+ * (d3dq_queue_execute(3)). lgate releases them within milliseconds:
+ * back off and call again, for at most 60 s.
+ */
+static bool lbackoff(int ret, int *tries)
+{
+	struct timespec ts = { 0, 1000000 };
+
+	if (ret != -ENOSPC || ++*tries > 60000)
+		return false;
+	nanosleep(&ts, NULL);
+	return true;
+}
+
 struct lthread {
 	struct lctx *c;
 	uint64_t rng;
@@ -99,7 +115,7 @@ static void *lworker(void *arg)
 		int q = rnd(&t->rng) % NQ, n = rnd(&t->rng) % (MAXW + 1);
 		struct ljob job = { .q = q };
 		struct d3dq_cmdlist *l = NULL;
-		int ret, w;
+		int ret, w, tries = 0;
 
 		pthread_mutex_lock(&c->lock[q]);
 		for (w = 0; w < n; w++) {
@@ -110,8 +126,10 @@ static void *lworker(void *arg)
 				/* A gate value the CPU signals later. */
 				job.w[job.nw].q = -1;
 				job.w[job.nw].value = 1 + rnd(&t->rng) % c->gate_max;
-				ret = d3dq_queue_wait(c->q[q], c->gate,
-						      job.w[job.nw].value);
+				do
+					ret = d3dq_queue_wait(c->q[q], c->gate,
+							      job.w[job.nw].value);
+				while (lbackoff(ret, &tries));
 			} else {
 				/* Read without o's lock: a stale value is fine. */
 				top = __atomic_load_n(&c->enqueued[o],
@@ -120,8 +138,10 @@ static void *lworker(void *arg)
 					continue;
 				job.w[job.nw].q = o;
 				job.w[job.nw].value = 1 + rnd(&t->rng) % top;
-				ret = d3dq_queue_wait(c->q[q], c->f[o],
-						      job.w[job.nw].value);
+				do
+					ret = d3dq_queue_wait(c->q[q], c->f[o],
+							      job.w[job.nw].value);
+				while (lbackoff(ret, &tries));
 			}
 			if (ret) {
 				lfail(c, ret, "d3dq_queue_wait");
@@ -144,10 +164,15 @@ static void *lworker(void *arg)
 		if (!ret)
 			ret = d3dq_cmdlist_close(l);
 		if (!ret)
-			ret = d3dq_queue_execute(c->q[q], &l, 1);
+			do
+				ret = d3dq_queue_execute(c->q[q], &l, 1);
+			while (lbackoff(ret, &tries));
 		d3dq_cmdlist_destroy(l);
 		if (!ret)
-			ret = d3dq_queue_signal(c->q[q], c->f[q], job.value);
+			do
+				ret = d3dq_queue_signal(c->q[q], c->f[q],
+							job.value);
+			while (lbackoff(ret, &tries));
 		if (ret) {
 			pthread_mutex_unlock(&c->lock[q]);
 			lfail(c, ret, "execute/signal");
@@ -389,8 +414,12 @@ TEST_F_TIMEOUT(lib, sigkill_mid_run, 86400)
 		pid_t pid = fork();
 
 		ASSERT_LE(0, pid);
-		if (pid == 0)
-			_exit(lrun(rng + i, 100000, msg, sizeof(msg), &n) ? 1 : 0);
+		if (pid == 0) {
+			if (!lrun(rng + i, 100000, msg, sizeof(msg), &n))
+				_exit(0);
+			fprintf(stderr, "# round %d: %s\n", i, msg);
+			_exit(1);
+		}
 		rng = rng * 6364136223846793005ull + 1442695040888963407ull;
 		usleep(20000 + (rng >> 33) % 500000);
 		ASSERT_EQ(0, kill(pid, SIGKILL));
