@@ -212,6 +212,11 @@ D3DQ_EXPORT int d3dq_queue_signal(struct d3dq_queue *q, struct d3dq_fence *f,
  * re-recorded by another thread meanwhile is submitted whole or, caught
  * recording, refused (1), never overrun. q->lock held.
  */
+static bool list_unusable(const struct d3dq_cmdlist *l)
+{
+	return l->state != CMDLIST_CLOSED || l->error;
+}
+
 static int lists_check(struct d3dq_cmdlist *const *lists, uint32_t count,
 		       size_t *total)
 {
@@ -220,7 +225,7 @@ static int lists_check(struct d3dq_cmdlist *const *lists, uint32_t count,
 
 	for (i = 0; i < count && !ret; i++) {
 		pthread_mutex_lock(&lists[i]->lock);
-		ret = lists[i]->state != CMDLIST_CLOSED || lists[i]->error;
+		ret = list_unusable(lists[i]);
 		*total += lists[i]->len;
 		pthread_mutex_unlock(&lists[i]->lock);
 	}
@@ -239,7 +244,7 @@ static int lists_submit_locked(struct d3dq_queue *q,
 		struct d3dq_cmdlist *l = lists[i];
 
 		pthread_mutex_lock(&l->lock);
-		if (l->state != CMDLIST_CLOSED || l->error) {
+		if (list_unusable(l)) {
 			ret = 1;
 		} else if (len + l->len > cap) {
 			ret = len ? submit_cmds_locked(q, chunk, len) : 0;
@@ -275,15 +280,12 @@ D3DQ_EXPORT int d3dq_queue_execute(struct d3dq_queue *q,
 	pthread_mutex_lock(&q->lock);
 	ret = lists_check(lists, count, &total);
 	if (!ret && total) {
-		cap = total < q->dev->max_cmd_bytes ? total :
+		/* One list goes from its own buffer (@cap 0). */
+		cap = count == 1 ? 0 : total < q->dev->max_cmd_bytes ? total :
 		      q->dev->max_cmd_bytes;
-		/* One list goes from its own buffer. */
-		chunk = count > 1 ? malloc(cap) : NULL;
-		if (count > 1 && !chunk)
-			ret = -ENOMEM;
-		else
-			ret = lists_submit_locked(q, lists, count, chunk,
-						  count > 1 ? cap : 0);
+		chunk = cap ? malloc(cap) : NULL;
+		ret = cap && !chunk ? -ENOMEM :
+		      lists_submit_locked(q, lists, count, chunk, cap);
 		free(chunk);
 	}
 	pthread_mutex_unlock(&q->lock);
