@@ -127,13 +127,16 @@ out:
 	return ret;
 }
 
+/* A range of @b that @l's commands may use: its handle in @handle. */
 static int check_range(const struct d3dq_cmdlist *l, const struct d3dq_buffer *b,
-		       uint64_t offset, uint64_t size, uint64_t align)
+		       uint64_t offset, uint64_t size, uint64_t align,
+		       uint32_t *handle)
 {
-	if (!b || b->dev != l->dev)
+	if (!l || !b || b->dev != l->dev)
 		return -EINVAL;
 	if (offset % align || offset > b->size || size > b->size - offset)
 		return -EINVAL;
+	*handle = b->handle;
 	return 0;
 }
 
@@ -147,11 +150,8 @@ D3DQ_EXPORT int d3dq_cmdlist_write64(struct d3dq_cmdlist *l,
 		.value = value,
 	};
 
-	if (!l)
-		return -EINVAL;
-	if (b)
-		c.handle = b->handle;
-	return append(l, &c, sizeof(c), check_range(l, b, offset, 8, 8));
+	return append(l, &c, sizeof(c),
+		      check_range(l, b, offset, 8, 8, &c.handle));
 }
 
 D3DQ_EXPORT int d3dq_cmdlist_copy(struct d3dq_cmdlist *l,
@@ -165,17 +165,10 @@ D3DQ_EXPORT int d3dq_cmdlist_copy(struct d3dq_cmdlist *l,
 		.src_offset = src_offset,
 		.size = size,
 	};
-	int check;
+	int check = check_range(l, dst, dst_offset, size, 1, &c.dst_handle);
 
-	if (!l)
-		return -EINVAL;
-	check = check_range(l, dst, dst_offset, size, 1);
 	if (!check)
-		check = check_range(l, src, src_offset, size, 1);
-	if (!check) {
-		c.dst_handle = dst->handle;
-		c.src_handle = src->handle;
-	}
+		check = check_range(l, src, src_offset, size, 1, &c.src_handle);
 	return append(l, &c, sizeof(c), check);
 }
 
@@ -191,11 +184,8 @@ D3DQ_EXPORT int d3dq_cmdlist_compare_store64(struct d3dq_cmdlist *l,
 		.desired = desired,
 	};
 
-	if (!l)
-		return -EINVAL;
-	if (b)
-		c.handle = b->handle;
-	return append(l, &c, sizeof(c), check_range(l, b, offset, 8, 8));
+	return append(l, &c, sizeof(c),
+		      check_range(l, b, offset, 8, 8, &c.handle));
 }
 
 D3DQ_EXPORT int d3dq_cmdlist_timestamp(struct d3dq_cmdlist *l,
@@ -206,11 +196,8 @@ D3DQ_EXPORT int d3dq_cmdlist_timestamp(struct d3dq_cmdlist *l,
 		.offset = offset,
 	};
 
-	if (!l)
-		return -EINVAL;
-	if (b)
-		c.handle = b->handle;
-	return append(l, &c, sizeof(c), check_range(l, b, offset, 8, 8));
+	return append(l, &c, sizeof(c),
+		      check_range(l, b, offset, 8, 8, &c.handle));
 }
 
 D3DQ_EXPORT int d3dq_cmdlist_delay(struct d3dq_cmdlist *l, uint64_t ns)

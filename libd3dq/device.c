@@ -165,7 +165,7 @@ D3DQ_EXPORT void d3dq_device_close(struct d3dq_device *dev)
 
 D3DQ_EXPORT int d3dq_device_removed_reason(struct d3dq_device *dev)
 {
-	/* -EFAULT means "not a device": d3dqp_dev_remove() never records it. */
+	/* -EFAULT means "not a device": no removal has that reason. */
 	if (!dev)
 		return -EFAULT;
 	return d3dqp_dev_removal_error(dev);
@@ -175,6 +175,5 @@ D3DQ_EXPORT int d3dq_device_remove(struct d3dq_device *dev)
 {
 	if (!dev)
 		return -EINVAL;
-	d3dqp_dev_remove(dev, -ENODEV);
-	return 0;
+	return d3dqp_dev_remove(dev, -ENODEV);
 }

@@ -40,28 +40,10 @@ static bool detached;			/* stopped from inside a callback */
 static bool joining;			/* someone joins it */
 static pthread_t thread;
 
-static int ioc(int fd, unsigned long req, void *arg)
-{
-	return drmIoctl(fd, req, arg) ? -errno : 0;
-}
-
 static void ring_locked(void)
 {
-	struct drm_syncobj_timeline_array args = {
-		.handles = (uintptr_t)&door,
-		.points = (uintptr_t)&door_point,
-		.count_handles = 1,
-	};
-
 	door_point++;
-	ioc(home, DRM_IOCTL_SYNCOBJ_TIMELINE_SIGNAL, &args);
-}
-
-static void destroy_locked(uint32_t handle)
-{
-	struct drm_syncobj_destroy args = { .handle = handle };
-
-	ioc(home, DRM_IOCTL_SYNCOBJ_DESTROY, &args);
+	drmSyncobjTimelineSignal(home, &door, &door_point, 1);
 }
 
 /* Wait for the doorbell or a registration; call the one that fired. */
@@ -92,24 +74,13 @@ static void *dispatch_main(void *arg)
 			points[n] = 1;
 		}
 		pthread_mutex_unlock(&lock);
-
-		struct drm_syncobj_timeline_wait wait = {
-			.handles = (uintptr_t)handles,
-			.points = (uintptr_t)points,
-			.timeout_nsec = INT64_MAX,
-			.count_handles = n,
-			.flags = DRM_SYNCOBJ_WAIT_FLAGS_WAIT_FOR_SUBMIT,
-		};
-		struct drm_syncobj_timeline_array query = {
-			.handles = (uintptr_t)handles,
-			.points = (uintptr_t)points,
-			.count_handles = n,
-		};
-		ret = ioc(home, DRM_IOCTL_SYNCOBJ_TIMELINE_WAIT, &wait);
+		ret = drmSyncobjTimelineWait(home, handles, points, n, INT64_MAX,
+					     DRM_SYNCOBJ_WAIT_FLAGS_WAIT_FOR_SUBMIT,
+					     NULL) ? -errno : 0;
 		/* Which fired: point 1 there (unplugged, -ENODEV: all). */
 		memset(points, 0, n * sizeof(*points));
-		if (!ret)
-			ret = ioc(home, DRM_IOCTL_SYNCOBJ_QUERY, &query);
+		if (!ret && drmSyncobjQuery(home, handles, points, n))
+			ret = -errno;
 		pthread_mutex_lock(&lock);
 		if (ret && ret != -ENODEV)
 			goto again;
@@ -122,7 +93,7 @@ static void *dispatch_main(void *arg)
 			}
 			*rp = r->next;
 			tail = *rp ? tail : rp;
-			destroy_locked(r->handle);
+			drmSyncobjDestroy(home, r->handle);
 			pthread_mutex_unlock(&lock);
 			r->fn(r->token, r->context);
 			free(r);
@@ -137,7 +108,7 @@ again:
 	}
 	free(handles);
 	free(points);
-	destroy_locked(door);
+	drmSyncobjDestroy(home, door);
 	close(home);
 	home = -1;
 	running = false;
@@ -154,9 +125,6 @@ static bool on_thread_locked(void)
 
 int d3dqp_dispatch_get(int fd)
 {
-	struct drm_syncobj_create create = {
-		.flags = DRM_SYNCOBJ_CREATE_SIGNALED,
-	};
 	sigset_t all, old;
 	int ret = 0;
 
@@ -167,15 +135,15 @@ int d3dqp_dispatch_get(int fd)
 	if (!running) {
 		home = fcntl(fd, F_DUPFD_CLOEXEC, 0);
 		ret = home < 0 ? -errno : 0;
-		if (!ret)
-			ret = ioc(home, DRM_IOCTL_SYNCOBJ_CREATE, &create);
+		if (!ret && drmSyncobjCreate(home, DRM_SYNCOBJ_CREATE_SIGNALED,
+					     &door))
+			ret = -errno;
 		if (ret) {
 			if (home >= 0)
 				close(home);
 			home = -1;
 			goto out;
 		}
-		door = create.handle;
 		door_point = 0;
 		/* Signals are for the program's threads, not this one. */
 		sigfillset(&all);
@@ -201,20 +169,18 @@ int d3dqp_dispatch_add(const void *owner, int sobj_fd, uint32_t key_handle,
 		       uint64_t key_value, d3dq_signal_event_fn fn, void *token,
 		       void *context)
 {
-	struct drm_syncobj_handle imp = { .fd = sobj_fd };
 	struct token_reg *r = calloc(1, sizeof(*r));
 	int ret;
 
 	if (!r)
 		return -ENOMEM;
 	pthread_mutex_lock(&lock);
-	ret = ioc(home, DRM_IOCTL_SYNCOBJ_FD_TO_HANDLE, &imp);
-	if (ret) {
+	if (drmSyncobjFDToHandle(home, sobj_fd, &r->handle)) {
+		ret = -errno;
 		pthread_mutex_unlock(&lock);
 		free(r);
 		return ret;
 	}
-	r->handle = imp.handle;
 	r->owner = owner;
 	r->key_handle = key_handle;
 	r->key_value = key_value;

@@ -16,6 +16,31 @@
 
 #include "internal.h"
 
+static int kfence_export(int fd, uint32_t handle, int *xfd)
+{
+	struct drm_d3dq_fence_export args = { .handle = handle };
+	int ret = d3dqp_ioctl(fd, DRM_IOCTL_D3DQ_FENCE_EXPORT, &args);
+
+	if (!ret)
+		*xfd = args.fd;
+	return ret;
+}
+
+static void kfence_destroy(int fd, uint32_t handle)
+{
+	struct drm_d3dq_fence_destroy args = { .handle = handle };
+
+	if (handle)
+		d3dqp_ioctl(fd, DRM_IOCTL_D3DQ_FENCE_DESTROY, &args);
+}
+
+static int kfence_signal(int fd, uint32_t handle, uint64_t value)
+{
+	struct drm_d3dq_fence_signal args = { .handle = handle, .value = value };
+
+	return d3dqp_ioctl(fd, DRM_IOCTL_D3DQ_FENCE_SIGNAL, &args);
+}
+
 static void fence_unref(struct d3dq_fence *f)
 {
 	struct d3dq_device *dev = f->dev;
@@ -24,19 +49,16 @@ static void fence_unref(struct d3dq_fence *f)
 		return;
 	/* Unmapped first: a new fence may get the page's offset. */
 	d3dqp_vpage_unmap(dev, f->page);
-	d3dqp_kfence_destroy(dev->fd, f->reg);
-	d3dqp_kfence_destroy(dev->fd, f->wake);
-	d3dqp_kfence_destroy(dev->fd, f->handle);
+	kfence_destroy(dev->fd, f->reg);
+	kfence_destroy(dev->fd, f->wake);
+	kfence_destroy(dev->fd, f->handle);
 	free(f);
 }
 
 /* The value: one acquire load of the kernel's page, no system call. */
 static uint64_t fence_value(struct d3dq_fence *f)
 {
-	uint64_t v = atomic_load_explicit(f->vp, memory_order_acquire);
-
-	/* The library's own removal (the driver refused REMOVE). */
-	return atomic_load(&f->dev->stopped) ? UINT64_MAX : v;
+	return atomic_load_explicit(f->vp, memory_order_acquire);
 }
 
 /* Created, or imported from @xfd >= 0; shared: with @reg and @wake. */
@@ -68,7 +90,7 @@ static int fence_new(struct d3dq_device *dev, uint64_t value, uint32_t flags,
 		imp.mmap_offset = create.mmap_offset;
 		imp.value_offset = create.value_offset;
 		if (!ret && f->shared)
-			ret = d3dqp_kfence_export(dev->fd, f->handle, &own);
+			ret = kfence_export(dev->fd, f->handle, &own);
 	} else {
 		ret = d3dqp_ioctl(dev->fd, DRM_IOCTL_D3DQ_FENCE_IMPORT, &imp);
 		f->handle = imp.handle;
@@ -120,17 +142,25 @@ D3DQ_EXPORT int d3dq_fence_export(struct d3dq_fence *f, int *fd)
 {
 	if (!f || !fd || !f->shared)
 		return -EINVAL;
-	return d3dqp_kfence_export(f->dev->fd, f->handle, fd);
+	return kfence_export(f->dev->fd, f->handle, fd);
 }
 
 D3DQ_EXPORT int d3dq_fence_export_sync_file(struct d3dq_fence *f,
 					    uint64_t value, int *fd)
 {
+	struct drm_d3dq_fence_sync_file args = { .value = value };
+	int ret;
+
 	if (!f || !fd)
 		return -EINVAL;
 	if (!f->dev->has_sync_file)
 		return -EOPNOTSUPP;
-	return d3dqp_kfence_sync_file(f->dev->fd, f->handle, value, fd);
+	args.handle = f->handle;
+	ret = d3dqp_ioctl(f->dev->fd, DRM_IOCTL_D3DQ_FENCE_EXPORT_SYNC_FILE,
+			  &args);
+	if (!ret)
+		*fd = args.fd;
+	return ret;
 }
 
 D3DQ_EXPORT int d3dq_fence_import(struct d3dq_device *dev, int fd,
@@ -158,11 +188,11 @@ D3DQ_EXPORT void d3dq_fence_destroy(struct d3dq_fence *f)
 	pthread_mutex_unlock(&dev->lock);
 	/* Release what waits in the kernel (R14), see above. */
 	if (!f->shared) {
-		d3dqp_kfence_signal(dev->fd, f->handle, UINT64_MAX);
+		kfence_signal(dev->fd, f->handle, UINT64_MAX);
 	} else {
-		d3dqp_kfence_destroy(dev->fd, f->reg);
+		kfence_destroy(dev->fd, f->reg);
 		f->reg = 0;
-		d3dqp_kfence_signal(dev->fd, f->wake, 1);
+		kfence_signal(dev->fd, f->wake, 1);
 	}
 	fence_unref(f);
 }
@@ -176,10 +206,8 @@ D3DQ_EXPORT int d3dq_fence_signal(struct d3dq_fence *f, uint64_t value)
 {
 	if (!f)
 		return -EINVAL;
-	if (atomic_load(&f->dev->stopped))
-		return -ENODEV;
 	/* -ENODEV: a removal set it to UINT64_MAX for good. */
-	return d3dqp_kfence_signal(f->dev->fd, f->handle, value);
+	return kfence_signal(f->dev->fd, f->handle, value);
 }
 
 /*

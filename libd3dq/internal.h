@@ -40,11 +40,6 @@ static inline void list_init(struct list *l)
 	l->next = l;
 }
 
-static inline bool list_empty(const struct list *l)
-{
-	return l->next == l;
-}
-
 static inline void list_add_tail(struct list *item, struct list *head)
 {
 	item->prev = head->prev;
@@ -88,7 +83,6 @@ struct d3dq_device {
 	void *event_context;
 
 	_Atomic int reason;		/* removal reason once known */
-	_Atomic bool stopped;		/* the library removed it itself */
 	pthread_mutex_t remove_lock;	/* serialises d3dqp_dev_remove() */
 
 	pthread_mutex_t lock;		/* the lists */
@@ -141,6 +135,12 @@ struct d3dq_cmdlist {
 	size_t len, cap;
 };
 
+/* A kernel call: 0 or -errno (drmIoctl restarts on EINTR). */
+static inline int d3dqp_ioctl(int fd, unsigned long req, void *arg)
+{
+	return drmIoctl(fd, req, arg) ? -errno : 0;
+}
+
 /* Shared between files: hidden, and prefixed for libd3dq.a's users. */
 /*
  * dispatch.c: get/put when a callback device @fd opens/closes (the
@@ -163,14 +163,7 @@ int d3dqp_device_desc_copy(const struct d3dq_device_desc *desc,
 			   struct d3dq_device_desc *out);
 
 /* kernel.c. Kernel calls: 0 or -errno. */
-int d3dqp_ioctl(int fd, unsigned long req, void *arg);
-int d3dqp_syncobj_create(int fd, uint32_t *handle);
-void d3dqp_syncobj_destroy(int fd, uint32_t handle);
 int64_t d3dqp_abs_timeout(uint64_t timeout_ns);
-int d3dqp_kfence_export(int fd, uint32_t handle, int *xfd);
-int d3dqp_kfence_sync_file(int fd, uint32_t handle, uint64_t value, int *sfd);
-void d3dqp_kfence_destroy(int fd, uint32_t handle);
-int d3dqp_kfence_signal(int fd, uint32_t handle, uint64_t value);
 int d3dqp_kfence_event(int fd, const struct drm_d3dq_fence_value *fv, uint32_t n,
 		 uint32_t flags, int eventfd, uint32_t sobj, uint64_t point);
 int d3dqp_vpage_map(struct d3dq_device *dev, uint64_t offset, uint32_t value_offset,
@@ -182,7 +175,8 @@ int d3dqp_dev_link_object(struct d3dq_device *dev, struct list *link,
 			  struct list *head);
 /* Wait for @q's oldest job if it is armed (false: none is). */
 bool d3dqp_queue_wait_armed(struct d3dq_queue *q);
-void d3dqp_dev_remove(struct d3dq_device *dev, int reason);
+/* 0, or REMOVE's error (the device then stays as it was). */
+int d3dqp_dev_remove(struct d3dq_device *dev, int reason);
 /* Call the device's callback with @token once (@fv, @n, @flags) hold. */
 int d3dqp_token_add(struct d3dq_device *dev, const struct drm_d3dq_fence_value *fv,
 		    uint32_t n, uint32_t flags, void *token);

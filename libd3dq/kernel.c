@@ -12,28 +12,6 @@
 
 #include "internal.h"
 
-int d3dqp_ioctl(int fd, unsigned long req, void *arg)
-{
-	return drmIoctl(fd, req, arg) ? -errno : 0;
-}
-
-int d3dqp_syncobj_create(int fd, uint32_t *handle)
-{
-	struct drm_syncobj_create args = { 0 };
-	int ret = d3dqp_ioctl(fd, DRM_IOCTL_SYNCOBJ_CREATE, &args);
-
-	*handle = args.handle;
-	return ret;
-}
-
-void d3dqp_syncobj_destroy(int fd, uint32_t handle)
-{
-	struct drm_syncobj_destroy args = { .handle = handle };
-
-	if (handle)
-		d3dqp_ioctl(fd, DRM_IOCTL_SYNCOBJ_DESTROY, &args);
-}
-
 int64_t d3dqp_abs_timeout(uint64_t timeout_ns)
 {
 	struct timespec ts;
@@ -44,45 +22,6 @@ int64_t d3dqp_abs_timeout(uint64_t timeout_ns)
 	if (timeout_ns >= (uint64_t)(INT64_MAX - now))
 		return INT64_MAX;
 	return now + (int64_t)timeout_ns;
-}
-
-/* Kernel fences. */
-
-int d3dqp_kfence_export(int fd, uint32_t handle, int *xfd)
-{
-	struct drm_d3dq_fence_export args = { .handle = handle };
-	int ret = d3dqp_ioctl(fd, DRM_IOCTL_D3DQ_FENCE_EXPORT, &args);
-
-	if (!ret)
-		*xfd = args.fd;
-	return ret;
-}
-
-int d3dqp_kfence_sync_file(int fd, uint32_t handle, uint64_t value, int *sfd)
-{
-	struct drm_d3dq_fence_sync_file args = {
-		.handle = handle, .value = value,
-	};
-	int ret = d3dqp_ioctl(fd, DRM_IOCTL_D3DQ_FENCE_EXPORT_SYNC_FILE, &args);
-
-	if (!ret)
-		*sfd = args.fd;
-	return ret;
-}
-
-void d3dqp_kfence_destroy(int fd, uint32_t handle)
-{
-	struct drm_d3dq_fence_destroy args = { .handle = handle };
-
-	if (handle)
-		d3dqp_ioctl(fd, DRM_IOCTL_D3DQ_FENCE_DESTROY, &args);
-}
-
-int d3dqp_kfence_signal(int fd, uint32_t handle, uint64_t value)
-{
-	struct drm_d3dq_fence_signal args = { .handle = handle, .value = value };
-
-	return d3dqp_ioctl(fd, DRM_IOCTL_D3DQ_FENCE_SIGNAL, &args);
 }
 
 int d3dqp_kfence_event(int fd, const struct drm_d3dq_fence_value *fv, uint32_t n,
@@ -182,25 +121,15 @@ bool d3dqp_queue_wait_armed(struct d3dq_queue *q)
 {
 	struct drm_d3dq_queue_get_state st = { .id = q->id };
 	uint64_t done = 0, next;
-	struct drm_syncobj_timeline_array query = {
-		.handles = (uintptr_t)&q->tl,
-		.points = (uintptr_t)&done,
-		.count_handles = 1,
-	};
-	struct drm_syncobj_timeline_wait wait = {
-		.handles = (uintptr_t)&q->tl,
-		.points = (uintptr_t)&next,
-		.count_handles = 1,
-		.flags = DRM_SYNCOBJ_WAIT_FLAGS_WAIT_FOR_SUBMIT,
-	};
 
 	if (d3dqp_ioctl(q->dev->fd, DRM_IOCTL_D3DQ_QUEUE_GET_STATE, &st) ||
 	    st.state == DRM_D3DQ_QUEUE_STATE_LOST || !st.pending_jobs ||
-	    d3dqp_ioctl(q->dev->fd, DRM_IOCTL_SYNCOBJ_QUERY, &query))
+	    drmSyncobjQuery(q->dev->fd, &q->tl, &done, 1))
 		return false;
 	next = done + 1;
-	wait.timeout_nsec = d3dqp_abs_timeout(1000000000ull);
-	d3dqp_ioctl(q->dev->fd, DRM_IOCTL_SYNCOBJ_TIMELINE_WAIT, &wait);
+	drmSyncobjTimelineWait(q->dev->fd, &q->tl, &next, 1,
+			       d3dqp_abs_timeout(1000000000ull),
+			       DRM_SYNCOBJ_WAIT_FLAGS_WAIT_FOR_SUBMIT, NULL);
 	return true;
 }
 
@@ -231,36 +160,23 @@ int d3dqp_dev_removal_error(struct d3dq_device *dev)
 
 /*
  * Remove the device (R15): REMOVE stops every job, then sets every fence
- * to UINT64_MAX. If the driver refuses it, the library waits for the
- * jobs and writes UINT64_MAX itself. The first reason stays.
+ * to UINT64_MAX; the first reason stays. Unplugged (-ENODEV), it is
+ * removed already; refused otherwise (a seccomp filter), it stays as it
+ * was and the error is returned.
  */
-void d3dqp_dev_remove(struct d3dq_device *dev, int reason)
+int d3dqp_dev_remove(struct d3dq_device *dev, int reason)
 {
 	struct drm_d3dq_remove args = { 0 };
-	struct list *pos, *tmp;
+	int ret = 0;
 
-	if (reason == -EFAULT || !reason)
-		reason = -EIO;	/* neither "no device" nor "not removed" */
 	pthread_mutex_lock(&dev->remove_lock);
-	if (atomic_load(&dev->reason)) {
-		pthread_mutex_unlock(&dev->remove_lock);
-		return;
+	if (!atomic_load(&dev->reason)) {
+		ret = d3dqp_ioctl(dev->fd, DRM_IOCTL_D3DQ_REMOVE, &args);
+		if (!ret)
+			atomic_store(&dev->reason, reason);
 	}
-	if (d3dqp_ioctl(dev->fd, DRM_IOCTL_D3DQ_REMOVE, &args)) {
-		pthread_mutex_lock(&dev->lock);
-		list_for_each_safe(pos, tmp, &dev->queues)
-			while (d3dqp_queue_wait_armed(container_of(pos,
-					struct d3dq_queue, dev_link)))
-				;
-		atomic_store(&dev->stopped, true);
-		list_for_each_safe(pos, tmp, &dev->fences)
-			d3dqp_kfence_signal(dev->fd, container_of(pos,
-				      struct d3dq_fence, dev_link)->handle,
-				      UINT64_MAX);
-		pthread_mutex_unlock(&dev->lock);
-	}
-	atomic_store(&dev->reason, reason);
 	pthread_mutex_unlock(&dev->remove_lock);
+	return ret == -ENODEV ? 0 : ret;
 }
 
 /*
@@ -272,28 +188,24 @@ int d3dqp_token_add(struct d3dq_device *dev, const struct drm_d3dq_fence_value *
 		    uint32_t n, uint32_t flags, void *token)
 {
 	uint32_t key = n == 1 ? fv[0].handle : 0;
-	struct drm_syncobj_handle exp = { 0 };
 	uint32_t sobj;
-	int ret;
+	int ret, sfd;
 
 	if (key && d3dqp_dispatch_pending(dev, key, fv[0].value, token))
 		return 0;
-	ret = d3dqp_syncobj_create(dev->fd, &sobj);
-	if (ret)
-		return ret;
+	if (drmSyncobjCreate(dev->fd, 0, &sobj))
+		return -errno;
 	flags |= DRM_D3DQ_FENCE_EVENT_SYNCOBJ;
 	ret = d3dqp_kfence_event(dev->fd, fv, n, flags, 0, sobj, 1);
-	exp.handle = sobj;
-	exp.flags = 0;
-	if (!ret)
-		ret = d3dqp_ioctl(dev->fd, DRM_IOCTL_SYNCOBJ_HANDLE_TO_FD, &exp);
+	if (!ret && drmSyncobjHandleToFD(dev->fd, sobj, &sfd))
+		ret = -errno;
 	if (!ret) {
-		ret = d3dqp_dispatch_add(dev, exp.fd, key, fv[0].value,
+		ret = d3dqp_dispatch_add(dev, sfd, key, fv[0].value,
 					 dev->signal_event, token,
 					 dev->event_context);
-		close(exp.fd);
+		close(sfd);
 	}
 	/* The registration holds the syncobj; so does the dispatcher. */
-	d3dqp_syncobj_destroy(dev->fd, sobj);
+	drmSyncobjDestroy(dev->fd, sobj);
 	return ret;
 }

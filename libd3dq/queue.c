@@ -14,7 +14,8 @@
 
 static void queue_free(struct d3dq_queue *q)
 {
-	d3dqp_syncobj_destroy(q->dev->fd, q->tl);
+	if (q->tl)
+		drmSyncobjDestroy(q->dev->fd, q->tl);
 	pthread_mutex_destroy(&q->lock);
 	free(q);
 }
@@ -39,8 +40,6 @@ static int submit_locked(struct d3dq_queue *q, const struct drm_d3dq_sync *wait,
 	};
 	int ret;
 
-	if (atomic_load(&q->dev->stopped))
-		return -ENODEV;
 	if (!wait)
 		args.waits.stride = 0;
 	if (signal)
@@ -118,10 +117,8 @@ D3DQ_EXPORT int d3dq_queue_create(struct d3dq_device *dev,
 	pthread_mutex_init(&q->lock, NULL);
 	list_init(&q->dev_link);
 
-	ret = d3dqp_syncobj_create(dev->fd, &q->tl);
-	if (ret)
-		goto err;
-	ret = d3dqp_ioctl(dev->fd, DRM_IOCTL_D3DQ_QUEUE_CREATE, &create);
+	ret = drmSyncobjCreate(dev->fd, 0, &q->tl) ? -errno :
+	      d3dqp_ioctl(dev->fd, DRM_IOCTL_D3DQ_QUEUE_CREATE, &create);
 	if (ret) {
 		ret = ret == -ENODEV && d3dqp_dev_removal_error(dev) ?
 		      d3dqp_dev_removal_error(dev) : ret;
