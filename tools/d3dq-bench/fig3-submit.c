@@ -1,10 +1,11 @@
 // SPDX-License-Identifier: MIT
 /*
  * d3dq-bench figure 3: submission. Execute of one WRITE64 plus Signal
- * against a raw SUBMIT of the same job, interleaved on one thread, with
- * the system calls and sleeps of each; then Execute(empty) + Signal, which
- * reaches no kernel, at 1, 2 and 4 threads against GET_PARAM, for
- * information.
+ * against a raw SUBMIT of the same job and, for information, against the
+ * two raw SUBMITs the library makes of them (the WRITE64, then a signal),
+ * interleaved on one thread, with the system calls and sleeps of each;
+ * then Execute(empty) + Signal (one SUBMIT: an empty Execute reaches no
+ * kernel) at 1, 2 and 4 threads against GET_PARAM, for information.
  *
  * Copyright (C) 2026 The d3dq authors
  */
@@ -147,7 +148,7 @@ static void submit_write_dat(const double rates[3][3])
  */
 #define SUB_BLOCK 50
 
-enum { V_RAW, V_LIB, V_EMPTY, NV };
+enum { V_RAW, V_RAW2, V_LIB, V_EMPTY, NV };
 
 static void submit_pairs(int gp1)
 {
@@ -159,6 +160,7 @@ static void submit_pairs(int gp1)
 	struct raw_bo bo = raw_bo_create();
 	struct drm_d3dq_cmd_write64 w = raw_write64(&bo, 0, 1);
 	uint32_t rq = raw_queue(), rtl = raw_syncobj();
+	uint32_t rq2 = raw_queue(), rtl2 = raw_syncobj();
 	int blocks = sz.submit / SUB_BLOCK, n = blocks * SUB_BLOCK, b, k, j;
 	double *lat[NV];
 	struct counts c0, c1, sum[NV];
@@ -186,6 +188,12 @@ static void submit_pairs(int gp1)
 					CHECK(raw_submit(rq, 0, 0, rtl, i, &w,
 							 sizeof(w)));
 					break;
+				case V_RAW2:
+					CHECK(raw_submit(rq2, 0, 0, rtl2, 2 * i - 1,
+							 &w, sizeof(w)));
+					CHECK(raw_submit(rq2, 0, 0, rtl2, 2 * i,
+							 NULL, 0));
+					break;
 				case V_LIB:
 					CHECK(d3dq_queue_execute(q, &l, 1));
 					CHECK(d3dq_queue_signal(q, f, i));
@@ -204,18 +212,24 @@ static void submit_pairs(int gp1)
 						 c0.process_sleeps;
 			if (v == V_RAW)
 				CHECK(raw_wait(rtl, done[v]));
+			else if (v == V_RAW2)
+				CHECK(raw_wait(rtl2, 2 * (uint64_t)done[v]));
 			else if (v == V_LIB)
 				CHECK(d3dq_fence_wait(f, done[v],
 						      D3DQ_TIMEOUT_INFINITE));
 		}
 	}
 	CHECK(raw_wait(rtl, n));
+	CHECK(raw_wait(rtl2, 2 * (uint64_t)n));
 	CHECK(d3dq_fence_wait(f, n, D3DQ_TIMEOUT_INFINITE));
 	CHECK(d3dq_fence_wait(fe, n, D3DQ_TIMEOUT_INFINITE));
 
 	row[V_RAW] = add_row(3, "submit_raw_cmd",
 			     "raw SUBMIT (1 WRITE64, 1 timeline signal)", "ns",
 			     lat[V_RAW], n);
+	row[V_RAW2] = add_row(3, "submit_raw_two",
+			      "raw SUBMIT (1 WRITE64) + SUBMIT (signal)", "ns",
+			      lat[V_RAW2], n);
 	row[V_LIB] = add_row(3, "submit_lib_cmd",
 			     "library Execute(1 WRITE64)+Signal", "ns",
 			     lat[V_LIB], n);
@@ -224,18 +238,24 @@ static void submit_pairs(int gp1)
 			       lat[V_EMPTY], n);
 	memset(&c0, 0, sizeof(c0));
 	add_counts(3, "submit_raw_cmd", "raw SUBMIT", c0, sum[V_RAW], n);
+	add_counts(3, "submit_raw_two", "raw SUBMIT+SUBMIT", c0,
+		   sum[V_RAW2], n);
 	add_counts(3, "submit_lib_cmd", "library Execute(1)+Signal", c0,
 		   sum[V_LIB], n);
 	add_counts(3, "submit_lib_empty", "library Execute(0)+Signal", c0,
 		   sum[V_EMPTY], n);
 	add_cmp(3, row[V_LIB], row[V_RAW],
 		"submit: Execute(1 cmd)+Signal / raw SUBMIT of it", 1.2);
+	add_cmp(3, row[V_LIB], row[V_RAW2],
+		"submit: Execute+Signal / same 2 raw SUBMITs (info)", 0);
 	add_cmp(3, row[V_EMPTY], gp1,
 		"submit: Execute(empty)+Signal / GET_PARAM (info)", 0);
 	add_cmp(3, row[V_RAW], gp1, "submit: raw SUBMIT / GET_PARAM", 0);
 
 	raw_queue_destroy(rq);
 	raw_syncobj_destroy(rtl);
+	raw_queue_destroy(rq2);
+	raw_syncobj_destroy(rtl2);
 	raw_bo_destroy(bo);
 	d3dq_queue_destroy(q);
 	d3dq_queue_destroy(qe);
