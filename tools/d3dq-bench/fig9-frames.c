@@ -7,7 +7,10 @@
  * an eventfd, then read()). Against the same loop on raw ioctls: two
  * SUBMITs per frame, the direct one waiting on the copy queue's timeline
  * point, and a TIMELINE_WAIT for frame i - N. Frames per second, in rounds
- * that alternate the two loops.
+ * that rotate the loops. For information, a third loop makes on raw
+ * ioctls the SUBMITs the library makes (one per Execute and per Signal:
+ * four per frame, the queue wait being satisfied at the call), with the
+ * raw loop's TIMELINE_WAIT, which the library replaces by a load.
  *
  * Each list is one WRITE64, which the driver runs inside SUBMIT on an idle
  * engine (uapi.rst, "Direct submission"): then no frame is ever in flight,
@@ -42,6 +45,7 @@ struct frames_lib {
 
 struct frames_raw {
 	uint32_t copy, direct, copied, frame;
+	uint32_t copy_tl, direct_tl;	/* the per-call loop's job points */
 	struct raw_bo bo;
 	uint64_t next;
 	uint64_t work_ns;	/* DELAY of the direct queue's job, or 0 */
@@ -75,7 +79,9 @@ static double frames_lib_run(struct frames_lib *f, int n, int inflight)
 	return (double)(f->next - first) * 1e9 / (double)(now_ns() - t0);
 }
 
-static double frames_raw_run(struct frames_raw *f, int n, int inflight)
+/* @percall: one SUBMIT per library call (the work, then the signal). */
+static double frames_raw_run(struct frames_raw *f, int n, int inflight,
+			     bool percall)
 {
 	struct drm_d3dq_cmd_write64 wc = raw_write64(&f->bo, 0, 1);
 	struct {
@@ -96,6 +102,16 @@ static double frames_raw_run(struct frames_raw *f, int n, int inflight)
 
 		if (k > (uint64_t)inflight)
 			CHECK(raw_wait(f->frame, k - inflight));
+		if (percall) {
+			CHECK(raw_submit(f->copy, 0, 0, f->copy_tl, k, &wc,
+					 sizeof(wc)));
+			CHECK(raw_submit(f->copy, 0, 0, f->copied, k, NULL, 0));
+			CHECK(raw_submit(f->direct, f->copied, k, f->direct_tl,
+					 k, direct, dbytes));
+			CHECK(raw_submit(f->direct, 0, 0, f->frame, k, NULL,
+					 0));
+			continue;
+		}
 		CHECK(raw_submit(f->copy, 0, 0, f->copied, k, &wc, sizeof(wc)));
 		CHECK(raw_submit(f->direct, f->copied, k, f->frame, k, direct,
 				 dbytes));
@@ -149,6 +165,8 @@ static void frames_raw_open(struct frames_raw *f, uint64_t work_ns)
 	f->direct = raw_queue();
 	f->copied = raw_syncobj();
 	f->frame = raw_syncobj();
+	f->copy_tl = raw_syncobj();
+	f->direct_tl = raw_syncobj();
 	f->bo = raw_bo_create();
 	f->next = 1;
 	f->work_ns = work_ns;
@@ -160,6 +178,8 @@ static void frames_raw_close(struct frames_raw *f)
 	raw_queue_destroy(f->direct);
 	raw_syncobj_destroy(f->copied);
 	raw_syncobj_destroy(f->frame);
+	raw_syncobj_destroy(f->copy_tl);
+	raw_syncobj_destroy(f->direct_tl);
 	raw_bo_destroy(f->bo);
 }
 
@@ -197,9 +217,9 @@ static void fig9(void)
 	};
 	int per = sz.frames < FRAMES_PER_ROUND ? sz.frames : FRAMES_PER_ROUND;
 	int rounds = sz.frames / per, r, k, a, b, nv = 4;
-	double fps[4][2][32];	/* [variant][lib, raw][round] */
+	double fps[4][3][32];	/* [variant][lib, raw, raw per call][round] */
 	double med[4][2];
-	struct frame_cost cost[4][2];
+	struct frame_cost cost[4][3];
 	char key[48], label[96], what[32], path[512];
 	FILE *dat = NULL;
 
@@ -208,34 +228,41 @@ static void fig9(void)
 	memset(cost, 0, sizeof(cost));
 	for (k = 0; k < nv; k++) {
 		struct frames_lib l;
-		struct frames_raw w;
+		struct frames_raw w, wc;
 		double *vl = samples(rounds), *vr = samples(rounds);
-		int n = var[k].inflight;
+		double *vc = samples(rounds);
+		int n = var[k].inflight, c;
 
 		frames_lib_open(&l, var[k].work_ns);
 		frames_raw_open(&w, var[k].work_ns);
+		frames_raw_open(&wc, var[k].work_ns);
 		/* A short round of each first, untimed. */
 		frames_lib_run(&l, n + 2, n);
-		frames_raw_run(&w, n + 2, n);
+		frames_raw_run(&w, n + 2, n, false);
+		frames_raw_run(&wc, n + 2, n, true);
 		for (r = 0; r < rounds; r++) {
 			int v;
 
-			for (v = 0; v < 2; v++) {
-				bool lib = (r + v) % 2 == 0;
+			for (v = 0; v < 3; v++) {
 				struct counts c0 = counts_now(), c1;
 
-				if (lib)
+				/* 0 library, 1 raw, 2 raw per call. */
+				c = (r + v) % 3;
+				if (c == 0)
 					fps[k][0][r] = frames_lib_run(&l, per, n);
 				else
-					fps[k][1][r] = frames_raw_run(&w, per, n);
+					fps[k][c][r] = frames_raw_run(c == 1 ? &w : &wc,
+								      per, n, c == 2);
 				c1 = counts_now();
-				cost_add(&cost[k][lib ? 0 : 1], c0, c1, per);
+				cost_add(&cost[k][c], c0, c1, per);
 			}
 			vl[r] = fps[k][0][r];
 			vr[r] = fps[k][1][r];
+			vc[r] = fps[k][2][r];
 		}
 		frames_lib_close(&l);
 		frames_raw_close(&w);
+		frames_raw_close(&wc);
 		if (var[k].work_ns)
 			snprintf(what, sizeof(what), "_gpu%llums",
 				 (unsigned long long)(var[k].work_ns / MS));
@@ -255,10 +282,23 @@ static void fig9(void)
 		add_cmp_min(9, a, b, label, 0.9);
 		med[k][0] = row_median(a);
 		med[k][1] = row_median(b);
+		snprintf(key, sizeof(key), "frames_raw_calls_n%d%s", n, what);
+		snprintf(label, sizeof(label),
+			 "raw per call, %d in flight%s", n,
+			 var[k].work_ns ? ", 1 ms GPU work" : "");
+		c = add_row(9, key, label, "fps", vc, rounds);
+		snprintf(label, sizeof(label),
+			 "fps, %d in flight%s: library / raw per call (info)", n,
+			 var[k].work_ns ? ", GPU 1 ms" : "");
+		add_cmp(9, a, c, label, 0);
 		snprintf(key, sizeof(key), "frames_raw_n%d%s", n, what);
 		snprintf(label, sizeof(label), "raw, N=%d%s", n,
 			 var[k].work_ns ? ", GPU work" : "");
 		cost_report(key, label, &cost[k][1]);
+		snprintf(key, sizeof(key), "frames_raw_calls_n%d%s", n, what);
+		snprintf(label, sizeof(label), "raw per call, N=%d%s", n,
+			 var[k].work_ns ? ", GPU work" : "");
+		cost_report(key, label, &cost[k][2]);
 		snprintf(key, sizeof(key), "frames_lib_n%d%s", n, what);
 		snprintf(label, sizeof(label), "library, N=%d%s", n,
 			 var[k].work_ns ? ", GPU work" : "");
