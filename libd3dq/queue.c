@@ -51,9 +51,15 @@ static int submit_locked(struct d3dq_queue *q, const struct drm_d3dq_sync *wait,
 	while ((ret = d3dqp_ioctl(q->dev->fd, DRM_IOCTL_D3DQ_SUBMIT, &args)) ==
 	       -ENOSPC && d3dqp_queue_wait_armed(q))
 		;
-	/* The queue is lost: the kernel removed the device (on loss). */
-	if (ret == -ECANCELED)
+	/*
+	 * The queue is lost: the device is removed (the kernel removes it
+	 * on loss), or being removed. The kernel stops the queues before
+	 * it sets the fences: return once that is done (R15's instant).
+	 */
+	if (ret == -ECANCELED || ret == -ENODEV) {
+		d3dqp_dev_removal_error(q->dev);
 		return -ENODEV;
+	}
 	if (!ret)
 		q->tl_point++;
 	return ret;

@@ -314,6 +314,80 @@ TEST_F_TIMEOUT(own, reason_with_release, 300)
 	EXPECT_EQ(0, bad);
 }
 
+struct caller {
+	struct d3dq_device *dev;
+	struct d3dq_queue *q;
+	struct d3dq_fence *f, *g;
+	_Atomic int *started;
+	int ret;			/* the call that failed */
+	uint64_t seen;			/* @f read right after it */
+	int reason;			/* and the reason */
+};
+
+/* Signal on the queue until a call fails; then read @f and the reason. */
+static void *call_until_refused(void *arg)
+{
+	struct caller *c = arg;
+	uint64_t v = 1;
+
+	atomic_fetch_add(c->started, 1);
+	while ((c->ret = d3dq_queue_signal(c->q, c->g, v++)) == 0)
+		;
+	c->seen = d3dq_fence_get_completed_value(c->f);
+	c->reason = d3dq_device_removed_reason(c->dev);
+	return NULL;
+}
+
+/*
+ * One instant (R15), seen from a queue call: once a queue call fails
+ * with -ENODEV, the removal has happened: every fence reads UINT64_MAX
+ * and the reason is set. The driver stops the queues before it sets the
+ * fences; queues created after the caller's, with running jobs to stop,
+ * widen the window in between.
+ */
+TEST_F_TIMEOUT(own, queue_call_refused_after_removal, 300)
+{
+	struct timespec t0;
+	int i, j, bad = 0;
+
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	for (i = 0; i < 30 && !out_of_time(&t0, i); i++) {
+		struct d3dq_device *dev = util_open();
+		_Atomic int started = 0;
+		struct caller c = { .dev = dev, .started = &started };
+		struct d3dq_queue *busy[4];
+		pthread_t t;
+
+		if (!dev)
+			SKIP(return, "no d3dq device");
+		c.q = util_queue(dev);
+		ASSERT_NE(NULL, c.q);
+		ASSERT_EQ(0, d3dq_fence_create(dev, 0, 0, &c.f));
+		ASSERT_EQ(0, d3dq_fence_create(dev, 0, 0, &c.g));
+		for (j = 0; j < ARRAY_SIZE(busy); j++) {
+			busy[j] = util_queue(dev);
+			ASSERT_NE(NULL, busy[j]);
+			ASSERT_EQ(0, util_exec_delay(dev, busy[j], 200 * MS));
+		}
+		ASSERT_EQ(0, pthread_create(&t, NULL, call_until_refused, &c));
+		while (atomic_load(&started) < 1)
+			sched_yield();
+		if (i % 2)
+			usleep(1000);
+		ASSERT_EQ(0, d3dq_device_remove(dev));
+		pthread_join(t, NULL);
+		if (c.ret != -ENODEV || c.seen != UINT64_MAX ||
+		    c.reason != -ENODEV) {
+			TH_LOG("round %d: call %d, then %llu, reason %d", i,
+			       c.ret, (unsigned long long)c.seen, c.reason);
+			bad++;
+		}
+		d3dq_device_close(dev);
+	}
+	TH_LOG("%d rounds", i);
+	EXPECT_EQ(0, bad);
+}
+
 /* Make DRM_IOCTL_D3DQ_REMOVE fail with -EIO in this process. */
 static int refuse_remove(void)
 {
