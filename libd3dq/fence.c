@@ -204,10 +204,20 @@ D3DQ_EXPORT uint64_t d3dq_fence_get_completed_value(struct d3dq_fence *f)
 
 D3DQ_EXPORT int d3dq_fence_signal(struct d3dq_fence *f, uint64_t value)
 {
+	int ret;
+
 	if (!f)
 		return -EINVAL;
-	/* -ENODEV: a removal set it to UINT64_MAX for good. */
-	return kfence_signal(f->dev->fd, f->handle, value);
+	/*
+	 * -ENODEV: a removal set it to UINT64_MAX for good. The driver sets
+	 * a file's fences one after the other: if it is this device's
+	 * removal, return once it is done (R15's instant). A peer's removal
+	 * of a shared fence leaves this device as it is.
+	 */
+	ret = kfence_signal(f->dev->fd, f->handle, value);
+	if (ret == -ENODEV)
+		d3dqp_dev_removal_error(f->dev);
+	return ret;
 }
 
 /*

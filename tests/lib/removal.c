@@ -319,33 +319,38 @@ struct caller {
 	struct d3dq_queue *q;
 	struct d3dq_fence *f, *g;
 	_Atomic int *started;
+	bool cpu;			/* CPU signals of @g, not queue ones */
 	int ret;			/* the call that failed */
 	uint64_t seen;			/* @f read right after it */
 	int reason;			/* and the reason */
 };
 
-/* Signal on the queue until a call fails; then read @f and the reason. */
+/* Signal @g until a call fails; then read @f and the reason. */
 static void *call_until_refused(void *arg)
 {
 	struct caller *c = arg;
 	uint64_t v = 1;
 
 	atomic_fetch_add(c->started, 1);
-	while ((c->ret = d3dq_queue_signal(c->q, c->g, v++)) == 0)
-		;
+	do {
+		c->ret = c->cpu ? d3dq_fence_signal(c->g, v) :
+			 d3dq_queue_signal(c->q, c->g, v);
+		v++;
+	} while (!c->ret);
 	c->seen = d3dq_fence_get_completed_value(c->f);
 	c->reason = d3dq_device_removed_reason(c->dev);
 	return NULL;
 }
 
 /*
- * One instant (R15), seen from a queue call: once a queue call fails
- * with -ENODEV, the removal has happened: every fence reads UINT64_MAX
- * and the reason is set. The driver stops the queues before it sets the
- * fences; queues created after the caller's, with running jobs to stop,
- * widen the window in between.
+ * One instant (R15), seen from a call: once a queue call or a CPU signal
+ * fails with -ENODEV, the removal has happened: every fence reads
+ * UINT64_MAX and the reason is set. The driver stops the queues, then
+ * sets the fences one after the other (in handle order): queues created
+ * after the caller's, with running jobs to stop, and fences between the
+ * signalled one (first) and the one read (last) widen the windows.
  */
-TEST_F_TIMEOUT(own, queue_call_refused_after_removal, 300)
+TEST_F_TIMEOUT(own, call_refused_after_removal, 300)
 {
 	struct timespec t0;
 	int i, j, bad = 0;
@@ -354,16 +359,20 @@ TEST_F_TIMEOUT(own, queue_call_refused_after_removal, 300)
 	for (i = 0; i < 30 && !out_of_time(&t0, i); i++) {
 		struct d3dq_device *dev = util_open();
 		_Atomic int started = 0;
-		struct caller c = { .dev = dev, .started = &started };
+		struct caller c = { .dev = dev, .started = &started,
+				    .cpu = i % 4 >= 2 };
 		struct d3dq_queue *busy[4];
+		struct d3dq_fence *more[2000];
 		pthread_t t;
 
 		if (!dev)
 			SKIP(return, "no d3dq device");
 		c.q = util_queue(dev);
 		ASSERT_NE(NULL, c.q);
-		ASSERT_EQ(0, d3dq_fence_create(dev, 0, 0, &c.f));
 		ASSERT_EQ(0, d3dq_fence_create(dev, 0, 0, &c.g));
+		for (j = 0; j < ARRAY_SIZE(more); j++)
+			ASSERT_EQ(0, d3dq_fence_create(dev, 0, 0, &more[j]));
+		ASSERT_EQ(0, d3dq_fence_create(dev, 0, 0, &c.f));
 		for (j = 0; j < ARRAY_SIZE(busy); j++) {
 			busy[j] = util_queue(dev);
 			ASSERT_NE(NULL, busy[j]);
@@ -378,8 +387,9 @@ TEST_F_TIMEOUT(own, queue_call_refused_after_removal, 300)
 		pthread_join(t, NULL);
 		if (c.ret != -ENODEV || c.seen != UINT64_MAX ||
 		    c.reason != -ENODEV) {
-			TH_LOG("round %d: call %d, then %llu, reason %d", i,
-			       c.ret, (unsigned long long)c.seen, c.reason);
+			TH_LOG("round %d (%s signal): call %d, then %llu, reason %d",
+			       i, c.cpu ? "CPU" : "queue", c.ret,
+			       (unsigned long long)c.seen, c.reason);
 			bad++;
 		}
 		d3dq_device_close(dev);
