@@ -216,7 +216,7 @@ static void fig9(void)
 		{ 2, 0 }, { 3, 0 }, { 2, GPU_WORK_NS }, { 3, GPU_WORK_NS },
 	};
 	int per = sz.frames < FRAMES_PER_ROUND ? sz.frames : FRAMES_PER_ROUND;
-	int rounds = sz.frames / per, r, k, a, b, nv = 4;
+	int rounds = sz.frames / per, r, k, a, b, pc, nv = 4;
 	double fps[4][3][32];	/* [variant][lib, raw, raw per call][round] */
 	double med[4][2];
 	struct frame_cost cost[4][3];
@@ -286,11 +286,11 @@ static void fig9(void)
 		snprintf(label, sizeof(label),
 			 "raw per call, %d in flight%s", n,
 			 var[k].work_ns ? ", 1 ms GPU work" : "");
-		c = add_row(9, key, label, "fps", vc, rounds);
+		pc = add_row(9, key, label, "fps", vc, rounds);
 		snprintf(label, sizeof(label),
 			 "fps, %d in flight%s: library / raw per call (info)", n,
 			 var[k].work_ns ? ", GPU 1 ms" : "");
-		add_cmp(9, a, c, label, 0);
+		add_cmp(9, a, pc, label, 0);
 		snprintf(key, sizeof(key), "frames_raw_n%d%s", n, what);
 		snprintf(label, sizeof(label), "raw, N=%d%s", n,
 			 var[k].work_ns ? ", GPU work" : "");
