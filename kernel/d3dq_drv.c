@@ -179,7 +179,8 @@ int d3dq_ioctl_get_param(struct drm_device *drm, void *data,
 			      DRM_D3DQ_FEATURE_FENCE_EVENT_SYNCOBJ |
 			      DRM_D3DQ_FEATURE_FENCE_HOLD |
 			      DRM_D3DQ_FEATURE_REMOVE_ON_LOSS |
-			      DRM_D3DQ_FEATURE_FENCE_SYNC_FILE;
+			      DRM_D3DQ_FEATURE_FENCE_SYNC_FILE |
+			      DRM_D3DQ_FEATURE_SUBMIT_CARRY;
 		break;
 	case DRM_D3DQ_PARAM_MAX_QUEUES:
 		args->value = d3dq_max_queues;
@@ -640,6 +641,20 @@ enum d3dq_charge d3dq_file_charge_job(struct d3dq_file *dfile, u64 bytes)
 	}
 	spin_unlock(&dfile->job_bytes_lock);
 	return ret;
+}
+
+/*
+ * A job's waits went to another job of the file, charged already: the
+ * bytes stay counted (the other job uncharges them), the job does not.
+ */
+void d3dq_file_merge_job(struct d3dq_file *dfile)
+{
+	spin_lock(&dfile->job_bytes_lock);
+	dfile->jobs--;
+	spin_unlock(&dfile->job_bytes_lock);
+	atomic_dec(&dfile->user->jobs);
+	wake_up_all(&dfile->wq);
+	wake_up_all(&dfile->user->wq);
 }
 
 void d3dq_file_uncharge_job(struct d3dq_file *dfile, u64 bytes)

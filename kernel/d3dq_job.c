@@ -329,6 +329,7 @@ void d3dq_job_free(struct d3dq_job *job)
 		cond_resched();
 	}
 	kvfree(job->waits);
+	dma_fence_put(job->carry_dep);
 
 	for (i = 0; i < job->nfsignals; i++)
 		d3dq_fence_qsignal_fini(&job->fsignals[i]);

@@ -123,6 +123,12 @@ struct d3dq_job {
 
 	struct d3dq_wait *waits;
 	u32 nwaits;
+	/*
+	 * A job of carried waits (uapi 1.8, &d3dq_queue.carried): one
+	 * fence for all its waits' dependencies (a join fence for several),
+	 * or NULL; the job that takes the waits depends on it.
+	 */
+	struct dma_fence *carry_dep;
 
 	/* Fence signals, set when the job completes (uapi 1.4). */
 	struct d3dq_fence_qsignal *fsignals;

@@ -115,8 +115,8 @@ static bool d3dq_queue_lose_locked(struct d3dq_queue *queue, int reason)
 		return false;
 	queue->state = DRM_D3DQ_QUEUE_STATE_LOST;
 	queue->reason = reason;
-	/* Held jobs are freed, never armed. */
-	if (!list_empty(&queue->held))
+	/* Held jobs and carried waits are freed, never armed. */
+	if (!list_empty(&queue->held) || !list_empty(&queue->carried))
 		d3dq_queue_kick_held(queue);
 	return true;
 }
@@ -315,6 +315,7 @@ static struct d3dq_queue *d3dq_queue_create(struct d3dq_device *ddev,
 	spin_lock_init(&queue->lock);
 	INIT_LIST_HEAD(&queue->jobs);
 	INIT_LIST_HEAD(&queue->held);
+	INIT_LIST_HEAD(&queue->carried);
 	INIT_DELAYED_WORK(&queue->arm_work, d3dq_queue_arm_held);
 	init_waitqueue_head(&queue->pending_wq);
 	INIT_WORK(&queue->teardown_work, d3dq_queue_teardown);

@@ -81,6 +81,14 @@ struct d3dq_queue {
 	struct list_head held;
 	u32 nheld;
 	struct delayed_work arm_work;
+	/*
+	 * Carried waits (uapi 1.8): jobs never armed, each holding the
+	 * waits of one %DRM_D3DQ_SUBMIT_CARRY, for the queue's next job to
+	 * take (d3dq_carry_prepare()); under submit_lock and @lock like
+	 * @held, @ncarried of them (under submit_lock).
+	 */
+	struct list_head carried;
+	u32 ncarried;
 
 	/*
 	 * Protects @state, @reason, @dead, @finishing, @jobs, the states of

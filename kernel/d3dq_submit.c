@@ -365,11 +365,13 @@ static int d3dq_resolve_wait(struct drm_file *file, struct d3dq_queue *hold,
  * which is quadratic in the number of contexts; releasable waits have a
  * context each. Beyond %D3DQ_JOIN_MIN waits the job depends on one join
  * fence of them all instead (d3dq_join_fence_create()), so that a submit
- * costs time linear in its waits.
+ * costs time linear in its waits. The waits of a carrying submit (@carry,
+ * see "Carried waits" in the uapi) make one fence, d3dq_job.carry_dep,
+ * for the job that takes them to depend on.
  */
 static int d3dq_add_waits(struct drm_file *file, struct d3dq_job *job,
 			  struct d3dq_queue *hold,
-			  const struct drm_d3dq_obj_array *arr)
+			  const struct drm_d3dq_obj_array *arr, bool carry)
 {
 	struct dma_fence **deps = NULL;
 	struct drm_d3dq_sync *syncs;
@@ -388,7 +390,7 @@ static int d3dq_add_waits(struct drm_file *file, struct d3dq_job *job,
 		ret = -ENOMEM;
 		goto out;
 	}
-	if (arr->count > D3DQ_JOIN_MIN) {
+	if (arr->count > D3DQ_JOIN_MIN || carry) {
 		/* No references: the waits hold them. */
 		deps = kvmalloc_array(arr->count, sizeof(*deps), D3DQ_GFP);
 		if (!deps) {
@@ -403,8 +405,10 @@ static int d3dq_add_waits(struct drm_file *file, struct d3dq_job *job,
 		/* Up to max_syncs lookups and allocations. */
 		cond_resched();
 
+		/* Nothing would name a carried releasable wait. */
 		ret = d3dq_check_sync(&syncs[i], DRM_D3DQ_SYNC_TIMELINE |
-					       DRM_D3DQ_SYNC_RELEASABLE |
+					       (carry ? 0 :
+						DRM_D3DQ_SYNC_RELEASABLE) |
 					       DRM_D3DQ_SYNC_FENCE);
 		if (ret)
 			goto out;
@@ -431,13 +435,18 @@ static int d3dq_add_waits(struct drm_file *file, struct d3dq_job *job,
 			goto out;
 	}
 
-	if (deps && ndeps) {
+	if (carry && ndeps == 1) {
+		job->carry_dep = dma_fence_get(deps[0]);
+	} else if (deps && ndeps) {
 		fence = d3dq_join_fence_create(deps, ndeps);
 		if (!fence) {
 			ret = -ENOMEM;
 			goto out;
 		}
-		ret = drm_sched_job_add_dependency(&job->base, fence);
+		if (carry)
+			job->carry_dep = fence;
+		else
+			ret = drm_sched_job_add_dependency(&job->base, fence);
 	}
 
 out:
@@ -789,27 +798,36 @@ static void d3dq_job_publish(struct d3dq_job *job, struct dma_fence *fence,
 	queue->last = dma_fence_get(fence);
 }
 
-/**
- * d3dq_job_hold_ready - May a held job be armed?
- * @job: the job
- *
- * Whether every fence wait of the job is satisfied (its release fence
+/*
+ * Whether every fence wait of @waits is satisfied (its release fence
  * signalled: marked for good by the value write) or depends on an armed
  * signal's job (its release fence bound). Syncobj waits always are.
  */
-bool d3dq_job_hold_ready(struct d3dq_job *job)
+static bool d3dq_waits_ready(const struct d3dq_wait *waits, u32 count)
 {
 	struct d3dq_release_fence *rf;
 	u32 i;
 
-	for (i = 0; i < job->nwaits; i++) {
-		rf = job->waits[i].release;
-		if (!job->waits[i].cond || !rf || READ_ONCE(rf->waited))
+	for (i = 0; i < count; i++) {
+		rf = waits[i].release;
+		if (!waits[i].cond || !rf || READ_ONCE(rf->waited))
 			continue;
 		if (!dma_fence_is_signaled(&rf->base))
 			return false;
 	}
 	return true;
+}
+
+/**
+ * d3dq_job_hold_ready - May a held job be armed?
+ * @job: the job
+ *
+ * Whether each of its fence waits is satisfied or depends on an armed
+ * signal's job (d3dq_waits_ready()).
+ */
+bool d3dq_job_hold_ready(struct d3dq_job *job)
+{
+	return d3dq_waits_ready(job->waits, job->nwaits);
 }
 
 /* Put @job at the end of its queue's held jobs. */
@@ -982,8 +1000,24 @@ void d3dq_queue_arm_now(struct d3dq_queue *queue)
 		d3dq_queue_kick_held(queue);
 }
 
+/* Take the queue's carried waits off it, onto @list (submit lock held). */
+static void d3dq_carry_take_locked(struct d3dq_queue *queue,
+				   struct list_head *list)
+{
+	struct d3dq_file *dfile = queue->dfile;
+
+	lockdep_assert_held(&queue->submit_lock);
+
+	atomic_sub(queue->ncarried, &dfile->jobs_held);
+	atomic_sub(queue->ncarried, &dfile->user->jobs_held);
+	queue->ncarried = 0;
+	spin_lock(&queue->lock);
+	list_splice_tail_init(&queue->carried, list);
+	spin_unlock(&queue->lock);
+}
+
 /**
- * d3dq_queue_drop_held - Free a queue's held jobs.
+ * d3dq_queue_drop_held - Free a queue's held jobs and carried waits.
  * @queue: the queue, lost or destroyed (or its device removed); the
  *	   caller holds a reference or runs its arm_work
  *
@@ -1002,6 +1036,7 @@ void d3dq_queue_drop_held(struct d3dq_queue *queue)
 		d3dq_job_unhold(job);
 		list_add_tail(&job->link, &list);
 	}
+	d3dq_carry_take_locked(queue, &list);
 	mutex_unlock(&queue->submit_lock);
 
 	list_for_each_entry_safe(job, tmp, &list, link)
@@ -1010,16 +1045,21 @@ void d3dq_queue_drop_held(struct d3dq_queue *queue)
 
 /*
  * Take the queue's submit lock once the queue holds fewer than
- * max_pending_jobs unfinished jobs (held ones included), the file's jobs
+ * max_pending_jobs unfinished jobs (held ones and carried waits included),
+ * the file's jobs
  * leave room for this one (max_file_job_bytes) and its user's number of
  * jobs too (max_user_jobs), and count the job against the file and the
  * user. The sleeps end in bounded time: armed jobs finish and are freed
- * whatever userspace does. Held jobs do not (R5: a submit must not wait
- * for userspace): when the limit that is full counts held jobs (the
+ * whatever userspace does. Held jobs and carried waits do not (R5: a
+ * submit must not wait for userspace; both count in the file's and the
+ * user's jobs_held): when the limit that is full counts held jobs (the
  * queue's, the file's or the user's), the submit fails at once with
- * -ENOSPC. Fails with -ECANCELED if the queue is lost.
+ * -ENOSPC. Carried waits count in the queue's limit for a carrying
+ * submit (@carry) only: a job takes them all, so it always has the room
+ * they hold. Fails with -ECANCELED if the queue is lost.
  */
-static int d3dq_queue_reserve(struct d3dq_queue *queue, struct d3dq_job *job)
+static int d3dq_queue_reserve(struct d3dq_queue *queue, struct d3dq_job *job,
+			      bool carry)
 {
 	struct d3dq_file *dfile = queue->dfile;
 	struct d3dq_user *user = dfile->user;
@@ -1036,8 +1076,8 @@ static int d3dq_queue_reserve(struct d3dq_queue *queue, struct d3dq_job *job)
 			return -ECANCELED;
 		}
 		/* Only submitters, under the lock, increase @pending. */
-		full = atomic_read(&queue->pending) + queue->nheld >=
-		       d3dq_max_pending_jobs;
+		full = atomic_read(&queue->pending) + queue->nheld +
+		       (carry ? queue->ncarried : 0) >= d3dq_max_pending_jobs;
 		if (!full) {
 			charge = d3dq_file_charge_job(dfile, job->bytes);
 			if (charge == D3DQ_CHARGED) {
@@ -1046,7 +1086,7 @@ static int d3dq_queue_reserve(struct d3dq_queue *queue, struct d3dq_job *job)
 			}
 		}
 		ret = 0;
-		if (full ? queue->nheld :
+		if (full ? queue->nheld + (carry ? queue->ncarried : 0) :
 		    atomic_read(charge == D3DQ_USER_FULL ? &user->jobs_held :
 				&dfile->jobs_held))
 			ret = -ENOSPC;
@@ -1060,6 +1100,8 @@ static int d3dq_queue_reserve(struct d3dq_queue *queue, struct d3dq_job *job)
 						       atomic_read(&queue->pending) <
 						       d3dq_max_pending_jobs ||
 						       READ_ONCE(queue->nheld) ||
+						       (carry &&
+							READ_ONCE(queue->ncarried)) ||
 						       !d3dq_queue_is_usable(queue));
 		else if (charge == D3DQ_USER_FULL)
 			ret = wait_event_interruptible(user->wq,
@@ -1077,12 +1119,133 @@ static int d3dq_queue_reserve(struct d3dq_queue *queue, struct d3dq_job *job)
 }
 
 /*
+ * The queue's carried waits, readied for the job that takes them: the
+ * carried waits then the job's own, copied (no references: whoever owns
+ * the array owns them), and the jobs that carried them once taken.
+ */
+struct d3dq_carry {
+	struct d3dq_wait *waits;	/* NULL if nothing was carried */
+	u32 count;
+	struct list_head taken;
+};
+
+/*
+ * Ready the queue's carried waits for @job (submit lock held): make @job
+ * depend on them and fill @carry for d3dq_carry_commit(). Nothing is
+ * taken yet: if this or the rest of the submit fails, they stay carried
+ * for the next job.
+ */
+static int d3dq_carry_prepare(struct d3dq_job *job, struct d3dq_carry *carry)
+{
+	struct d3dq_queue *queue = job->queue;
+	struct d3dq_wait *waits;
+	struct d3dq_job *c;
+	u32 n = job->nwaits;
+	int ret;
+
+	lockdep_assert_held(&queue->submit_lock);
+
+	carry->waits = NULL;
+	INIT_LIST_HEAD(&carry->taken);
+	if (list_empty(&queue->carried))
+		return 0;
+	/* At most max_pending_jobs of max_syncs waits each. */
+	list_for_each_entry(c, &queue->carried, link)
+		n += c->nwaits;
+	waits = kvcalloc(n, sizeof(*waits), D3DQ_GFP);
+	if (!waits)
+		return -ENOMEM;
+	n = 0;
+	list_for_each_entry(c, &queue->carried, link) {
+		if (c->carry_dep) {
+			/* Consumes the reference, failing or not. */
+			ret = drm_sched_job_add_dependency(&job->base,
+							   dma_fence_get(c->carry_dep));
+			if (ret) {
+				kvfree(waits);
+				return ret;
+			}
+		}
+		if (c->nwaits)
+			memcpy(&waits[n], c->waits, c->nwaits * sizeof(*waits));
+		n += c->nwaits;
+	}
+	if (job->nwaits)
+		memcpy(&waits[n], job->waits, job->nwaits * sizeof(*waits));
+	carry->waits = waits;
+	carry->count = n + job->nwaits;
+	return 0;
+}
+
+/*
+ * Whether @job, with the waits d3dq_carry_prepare() readied, may be armed
+ * now (d3dq_job_hold_ready()).
+ */
+static bool d3dq_carry_ready(struct d3dq_job *job, struct d3dq_carry *carry)
+{
+	return carry->waits ? d3dq_waits_ready(carry->waits, carry->count) :
+	       d3dq_job_hold_ready(job);
+}
+
+/*
+ * @job takes the waits @carry readied (submit lock held; nothing fails):
+ * they are its own from now, with their charge; the jobs that carried
+ * them go onto @carry->taken, to be freed once the lock is dropped.
+ */
+static void d3dq_carry_commit(struct d3dq_job *job, struct d3dq_carry *carry)
+{
+	struct d3dq_queue *queue = job->queue;
+	struct d3dq_job *c;
+
+	if (!carry->waits)
+		return;
+	d3dq_carry_take_locked(queue, &carry->taken);
+	list_for_each_entry(c, &carry->taken, link) {
+		c->nwaits = 0;
+		if (c->charged) {
+			c->charged = false;
+			job->bytes += c->bytes;
+			d3dq_file_merge_job(queue->dfile);
+		}
+	}
+	kvfree(job->waits);
+	job->waits = carry->waits;
+	job->nwaits = carry->count;
+	carry->waits = NULL;
+}
+
+/*
+ * Carry @job's waits on its queue (submit lock held), counted as a held
+ * job until the queue's next job takes them (see "Carried waits").
+ */
+static void d3dq_submit_carry(struct d3dq_job *job)
+{
+	struct d3dq_queue *queue = job->queue;
+	struct d3dq_file *dfile = queue->dfile;
+
+	lockdep_assert_held(&queue->submit_lock);
+
+	spin_lock(&queue->lock);
+	list_add_tail(&job->link, &queue->carried);
+	spin_unlock(&queue->lock);
+	queue->ncarried++;
+	atomic_inc(&dfile->jobs_held);
+	atomic_inc(&dfile->user->jobs_held);
+	/* Submits sleeping at a limit now fail instead (-ENOSPC). */
+	wake_up_all(&queue->pending_wq);
+	wake_up_all(&dfile->wq);
+	wake_up_all(&dfile->user->wq);
+}
+
+/*
  * Hold a job (see "Held jobs" in the uapi header): keep what its arming
  * will publish, number it and list it behind the queue's other held
- * jobs. Under the submit lock; fails only for want of memory.
+ * jobs, with the carried waits it takes. Under the submit lock; fails
+ * only for want of memory, before anything was taken.
  */
 static int d3dq_submit_hold(struct d3dq_job *job, struct d3dq_signal **signals,
-			    u32 nsignals, struct d3dq_bo_set *bos)
+			    u32 nsignals, struct d3dq_bo_set *bos,
+			    struct d3dq_carry *carry)
 {
 	struct d3dq_queue *queue = job->queue;
 	struct d3dq_file *dfile = queue->dfile;
@@ -1090,6 +1253,7 @@ static int d3dq_submit_hold(struct d3dq_job *job, struct d3dq_signal **signals,
 	job->publish = kzalloc(sizeof(*job->publish), D3DQ_GFP);
 	if (!job->publish)
 		return -ENOMEM;
+	d3dq_carry_commit(job, carry);
 	job->publish->signals = *signals;
 	job->publish->nsignals = nsignals;
 	*signals = NULL;
@@ -1111,7 +1275,9 @@ int d3dq_ioctl_submit(struct drm_device *drm, void *data,
 {
 	struct drm_d3dq_submit *args = data;
 	struct d3dq_file *dfile = file->driver_priv;
+	bool carry = args->flags & DRM_D3DQ_SUBMIT_CARRY;
 	struct d3dq_signal *signals = NULL;
+	struct d3dq_carry taken;
 	struct d3dq_bo_set bos;
 	struct d3dq_queue *queue;
 	struct dma_fence *fence;
@@ -1119,18 +1285,25 @@ int d3dq_ioctl_submit(struct drm_device *drm, void *data,
 	bool direct;
 	int ret;
 
-	if ((args->flags & ~DRM_D3DQ_SUBMIT_HOLD) || args->pad ||
-	    args->seqno || args->out_flags || args->pad2)
+	if ((args->flags & ~(DRM_D3DQ_SUBMIT_HOLD | DRM_D3DQ_SUBMIT_CARRY)) ||
+	    args->pad || args->seqno || args->out_flags || args->pad2)
 		return -EINVAL;
 	if (args->cmd_bytes % 8 || args->cmd_bytes > d3dq_max_cmd_bytes)
 		return -EINVAL;
 	if ((args->waits.count && !args->waits.stride) ||
 	    (args->signals.count && !args->signals.stride))
 		return -EINVAL;
+	/* A carrying submit makes no job: waits only (see the uapi). */
+	if (carry && (args->cmd_bytes || args->signals.count))
+		return -EINVAL;
 
 	queue = d3dq_queue_lookup(dfile, args->queue_id);
 	if (!queue)
 		return -ENOENT;
+	if (carry && !args->waits.count) {
+		d3dq_queue_put(queue);
+		return 0;
+	}
 
 	/* The job takes over the lookup reference. */
 	job = d3dq_job_create(queue, file);
@@ -1142,8 +1315,9 @@ int d3dq_ioctl_submit(struct drm_device *drm, void *data,
 		goto err_job;
 
 	ret = d3dq_add_waits(file, job,
-			     args->flags & DRM_D3DQ_SUBMIT_HOLD ? queue : NULL,
-			     &args->waits);
+			     args->flags & (DRM_D3DQ_SUBMIT_HOLD |
+					    DRM_D3DQ_SUBMIT_CARRY) ?
+			     queue : NULL, &args->waits, carry);
 	if (ret)
 		goto err_job;
 
@@ -1156,21 +1330,38 @@ int d3dq_ioctl_submit(struct drm_device *drm, void *data,
 		goto err_signals;
 
 	d3dq_job_set_bytes(job, args->cmd_bytes);
-	ret = d3dq_queue_reserve(queue, job);
+	ret = d3dq_queue_reserve(queue, job, carry);
 	if (ret)
 		goto err_bos;
+
+	if (carry) {
+		d3dq_submit_carry(job);
+		mutex_unlock(&queue->submit_lock);
+		d3dq_bo_set_free(&bos);
+		return 0;
+	}
+
+	/* The waits carried so far become this job's too. */
+	ret = d3dq_carry_prepare(job, &taken);
+	if (ret) {
+		mutex_unlock(&queue->submit_lock);
+		goto err_bos;
+	}
 
 	/*
 	 * Held behind the queue's held jobs (whatever its flags), or for
 	 * a fence wait of its own. A wait satisfied from here on queues
 	 * the arming work, which runs once the submit lock is dropped.
 	 */
-	if (queue->nheld || !d3dq_job_hold_ready(job)) {
+	if (queue->nheld || !d3dq_carry_ready(job, &taken)) {
 		ret = d3dq_submit_hold(job, &signals, args->signals.count,
-				       &bos);
+				       &bos, &taken);
 		mutex_unlock(&queue->submit_lock);
-		if (ret)
+		if (ret) {
+			kvfree(taken.waits);
 			goto err_bos;
+		}
+		d3dq_jobs_free(&taken.taken);
 		args->seqno = job->file_seqno;
 		args->out_flags |= DRM_D3DQ_SUBMIT_HELD;
 		return 0;
@@ -1179,8 +1370,10 @@ int d3dq_ioctl_submit(struct drm_device *drm, void *data,
 	ret = d3dq_bo_set_lock(&bos);
 	if (ret) {
 		mutex_unlock(&queue->submit_lock);
+		kvfree(taken.waits);
 		goto err_bos;
 	}
+	d3dq_carry_commit(job, &taken);
 
 	/* Nothing fails from here on. */
 	job->seqno = ++queue->njobs;
@@ -1208,6 +1401,7 @@ int d3dq_ioctl_submit(struct drm_device *drm, void *data,
 	}
 	mutex_unlock(&queue->submit_lock);
 
+	d3dq_jobs_free(&taken.taken);
 	d3dq_bo_set_free(&bos);
 	d3dq_put_signals(signals, args->signals.count);
 	if (direct)

@@ -1,9 +1,11 @@
 // SPDX-License-Identifier: MIT
 /*
  * libd3dq: queues. Each call is one SUBMIT under the queue's lock (R16):
- * Signal and Wait a job with a fence signal or a fence wait with
- * DRM_D3DQ_SUBMIT_HOLD (the kernel decides and holds), Execute the
- * command streams. Every job also signals the next point of @tl.
+ * Signal a job with a fence signal, Wait a fence wait that the kernel
+ * decides at once and carries to the queue's next job
+ * (DRM_D3DQ_SUBMIT_CARRY; before uapi 1.8 a job of its own, held with
+ * DRM_D3DQ_SUBMIT_HOLD), Execute the command streams. Every job also
+ * signals the next point of @tl.
  *
  * Copyright (C) 2026 The d3dq authors
  */
@@ -20,11 +22,15 @@ static void queue_free(struct d3dq_queue *q)
 	free(q);
 }
 
-/* One job, q->lock held; a lost queue is a removed device (-ENODEV). */
+/*
+ * One job, or a carried wait; q->lock held; a lost queue is a removed
+ * device (-ENODEV).
+ */
 static int submit_locked(struct d3dq_queue *q, const struct drm_d3dq_sync *wait,
 			 const struct drm_d3dq_sync *signal, const void *cmds,
 			 uint32_t cmd_bytes)
 {
+	bool carry = wait && !signal && !cmd_bytes && q->dev->has_carry;
 	struct drm_d3dq_sync signals[2] = { {
 		.handle = q->tl,
 		.flags = DRM_D3DQ_SYNC_TIMELINE,
@@ -32,9 +38,11 @@ static int submit_locked(struct d3dq_queue *q, const struct drm_d3dq_sync *wait,
 	} };
 	struct drm_d3dq_submit args = {
 		.queue_id = q->id,
-		.flags = wait ? DRM_D3DQ_SUBMIT_HOLD : 0,
+		.flags = carry ? DRM_D3DQ_SUBMIT_CARRY :
+			 wait ? DRM_D3DQ_SUBMIT_HOLD : 0,
 		.waits = DRM_D3DQ_OBJ_ARRAY(wait ? 1 : 0, wait),
-		.signals = DRM_D3DQ_OBJ_ARRAY(signal ? 2 : 1, signals),
+		.signals = DRM_D3DQ_OBJ_ARRAY(carry ? 0 : signal ? 2 : 1,
+					      signals),
 		.cmds = (uintptr_t)cmds,
 		.cmd_bytes = cmd_bytes,
 	};
@@ -42,6 +50,8 @@ static int submit_locked(struct d3dq_queue *q, const struct drm_d3dq_sync *wait,
 
 	if (!wait)
 		args.waits.stride = 0;
+	if (carry)
+		args.signals.stride = 0;
 	if (signal)
 		signals[1] = *signal;
 	/*
@@ -60,7 +70,7 @@ static int submit_locked(struct d3dq_queue *q, const struct drm_d3dq_sync *wait,
 		d3dqp_dev_removal_error(q->dev);
 		return -ENODEV;
 	}
-	if (!ret)
+	if (!ret && !carry)
 		q->tl_point++;
 	return ret;
 }

@@ -2,7 +2,8 @@
 /*
  * d3dq ioctl fuzzer. Drives every d3dq ioctl (d3dq fences and their
  * value pages included, fence waits and signals in SUBMIT, and held
- * jobs: SUBMIT with DRM_D3DQ_SUBMIT_HOLD), the
+ * jobs: SUBMIT with DRM_D3DQ_SUBMIT_HOLD, carried waits: with
+ * DRM_D3DQ_SUBMIT_CARRY), the
  * syncobj ioctls, GEM close and PRIME with structure-aware random and
  * boundary values: bad,
  * stale and foreign handles, zero and huge counts, strides whose product
@@ -913,7 +914,7 @@ static void fz_submit(struct __test_metadata *_metadata, struct fz *f)
 	static uint8_t wbuf[1 << 17], sbuf[1 << 17], cbuf[1 << 16];
 	static struct drm_d3dq_sync sigs[1 << 13];
 	struct drm_d3dq_submit a = { 0 };
-	bool bad = false, nodata = false, delay = false, rbad = false;
+	bool bad = false, nodata = false, delay = false, rbad = false, carry;
 	uint32_t nsig, pos = 0, target;
 	uint32_t dummy;
 	int idx, err;
@@ -922,10 +923,14 @@ static void fz_submit(struct __test_metadata *_metadata, struct fz *f)
 	a.queue_id = pick_queue(f, &bad, &idx);
 	/* HOLD (1.5) is valid: a fence wait nothing serves holds the job. */
 	a.flags = reserved(f, &rbad);
-	if (a.flags & ~DRM_D3DQ_SUBMIT_HOLD)
+	if (a.flags & ~(DRM_D3DQ_SUBMIT_HOLD | DRM_D3DQ_SUBMIT_CARRY))
 		bad = true;
 	if (one_in(f, 4))
 		a.flags |= DRM_D3DQ_SUBMIT_HOLD;
+	/* CARRY (1.8): waits only, carried to the queue's next job. */
+	if (one_in(f, 6))
+		a.flags |= DRM_D3DQ_SUBMIT_CARRY;
+	carry = a.flags & DRM_D3DQ_SUBMIT_CARRY;
 	a.pad = reserved(f, &bad);
 	/* An out field: must be zero on input. */
 	a.seqno = reserved(f, &bad);
@@ -971,6 +976,12 @@ static void fz_submit(struct __test_metadata *_metadata, struct fz *f)
 		break;
 	}
 	f->clean = false;
+	if (carry && one_in(f, 2)) {
+		a.signals.count = 0;
+		a.cmd_bytes = 0;
+	}
+	if (carry && (a.signals.count || a.cmd_bytes))
+		bad = true;
 	/* A full queue would make submit sleep: never let that happen here. */
 	if (idx >= 0) {
 		struct drm_d3dq_queue_get_state st = { .id = a.queue_id };
@@ -985,7 +996,9 @@ static void fz_submit(struct __test_metadata *_metadata, struct fz *f)
 		   E(EINVAL) | E(ENOENT) | E(ENODATA) | E(ECANCELED) |
 		   E(ENOSPC), !bad,
 		   E(ECANCELED) | (nodata ? E(ENODATA) : 0) |
-		   (f->held_seen ? E(ENOSPC) : 0));
+		   (f->held_seen ? E(ENOSPC) : 0) |
+		   /* A releasable wait the model does not look for. */
+		   (carry ? E(EINVAL) : 0));
 	if (err == ENODATA && !bad && !nodata && !f->shared)
 		explain_waits(_metadata, f, &a);
 	if (!err && (a.waits.array == (uintptr_t)f->huge ||
@@ -994,6 +1007,17 @@ static void fz_submit(struct __test_metadata *_metadata, struct fz *f)
 		f->failures++;
 		TH_LOG("SUBMIT with %u waits, %u signals of no syncobj succeeded",
 		       a.waits.count, a.signals.count);
+	}
+	if (!err && carry) {
+		/* No job: nothing to number, nothing attached. */
+		if (a.seqno || a.out_flags) {
+			f->failures++;
+			TH_LOG("SUBMIT_CARRY returned seqno %llu out_flags %u",
+			       (unsigned long long)a.seqno, a.out_flags);
+		}
+		/* Carried waits count as held jobs in the limits. */
+		f->held_seen = true;
+		return;
 	}
 	if (!err) {
 		struct drm_d3dq_sync w0;

@@ -111,7 +111,7 @@ enum drm_d3dq_ioctl_id {
  * number grows with every addition.
  */
 #define DRM_D3DQ_UAPI_MAJOR	1
-#define DRM_D3DQ_UAPI_MINOR	7
+#define DRM_D3DQ_UAPI_MINOR	8
 
 /**
  * struct drm_d3dq_obj_array - A user array of structures.
@@ -213,7 +213,9 @@ enum drm_d3dq_param {
  * %DRM_D3DQ_FEATURE_FENCE_SUBMIT and
  * %DRM_D3DQ_FEATURE_FENCE_EVENT_SYNCOBJ, version 1.5
  * %DRM_D3DQ_FEATURE_FENCE_HOLD, version 1.6
- * %DRM_D3DQ_FEATURE_REMOVE_ON_LOSS.
+ * %DRM_D3DQ_FEATURE_REMOVE_ON_LOSS, version 1.7
+ * %DRM_D3DQ_FEATURE_FENCE_SYNC_FILE, version 1.8
+ * %DRM_D3DQ_FEATURE_SUBMIT_CARRY.
  */
 /** DRM_D3DQ_FEATURE_TIMELINE - timeline syncobjs in waits and signals. */
 #define DRM_D3DQ_FEATURE_TIMELINE	(1ull << 0)
@@ -271,6 +273,11 @@ enum drm_d3dq_param {
  * (see "Fence values as sync_files"). Since 1.7.
  */
 #define DRM_D3DQ_FEATURE_FENCE_SYNC_FILE	(1ull << 11)
+/**
+ * DRM_D3DQ_FEATURE_SUBMIT_CARRY - %DRM_D3DQ_SUBMIT_CARRY (see "Carried
+ * waits"). Since 1.8.
+ */
+#define DRM_D3DQ_FEATURE_SUBMIT_CARRY	(1ull << 12)
 
 /**
  * struct drm_d3dq_get_param - Argument of %DRM_IOCTL_D3DQ_GET_PARAM.
@@ -576,6 +583,13 @@ struct drm_d3dq_queue_get_state {
 #define DRM_D3DQ_SUBMIT_HOLD		(1u << 0)
 
 /**
+ * DRM_D3DQ_SUBMIT_CARRY - &drm_d3dq_submit.flags: make no job; the
+ * submit's waits become waits of the queue's next job (see "Carried
+ * waits"). Since 1.8.
+ */
+#define DRM_D3DQ_SUBMIT_CARRY		(1u << 1)
+
+/**
  * DRM_D3DQ_SUBMIT_HELD - &drm_d3dq_submit.out_flags: the job is held, not
  * armed yet: nothing of it is published (see "Held jobs"). Since 1.5.
  */
@@ -707,6 +721,37 @@ struct drm_d3dq_queue_get_state {
  */
 
 /**
+ * DOC: Carried waits
+ *
+ * From 1.8 (%DRM_D3DQ_FEATURE_SUBMIT_CARRY) a submit with
+ * %DRM_D3DQ_SUBMIT_CARRY makes no job: its waits are checked and decided
+ * at once, exactly as a job's would be with %DRM_D3DQ_SUBMIT_HOLD (every
+ * error still comes from this submit), and then carried by the queue
+ * until its next submit without the flag, whose job gets them as waits
+ * of its own, in addition to its own waits. It is D3D12's queue Wait
+ * without a job of its own: the job after it waits, as the queue would.
+ * Such a submit has no commands and no signals (@cmd_bytes and the
+ * signal count 0, else -EINVAL), no %DRM_D3DQ_SYNC_RELEASABLE wait
+ * (-EINVAL: nothing would name it), and returns @seqno and @out_flags 0.
+ *
+ * Deciding at once is what makes this the same as a job: a fence wait's
+ * condition is registered in this call, so the first value >= v written
+ * from now on releases it for good, even if the value is rewound before
+ * the next submit (D3D12's rule for a queue Wait); a wait on a syncobj
+ * point takes the point's fence now. Several carrying submits in a row
+ * all go to the next job.
+ *
+ * Carried waits count as a held job each against the file's job bytes
+ * and the user's job bound, and against
+ * %DRM_D3DQ_PARAM_MAX_PENDING_JOBS of the queue for carrying submits
+ * (the job that takes them all always has their room): a limit they
+ * fill fails at once with -ENOSPC, as for held jobs (see "Held jobs").
+ * The job that takes them is charged for them until it is freed. Destroying the queue, its loss,
+ * %DRM_D3DQ_REMOVE and unplug free them; a queue destroyed with carried
+ * waits and no job after them simply never waited.
+ */
+
+/**
  * struct drm_d3dq_sync - A syncobj point or fence value to wait on or to
  * signal.
  */
@@ -734,7 +779,10 @@ struct drm_d3dq_submit {
 	/** @queue_id: Queue to run the job on. */
 	__u32 queue_id;
 
-	/** @flags: 0 or (uapi 1.5) %DRM_D3DQ_SUBMIT_HOLD. */
+	/**
+	 * @flags: 0, or (uapi 1.5) %DRM_D3DQ_SUBMIT_HOLD, or (uapi 1.8)
+	 * %DRM_D3DQ_SUBMIT_CARRY.
+	 */
 	__u32 flags;
 
 	/**
@@ -763,8 +811,8 @@ struct drm_d3dq_submit {
 
 	/**
 	 * @seqno: Out (uapi 1.1): the job's number, unique in the open file
-	 * and never 0; names the job for %DRM_D3DQ_WAIT_RELEASE. Must be
-	 * zero on input.
+	 * and never 0 (0 for %DRM_D3DQ_SUBMIT_CARRY, which makes no job);
+	 * names the job for %DRM_D3DQ_WAIT_RELEASE. Must be zero on input.
 	 */
 	__u64 seqno;
 

@@ -396,6 +396,20 @@ int t_submit_hold(int fd, uint32_t queue, const struct drm_d3dq_sync *waits,
 			    signals, nsignals, cs, out_flags, seqno);
 }
 
+int t_carry(int fd, uint32_t queue, const struct drm_d3dq_sync *waits,
+	    uint32_t nwaits)
+{
+	uint32_t out_flags = 0;
+	uint64_t seqno = 0;
+	int ret;
+
+	ret = submit_flags(fd, queue, DRM_D3DQ_SUBMIT_CARRY, waits, nwaits,
+			   NULL, 0, NULL, &out_flags, &seqno);
+	if (!ret && (out_flags || seqno))
+		return -EPROTO;
+	return ret;
+}
+
 int t_submit(int fd, uint32_t queue, const struct drm_d3dq_sync *waits,
 	     uint32_t nwaits, const struct drm_d3dq_sync *signals,
 	     uint32_t nsignals, const struct t_cs *cs)

@@ -133,6 +133,13 @@ int t_submit_hold(int fd, uint32_t queue, const struct drm_d3dq_sync *waits,
 		  uint32_t nsignals, const struct t_cs *cs, uint32_t *out_flags,
 		  uint64_t *seqno);
 
+/*
+ * Waits carried to the queue's next job (%DRM_D3DQ_SUBMIT_CARRY): 0 or
+ * -errno; a success must leave seqno and out_flags 0 (else -EPROTO).
+ */
+int t_carry(int fd, uint32_t queue, const struct drm_d3dq_sync *waits,
+	    uint32_t nwaits);
+
 /* Submit with a fully caller-built argument; returns 0 or -errno. */
 int t_submit_raw(int fd, struct drm_d3dq_submit *args);
 
