@@ -292,6 +292,8 @@ enum d3dq_charge {
 enum d3dq_charge d3dq_file_charge_job(struct d3dq_file *dfile, u64 bytes);
 void d3dq_file_uncharge_job(struct d3dq_file *dfile, u64 bytes);
 void d3dq_file_merge_job(struct d3dq_file *dfile);
+bool d3dq_file_charge_bytes(struct d3dq_file *dfile, u64 bytes);
+void d3dq_file_uncharge_bytes(struct d3dq_file *dfile, u64 bytes);
 bool d3dq_file_job_fits(struct d3dq_file *dfile, u64 bytes);
 bool d3dq_user_job_fits(struct d3dq_user *user);
 void d3dq_user_get(struct d3dq_user *user);

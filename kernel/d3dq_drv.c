@@ -180,7 +180,8 @@ int d3dq_ioctl_get_param(struct drm_device *drm, void *data,
 			      DRM_D3DQ_FEATURE_FENCE_HOLD |
 			      DRM_D3DQ_FEATURE_REMOVE_ON_LOSS |
 			      DRM_D3DQ_FEATURE_FENCE_SYNC_FILE |
-			      DRM_D3DQ_FEATURE_SUBMIT_CARRY;
+			      DRM_D3DQ_FEATURE_SUBMIT_CARRY |
+			      DRM_D3DQ_FEATURE_SUBMIT_TAIL;
 		break;
 	case DRM_D3DQ_PARAM_MAX_QUEUES:
 		args->value = d3dq_max_queues;
@@ -641,6 +642,30 @@ enum d3dq_charge d3dq_file_charge_job(struct d3dq_file *dfile, u64 bytes)
 	}
 	spin_unlock(&dfile->job_bytes_lock);
 	return ret;
+}
+
+/*
+ * Count @bytes more of a job already charged (signals it took on, uapi
+ * 1.8), if they fit: whether they did. The job uncharges them.
+ */
+bool d3dq_file_charge_bytes(struct d3dq_file *dfile, u64 bytes)
+{
+	bool fits;
+
+	spin_lock(&dfile->job_bytes_lock);
+	fits = dfile->job_bytes + bytes <= d3dq_max_file_job_bytes;
+	if (fits)
+		dfile->job_bytes += bytes;
+	spin_unlock(&dfile->job_bytes_lock);
+	return fits;
+}
+
+void d3dq_file_uncharge_bytes(struct d3dq_file *dfile, u64 bytes)
+{
+	spin_lock(&dfile->job_bytes_lock);
+	dfile->job_bytes -= bytes;
+	spin_unlock(&dfile->job_bytes_lock);
+	wake_up_all(&dfile->wq);
 }
 
 /*

@@ -56,6 +56,7 @@ struct d3dq_job *d3dq_job_create(struct d3dq_queue *queue,
 	}
 	job->queue = queue;
 	INIT_LIST_HEAD(&job->link);
+	INIT_LIST_HEAD(&job->tails);
 	job->state = D3DQ_JOB_QUEUED;
 	atomic_inc(&ddev->count.jobs);
 
@@ -287,13 +288,23 @@ void d3dq_job_finished(struct d3dq_job *job)
 void d3dq_job_signal(struct d3dq_job *job, int err)
 {
 	struct dma_fence *hw = dma_fence_get(&job->hw->base);
+	struct d3dq_queue *queue = job->queue;
+	struct d3dq_tail *tail;
 	u32 i;
 
-	trace_d3dq_done(job->queue->usage->client_id, job->queue->id,
+	trace_d3dq_done(queue->usage->client_id, queue->id,
 			d3dq_job_seqno(job), err);
 	/* A job that did not complete sets nothing (uapi.rst). */
 	for (i = 0; i < job->nfsignals; i++)
 		d3dq_fence_qsignal_end(&job->fsignals[i], !err);
+	/* No tail is added from here on: the list is read unlocked. */
+	spin_lock(&queue->lock);
+	job->ended = true;
+	job->end_err = err;
+	spin_unlock(&queue->lock);
+	list_for_each_entry(tail, &job->tails, link)
+		for (i = 0; i < tail->nfsignals; i++)
+			d3dq_fence_qsignal_end(&tail->fsignals[i], !err);
 	if (err) {
 		/* Older schedulers do not pass the error on: set both. */
 		if (!job->direct)
@@ -305,6 +316,17 @@ void d3dq_job_signal(struct d3dq_job *job, int err)
 	dma_fence_put(hw);
 }
 
+/* Free the signals of a tail submit, ended or never armed. */
+void d3dq_tail_free(struct d3dq_tail *tail)
+{
+	u32 i;
+
+	for (i = 0; i < tail->nfsignals; i++)
+		d3dq_fence_qsignal_fini(&tail->fsignals[i]);
+	kvfree(tail->fsignals);
+	kfree(tail);
+}
+
 void d3dq_job_free(struct d3dq_job *job)
 {
 	struct d3dq_queue *queue = job->queue;
@@ -313,6 +335,8 @@ void d3dq_job_free(struct d3dq_job *job)
 
 	spin_lock(&queue->lock);
 	list_del_init(&job->link);
+	if (queue->tail_job == job)
+		queue->tail_job = NULL;
 	spin_unlock(&queue->lock);
 
 	d3dq_job_finished(job);
@@ -320,10 +344,19 @@ void d3dq_job_free(struct d3dq_job *job)
 		drm_sched_job_cleanup(&job->base);
 
 	for (i = 0; i < job->nwaits; i++) {
+		struct d3dq_release_fence *rf = job->waits[i].release;
+
 		/* Unlisted before its release fence goes. */
 		d3dq_fence_qwait_free(job->waits[i].cond);
-		if (job->waits[i].release)
-			d3dq_release_fence_put(job->waits[i].release);
+		/*
+		 * A held wait never bound (the job was never armed): signal
+		 * its fence, so that a join fence of the job's waits, or of
+		 * carried ones, drops what it holds.
+		 */
+		if (rf && !READ_ONCE(rf->waited))
+			d3dq_release_fence_signal(rf, false);
+		if (rf)
+			d3dq_release_fence_put(rf);
 		dma_fence_put(job->waits[i].fence);
 		/* Up to max_syncs fences; every caller may sleep. */
 		cond_resched();
@@ -334,6 +367,14 @@ void d3dq_job_free(struct d3dq_job *job)
 	for (i = 0; i < job->nfsignals; i++)
 		d3dq_fence_qsignal_fini(&job->fsignals[i]);
 	kvfree(job->fsignals);
+	while (!list_empty(&job->tails)) {
+		struct d3dq_tail *tail = list_first_entry(&job->tails,
+							  struct d3dq_tail,
+							  link);
+
+		list_del(&tail->link);
+		d3dq_tail_free(tail);
+	}
 
 	for (i = 0; i < job->ncmds; i++) {
 		if (job->cmds[i].dst)

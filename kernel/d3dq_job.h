@@ -66,6 +66,17 @@ struct d3dq_release_fence {
 	bool propagate;
 };
 
+/* The fence signals of one %DRM_D3DQ_SUBMIT_TAIL submit a job took on. */
+struct d3dq_tail {
+	struct list_head link;		/* in d3dq_job.tails */
+	struct d3dq_fence_qsignal *fsignals;
+	u32 nfsignals;
+	u64 bytes;			/* counted in the job's bytes */
+};
+
+/* Tail submits one job takes at most; then they make jobs. */
+#define D3DQ_TAIL_MAX	8
+
 /* A wait of a job, kept for debugfs and for the dependency error check. */
 struct d3dq_wait {
 	u32 handle;
@@ -133,6 +144,16 @@ struct d3dq_job {
 	/* Fence signals, set when the job completes (uapi 1.4). */
 	struct d3dq_fence_qsignal *fsignals;
 	u32 nfsignals;
+	/*
+	 * Signals of %DRM_D3DQ_SUBMIT_TAIL submits it took on (uapi 1.8,
+	 * &struct d3dq_tail), @ntails of them, added under queue->lock
+	 * until @ended; then set by d3dq_job_signal() with its own, or
+	 * not if @end_err.
+	 */
+	struct list_head tails;
+	u32 ntails;
+	bool ended;
+	int end_err;
 
 	struct d3dq_cmd *cmds;
 	u32 ncmds;
@@ -209,6 +230,7 @@ void d3dq_job_warn_timeout(struct d3dq_job *job);
 void d3dq_job_signal(struct d3dq_job *job, int err);
 void d3dq_job_finished(struct d3dq_job *job);
 void d3dq_job_free(struct d3dq_job *job);
+void d3dq_tail_free(struct d3dq_tail *tail);
 
 /* Waits beyond which a job depends on one join fence of them all. */
 #define D3DQ_JOIN_MIN	32

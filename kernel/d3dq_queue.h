@@ -89,6 +89,12 @@ struct d3dq_queue {
 	 */
 	struct list_head carried;
 	u32 ncarried;
+	/*
+	 * The job whose fence is @last until it is freed, or NULL (set by
+	 * submitters, cleared by the job's free, under @lock): what a
+	 * %DRM_D3DQ_SUBMIT_TAIL submit's signals go to (uapi 1.8).
+	 */
+	struct d3dq_job *tail_job;
 
 	/*
 	 * Protects @state, @reason, @dead, @finishing, @jobs, the states of

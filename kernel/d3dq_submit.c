@@ -469,11 +469,13 @@ static void d3dq_put_signals(struct d3dq_signal *signals, u32 count)
 
 /*
  * Resolve the signals of a submit: syncobj points into @out, fence
- * signals into the job (which keeps them until it is freed).
+ * signals into *@fsp, *@nfsp of them initialised (the job's, or a tail's,
+ * which frees them even when this fails).
  */
-static int d3dq_get_signals(struct drm_file *file, struct d3dq_job *job,
+static int d3dq_get_signals(struct drm_file *file,
 			    const struct drm_d3dq_obj_array *arr,
-			    struct d3dq_signal **out)
+			    struct d3dq_signal **out,
+			    struct d3dq_fence_qsignal **fsp, u32 *nfsp)
 {
 	struct drm_d3dq_sync *syncs;
 	struct d3dq_signal *signals;
@@ -505,9 +507,8 @@ static int d3dq_get_signals(struct drm_file *file, struct d3dq_job *job,
 			nfences++;
 	}
 	if (nfences) {
-		job->fsignals = kvcalloc(nfences, sizeof(*job->fsignals),
-					 D3DQ_GFP);
-		if (!job->fsignals) {
+		*fsp = kvcalloc(nfences, sizeof(**fsp), D3DQ_GFP);
+		if (!*fsp) {
 			ret = -ENOMEM;
 			goto err;
 		}
@@ -520,10 +521,10 @@ static int d3dq_get_signals(struct drm_file *file, struct d3dq_job *job,
 			ret = d3dq_fence_qsignal_init(file->driver_priv,
 						      syncs[i].handle,
 						      syncs[i].point,
-						      &job->fsignals[job->nfsignals]);
+						      &(*fsp)[*nfsp]);
 			if (ret)
 				goto err;
-			job->nfsignals++;
+			(*nfsp)++;
 			continue;
 		}
 
@@ -766,17 +767,11 @@ static void d3dq_bo_set_move(struct d3dq_bo_set *dst, struct d3dq_bo_set *src)
  * the buffers of the locked @bos, which this unlocks; and the queue's
  * last fence.
  */
-static void d3dq_job_publish(struct d3dq_job *job, struct dma_fence *fence,
-			     struct d3dq_signal *signals, u32 nsignals,
-			     struct d3dq_bo_set *bos)
+/* Attach @fence to the syncobj points of @signals. */
+static void d3dq_signals_publish(struct d3dq_signal *signals, u32 nsignals,
+				 struct dma_fence *fence)
 {
-	struct d3dq_queue *queue = job->queue;
 	u32 i;
-
-	lockdep_assert_held(&queue->submit_lock);
-
-	for (i = 0; i < job->nfsignals; i++)
-		d3dq_fence_qsignal_arm(&job->fsignals[i], fence);
 
 	for (i = 0; i < nsignals; i++) {
 		struct d3dq_signal *s = &signals[i];
@@ -791,11 +786,27 @@ static void d3dq_job_publish(struct d3dq_job *job, struct dma_fence *fence,
 			drm_syncobj_replace_fence(s->syncobj, fence);
 		}
 	}
+}
 
+static void d3dq_job_publish(struct d3dq_job *job, struct dma_fence *fence,
+			     struct d3dq_signal *signals, u32 nsignals,
+			     struct d3dq_bo_set *bos)
+{
+	struct d3dq_queue *queue = job->queue;
+	u32 i;
+
+	lockdep_assert_held(&queue->submit_lock);
+
+	for (i = 0; i < job->nfsignals; i++)
+		d3dq_fence_qsignal_arm(&job->fsignals[i], fence);
+	d3dq_signals_publish(signals, nsignals, fence);
 	d3dq_bo_set_publish(bos, fence);
 
 	dma_fence_put(queue->last);
 	queue->last = dma_fence_get(fence);
+	spin_lock(&queue->lock);
+	queue->tail_job = job;
+	spin_unlock(&queue->lock);
 }
 
 /*
@@ -1120,8 +1131,8 @@ static int d3dq_queue_reserve(struct d3dq_queue *queue, struct d3dq_job *job,
 
 /*
  * The queue's carried waits, readied for the job that takes them: the
- * carried waits then the job's own, copied (no references: whoever owns
- * the array owns them), and the jobs that carried them once taken.
+ * job's own waits then the carried ones, copied (no references: whoever
+ * owns the array owns them), and the jobs that carried them once taken.
  */
 struct d3dq_carry {
 	struct d3dq_wait *waits;	/* NULL if nothing was carried */
@@ -1155,7 +1166,10 @@ static int d3dq_carry_prepare(struct d3dq_job *job, struct d3dq_carry *carry)
 	waits = kvcalloc(n, sizeof(*waits), D3DQ_GFP);
 	if (!waits)
 		return -ENOMEM;
-	n = 0;
+	/* Its own first: WAIT_RELEASE names them by their index. */
+	if (job->nwaits)
+		memcpy(waits, job->waits, job->nwaits * sizeof(*waits));
+	n = job->nwaits;
 	list_for_each_entry(c, &queue->carried, link) {
 		if (c->carry_dep) {
 			/* Consumes the reference, failing or not. */
@@ -1170,10 +1184,8 @@ static int d3dq_carry_prepare(struct d3dq_job *job, struct d3dq_carry *carry)
 			memcpy(&waits[n], c->waits, c->nwaits * sizeof(*waits));
 		n += c->nwaits;
 	}
-	if (job->nwaits)
-		memcpy(&waits[n], job->waits, job->nwaits * sizeof(*waits));
 	carry->waits = waits;
-	carry->count = n + job->nwaits;
+	carry->count = n;
 	return 0;
 }
 
@@ -1270,12 +1282,129 @@ static int d3dq_submit_hold(struct d3dq_job *job, struct d3dq_signal **signals,
 	return 0;
 }
 
+/*
+ * Give the signals of @tail to the queue's last job, armed and not ended
+ * (submit lock held; see "Signals on the last job" in the uapi): they are
+ * pending from now, and the job sets them when it ends, after its own.
+ * If it ended meanwhile, they are set here as it would have. Whether the
+ * job took @tail (else the caller frees it).
+ */
+static bool d3dq_tail_attach(struct d3dq_queue *queue, struct d3dq_job *last,
+			     struct d3dq_tail *tail)
+{
+	bool taken;
+	int err;
+	u32 i;
+
+	for (i = 0; i < tail->nfsignals; i++)
+		d3dq_fence_qsignal_arm(&tail->fsignals[i], queue->last);
+
+	spin_lock(&queue->lock);
+	taken = queue->tail_job == last && !last->ended;
+	if (taken) {
+		list_add_tail(&tail->link, &last->tails);
+		last->ntails++;
+		last->bytes += tail->bytes;
+	}
+	/* Ended meanwhile; or freed, after its fence signalled. */
+	if (queue->tail_job == last)
+		err = last->end_err;
+	else
+		err = dma_fence_get_status(queue->last) == 1 ? 0 : -ECANCELED;
+	spin_unlock(&queue->lock);
+	if (taken)
+		return true;
+
+	for (i = 0; i < tail->nfsignals; i++)
+		d3dq_fence_qsignal_end(&tail->fsignals[i], !err);
+	return false;
+}
+
+/*
+ * A %DRM_D3DQ_SUBMIT_TAIL submit (see "Signals on the last job"): its
+ * signals set in the call, or given to the queue's last job. Return: 0,
+ * a negative error, or 1 when it must make a job as any submit.
+ */
+static int d3dq_submit_tail(struct drm_file *file, struct d3dq_queue *queue,
+			    struct drm_d3dq_submit *args)
+{
+	struct d3dq_file *dfile = queue->dfile;
+	struct d3dq_signal *signals = NULL;
+	struct d3dq_job *last = NULL;
+	struct dma_fence *fence;
+	struct d3dq_tail *tail;
+	int ret, status;
+	u32 i;
+
+	tail = kzalloc(sizeof(*tail), D3DQ_GFP);
+	if (!tail)
+		return -ENOMEM;
+	INIT_LIST_HEAD(&tail->link);
+	ret = d3dq_get_signals(file, &args->signals, &signals,
+			       &tail->fsignals, &tail->nfsignals);
+	if (ret)
+		goto out;
+	tail->bytes = sizeof(*tail) +
+		      (u64)tail->nfsignals * sizeof(*tail->fsignals);
+
+	if (mutex_lock_interruptible(&queue->submit_lock)) {
+		ret = -ERESTARTSYS;
+		goto out;
+	}
+	if (!d3dq_queue_is_usable(queue)) {
+		ret = -ECANCELED;
+		goto unlock;
+	}
+	/* Behind held jobs or carried waits: a job. */
+	ret = 1;
+	if (queue->nheld || queue->ncarried)
+		goto unlock;
+	status = queue->last ? dma_fence_get_status(queue->last) : 1;
+	if (status < 0)
+		goto unlock;
+
+	if (status == 1) {
+		/* Every job of the queue completed: set them now. */
+		for (i = 0; i < tail->nfsignals; i++)
+			d3dq_fence_qsignal_end(&tail->fsignals[i], true);
+		fence = queue->last ? dma_fence_get(queue->last) :
+		       dma_fence_get_stub();
+		d3dq_signals_publish(signals, args->signals.count, fence);
+		dma_fence_put(fence);
+		args->out_flags |= DRM_D3DQ_SUBMIT_DONE;
+		ret = 0;
+		goto unlock;
+	}
+
+	spin_lock(&queue->lock);
+	if (queue->tail_job && queue->tail_job->ntails < D3DQ_TAIL_MAX)
+		last = queue->tail_job;
+	spin_unlock(&queue->lock);
+	if (!last || !d3dq_file_charge_bytes(dfile, tail->bytes))
+		goto unlock;
+	d3dq_signals_publish(signals, args->signals.count, queue->last);
+	if (d3dq_tail_attach(queue, last, tail))
+		tail = NULL;
+	else
+		d3dq_file_uncharge_bytes(dfile, tail->bytes);
+	ret = 0;
+unlock:
+	mutex_unlock(&queue->submit_lock);
+out:
+	if (signals)
+		d3dq_put_signals(signals, args->signals.count);
+	if (tail)
+		d3dq_tail_free(tail);
+	return ret;
+}
+
 int d3dq_ioctl_submit(struct drm_device *drm, void *data,
 		      struct drm_file *file)
 {
 	struct drm_d3dq_submit *args = data;
 	struct d3dq_file *dfile = file->driver_priv;
 	bool carry = args->flags & DRM_D3DQ_SUBMIT_CARRY;
+	bool tail = args->flags & DRM_D3DQ_SUBMIT_TAIL;
 	struct d3dq_signal *signals = NULL;
 	struct d3dq_carry taken;
 	struct d3dq_bo_set bos;
@@ -1285,7 +1414,8 @@ int d3dq_ioctl_submit(struct drm_device *drm, void *data,
 	bool direct;
 	int ret;
 
-	if ((args->flags & ~(DRM_D3DQ_SUBMIT_HOLD | DRM_D3DQ_SUBMIT_CARRY)) ||
+	if ((args->flags & ~(DRM_D3DQ_SUBMIT_HOLD | DRM_D3DQ_SUBMIT_CARRY |
+			     DRM_D3DQ_SUBMIT_TAIL)) ||
 	    args->pad || args->seqno || args->out_flags || args->pad2)
 		return -EINVAL;
 	if (args->cmd_bytes % 8 || args->cmd_bytes > d3dq_max_cmd_bytes)
@@ -1294,7 +1424,11 @@ int d3dq_ioctl_submit(struct drm_device *drm, void *data,
 	    (args->signals.count && !args->signals.stride))
 		return -EINVAL;
 	/* A carrying submit makes no job: waits only (see the uapi). */
-	if (carry && (args->cmd_bytes || args->signals.count))
+	if (carry && (tail || args->cmd_bytes || args->signals.count))
+		return -EINVAL;
+	/* A tail submit may make none: a few signals only. */
+	if (tail && (args->cmd_bytes || args->waits.count ||
+		     args->signals.count > D3DQ_DIRECT_MAX_SIGNALS))
 		return -EINVAL;
 
 	queue = d3dq_queue_lookup(dfile, args->queue_id);
@@ -1303,6 +1437,13 @@ int d3dq_ioctl_submit(struct drm_device *drm, void *data,
 	if (carry && !args->waits.count) {
 		d3dq_queue_put(queue);
 		return 0;
+	}
+	if (tail) {
+		ret = d3dq_submit_tail(file, queue, args);
+		if (ret <= 0) {
+			d3dq_queue_put(queue);
+			return ret;
+		}
 	}
 
 	/* The job takes over the lookup reference. */
@@ -1321,7 +1462,8 @@ int d3dq_ioctl_submit(struct drm_device *drm, void *data,
 	if (ret)
 		goto err_job;
 
-	ret = d3dq_get_signals(file, job, &args->signals, &signals);
+	ret = d3dq_get_signals(file, &args->signals, &signals, &job->fsignals,
+			       &job->nfsignals);
 	if (ret)
 		goto err_job;
 

@@ -77,6 +77,7 @@ struct d3dq_device {
 	bool has_realtime;		/* uapi 1.1: REALTIME queue priority */
 	bool has_sync_file;		/* uapi 1.7: FENCE_EXPORT_SYNC_FILE */
 	bool has_carry;			/* uapi 1.8: SUBMIT_CARRY */
+	bool has_tail;			/* uapi 1.8: SUBMIT_TAIL */
 	long page_size;
 
 	/* Events that are the program's tokens, see dispatch.c. */

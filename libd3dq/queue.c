@@ -1,11 +1,12 @@
 // SPDX-License-Identifier: MIT
 /*
  * libd3dq: queues. Each call is one SUBMIT under the queue's lock (R16):
- * Signal a job with a fence signal, Wait a fence wait that the kernel
- * decides at once and carries to the queue's next job
- * (DRM_D3DQ_SUBMIT_CARRY; before uapi 1.8 a job of its own, held with
- * DRM_D3DQ_SUBMIT_HOLD), Execute the command streams. Every job also
- * signals the next point of @tl.
+ * Signal a fence signal that the queue's last job takes, or that is set
+ * at once on an idle queue (DRM_D3DQ_SUBMIT_TAIL), Wait a fence wait that
+ * the kernel decides at once and carries to the queue's next job
+ * (DRM_D3DQ_SUBMIT_CARRY; before uapi 1.8 each is a job of its own, a
+ * wait held with DRM_D3DQ_SUBMIT_HOLD), Execute the command streams.
+ * Every submit but a carried wait also signals the next point of @tl.
  *
  * Copyright (C) 2026 The d3dq authors
  */
@@ -31,6 +32,7 @@ static int submit_locked(struct d3dq_queue *q, const struct drm_d3dq_sync *wait,
 			 uint32_t cmd_bytes)
 {
 	bool carry = wait && !signal && !cmd_bytes && q->dev->has_carry;
+	bool tail = signal && !wait && !cmd_bytes && q->dev->has_tail;
 	struct drm_d3dq_sync signals[2] = { {
 		.handle = q->tl,
 		.flags = DRM_D3DQ_SYNC_TIMELINE,
@@ -39,6 +41,7 @@ static int submit_locked(struct d3dq_queue *q, const struct drm_d3dq_sync *wait,
 	struct drm_d3dq_submit args = {
 		.queue_id = q->id,
 		.flags = carry ? DRM_D3DQ_SUBMIT_CARRY :
+			 tail ? DRM_D3DQ_SUBMIT_TAIL :
 			 wait ? DRM_D3DQ_SUBMIT_HOLD : 0,
 		.waits = DRM_D3DQ_OBJ_ARRAY(wait ? 1 : 0, wait),
 		.signals = DRM_D3DQ_OBJ_ARRAY(carry ? 0 : signal ? 2 : 1,

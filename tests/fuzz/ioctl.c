@@ -3,7 +3,8 @@
  * d3dq ioctl fuzzer. Drives every d3dq ioctl (d3dq fences and their
  * value pages included, fence waits and signals in SUBMIT, and held
  * jobs: SUBMIT with DRM_D3DQ_SUBMIT_HOLD, carried waits: with
- * DRM_D3DQ_SUBMIT_CARRY), the
+ * DRM_D3DQ_SUBMIT_CARRY, signals on the last job: DRM_D3DQ_SUBMIT_TAIL),
+ * the
  * syncobj ioctls, GEM close and PRIME with structure-aware random and
  * boundary values: bad,
  * stale and foreign handles, zero and huge counts, strides whose product
@@ -915,6 +916,7 @@ static void fz_submit(struct __test_metadata *_metadata, struct fz *f)
 	static struct drm_d3dq_sync sigs[1 << 13];
 	struct drm_d3dq_submit a = { 0 };
 	bool bad = false, nodata = false, delay = false, rbad = false, carry;
+	bool tail;
 	uint32_t nsig, pos = 0, target;
 	uint32_t dummy;
 	int idx, err;
@@ -923,14 +925,19 @@ static void fz_submit(struct __test_metadata *_metadata, struct fz *f)
 	a.queue_id = pick_queue(f, &bad, &idx);
 	/* HOLD (1.5) is valid: a fence wait nothing serves holds the job. */
 	a.flags = reserved(f, &rbad);
-	if (a.flags & ~(DRM_D3DQ_SUBMIT_HOLD | DRM_D3DQ_SUBMIT_CARRY))
+	if (a.flags & ~(DRM_D3DQ_SUBMIT_HOLD | DRM_D3DQ_SUBMIT_CARRY |
+			DRM_D3DQ_SUBMIT_TAIL))
 		bad = true;
 	if (one_in(f, 4))
 		a.flags |= DRM_D3DQ_SUBMIT_HOLD;
 	/* CARRY (1.8): waits only, carried to the queue's next job. */
 	if (one_in(f, 6))
 		a.flags |= DRM_D3DQ_SUBMIT_CARRY;
+	/* TAIL (1.8): a few signals only, maybe taken by the last job. */
+	if (one_in(f, 6))
+		a.flags |= DRM_D3DQ_SUBMIT_TAIL;
 	carry = a.flags & DRM_D3DQ_SUBMIT_CARRY;
+	tail = a.flags & DRM_D3DQ_SUBMIT_TAIL;
 	a.pad = reserved(f, &bad);
 	/* An out field: must be zero on input. */
 	a.seqno = reserved(f, &bad);
@@ -982,6 +989,18 @@ static void fz_submit(struct __test_metadata *_metadata, struct fz *f)
 	}
 	if (carry && (a.signals.count || a.cmd_bytes))
 		bad = true;
+	if (tail && one_in(f, 2)) {
+		a.waits.count = 0;
+		a.cmd_bytes = 0;
+		if (a.signals.count > 16)
+			a.signals.count = 16;
+		/* Those it generated past 16 no longer count. */
+		if (nsig > a.signals.count)
+			nsig = a.signals.count;
+	}
+	if (tail && (carry || a.waits.count || a.cmd_bytes ||
+		     a.signals.count > 16))
+		bad = true;
 	/* A full queue would make submit sleep: never let that happen here. */
 	if (idx >= 0) {
 		struct drm_d3dq_queue_get_state st = { .id = a.queue_id };
@@ -1017,6 +1036,16 @@ static void fz_submit(struct __test_metadata *_metadata, struct fz *f)
 		}
 		/* Carried waits count as held jobs in the limits. */
 		f->held_seen = true;
+		return;
+	}
+	if (!err && tail && !a.seqno) {
+		/* No job: its points are attached, to a job or done. */
+		if (a.out_flags & ~DRM_D3DQ_SUBMIT_DONE) {
+			f->failures++;
+			TH_LOG("SUBMIT_TAIL without a job: out_flags %u",
+			       a.out_flags);
+		}
+		note_signals(f, sigs, nsig);
 		return;
 	}
 	if (!err) {

@@ -234,6 +234,47 @@ TEST_F(carry, several_and_a_failed_submit)
 	EXPECT_EQ(0, t_held(self->fd));
 }
 
+/*
+ * The job's own waits keep their indices (WAIT_RELEASE names them so)
+ * when it takes carried ones: its releasable wait on a 1.5 s gate job is
+ * released by index 0 once the carried wait is satisfied.
+ */
+TEST_F(carry, own_waits_keep_their_index)
+{
+	struct drm_d3dq_wait_release rel = { .index = 0 };
+	struct drm_d3dq_sync w[1], s[1];
+	uint32_t flags = 0;
+	uint64_t seqno = 0;
+	struct t_cs cs;
+
+	t_cs_init(&cs);
+	t_cs_delay(&cs, 1500 * T_MS);
+	s[0] = t_tl(self->out2, 1);
+	ASSERT_EQ(0, t_submit(self->fd, self->q2, NULL, 0, s, 1, &cs));
+	w[0] = t_fs(self->f.handle, 1);
+	ASSERT_EQ(0, t_carry(self->fd, self->q1, w, 1));
+	w[0] = t_tl(self->out2, 1);
+	w[0].flags |= DRM_D3DQ_SYNC_RELEASABLE;
+	s[0] = t_tl(self->out1, 1);
+	ASSERT_EQ(0, t_submit_out(self->fd, self->q1, w, 1, s, 1, NULL, &flags,
+				  &seqno));
+	EXPECT_EQ(DRM_D3DQ_SUBMIT_HELD, flags);
+	rel.queue_id = self->q1;
+	rel.seqno = seqno;
+	/* Index 1 is the carried fence wait: not releasable. */
+	rel.index = 1;
+	EXPECT_EQ(-EINVAL, t_ioctl(self->fd, DRM_IOCTL_D3DQ_WAIT_RELEASE,
+				   &rel));
+	rel.index = 0;
+	EXPECT_EQ(0, t_ioctl(self->fd, DRM_IOCTL_D3DQ_WAIT_RELEASE, &rel));
+	ASSERT_EQ(0, t_fence_signal(self->fd, self->f.handle, 1));
+	ASSERT_EQ(0, t_wait(self->fd, self->out1, 1, 10 * T_SEC));
+	/* Released, not waited for (else this machine is too slow). */
+	if (t_fence_status(self->fd, self->out2, 1) == 0)
+		EXPECT_EQ(1, t_fence_status(self->fd, self->out1, 1));
+	ASSERT_EQ(0, t_wait(self->fd, self->out2, 1, 10 * T_SEC));
+}
+
 /* Behind held jobs: the job that takes them is held behind those too. */
 TEST_F(carry, behind_a_held_job)
 {
@@ -437,7 +478,9 @@ TEST_F(clim, carried_waits_fill_limits)
 	EXPECT_EQ(-ENOSPC, ret);
 	EXPECT_LT(7, n);
 	EXPECT_LT(n, 1000);
-	EXPECT_EQ(-ENOSPC, t_submit(self->fd, q3, NULL, 0, NULL, 0, NULL));
+	/* A queue without any, a job of the same size: at once. */
+	EXPECT_EQ(-ENOSPC, t_submit_hold(self->fd, q3, w, 1, NULL, 0, NULL,
+					 NULL, NULL));
 	EXPECT_EQ(1 + n, t_held(self->fd));
 
 	/* Released: q1's job runs; the others' waits stay carried. */

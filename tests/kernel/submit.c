@@ -89,8 +89,8 @@ TEST_F(sub, header_errors)
 } while (0)
 
 	BASE();
-	/* An unknown flag (HOLD is one since 1.5, CARRY since 1.8). */
-	s.flags = DRM_D3DQ_SUBMIT_CARRY << 1;
+	/* An unknown flag (HOLD is one since 1.5, CARRY and TAIL since 1.8). */
+	s.flags = DRM_D3DQ_SUBMIT_TAIL << 1;
 	EXPECT_EQ(-EINVAL, t_submit_raw(self->fd, &s));
 	BASE();
 	s.pad = 1;

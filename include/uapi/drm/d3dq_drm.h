@@ -215,7 +215,7 @@ enum drm_d3dq_param {
  * %DRM_D3DQ_FEATURE_FENCE_HOLD, version 1.6
  * %DRM_D3DQ_FEATURE_REMOVE_ON_LOSS, version 1.7
  * %DRM_D3DQ_FEATURE_FENCE_SYNC_FILE, version 1.8
- * %DRM_D3DQ_FEATURE_SUBMIT_CARRY.
+ * %DRM_D3DQ_FEATURE_SUBMIT_CARRY and %DRM_D3DQ_FEATURE_SUBMIT_TAIL.
  */
 /** DRM_D3DQ_FEATURE_TIMELINE - timeline syncobjs in waits and signals. */
 #define DRM_D3DQ_FEATURE_TIMELINE	(1ull << 0)
@@ -278,6 +278,11 @@ enum drm_d3dq_param {
  * waits"). Since 1.8.
  */
 #define DRM_D3DQ_FEATURE_SUBMIT_CARRY	(1ull << 12)
+/**
+ * DRM_D3DQ_FEATURE_SUBMIT_TAIL - %DRM_D3DQ_SUBMIT_TAIL (see "Signals on
+ * the last job"). Since 1.8.
+ */
+#define DRM_D3DQ_FEATURE_SUBMIT_TAIL	(1ull << 13)
 
 /**
  * struct drm_d3dq_get_param - Argument of %DRM_IOCTL_D3DQ_GET_PARAM.
@@ -590,6 +595,13 @@ struct drm_d3dq_queue_get_state {
 #define DRM_D3DQ_SUBMIT_CARRY		(1u << 1)
 
 /**
+ * DRM_D3DQ_SUBMIT_TAIL - &drm_d3dq_submit.flags: signals only, which the
+ * queue's last job may take instead of a job of their own (see "Signals
+ * on the last job"). Since 1.8.
+ */
+#define DRM_D3DQ_SUBMIT_TAIL		(1u << 2)
+
+/**
  * DRM_D3DQ_SUBMIT_HELD - &drm_d3dq_submit.out_flags: the job is held, not
  * armed yet: nothing of it is published (see "Held jobs"). Since 1.5.
  */
@@ -752,6 +764,35 @@ struct drm_d3dq_queue_get_state {
  */
 
 /**
+ * DOC: Signals on the last job
+ *
+ * From 1.8 (%DRM_D3DQ_FEATURE_SUBMIT_TAIL) a submit with
+ * %DRM_D3DQ_SUBMIT_TAIL has signals only (no commands, no waits, at most
+ * 16 signals: else -EINVAL). It is D3D12's queue Signal: its signals take
+ * effect when every earlier job of the queue has completed, which the
+ * kernel does without a job when it can:
+ *
+ * - The queue's jobs have all completed without error (or it never had
+ *   one): the signals take effect in the call; the submit returns
+ *   %DRM_D3DQ_SUBMIT_DONE, and its syncobj points get the last job's
+ *   fence (or an already signalled fence).
+ * - The queue's last job is armed and has not ended: the signals become
+ *   that job's, taking effect at its completion after its own (a fence
+ *   signal is pending from this call, as a job's is once armed: fence
+ *   waits of this file may depend on it), and are dropped if it fails;
+ *   the syncobj points get that job's fence.
+ * - Otherwise (held jobs or carried waits on the queue, a last job that
+ *   failed, or a job that has taken 8 such submits already, or the
+ *   file's job bytes full) the submit makes a job, exactly as without
+ *   the flag.
+ *
+ * The submit returns @seqno 0 when it made no job. Either way the rules
+ * of "Fence waits and signals" hold: the values are written after the
+ * memory writes of every earlier job, in completion order. Signals a
+ * job takes count against the file's job bytes with that job.
+ */
+
+/**
  * struct drm_d3dq_sync - A syncobj point or fence value to wait on or to
  * signal.
  */
@@ -781,7 +822,7 @@ struct drm_d3dq_submit {
 
 	/**
 	 * @flags: 0, or (uapi 1.5) %DRM_D3DQ_SUBMIT_HOLD, or (uapi 1.8)
-	 * %DRM_D3DQ_SUBMIT_CARRY.
+	 * %DRM_D3DQ_SUBMIT_CARRY or %DRM_D3DQ_SUBMIT_TAIL.
 	 */
 	__u32 flags;
 
@@ -811,7 +852,8 @@ struct drm_d3dq_submit {
 
 	/**
 	 * @seqno: Out (uapi 1.1): the job's number, unique in the open file
-	 * and never 0 (0 for %DRM_D3DQ_SUBMIT_CARRY, which makes no job);
+	 * and never 0 (0 when a %DRM_D3DQ_SUBMIT_CARRY or
+	 * %DRM_D3DQ_SUBMIT_TAIL submit made no job);
 	 * names the job for %DRM_D3DQ_WAIT_RELEASE. Must be zero on input.
 	 */
 	__u64 seqno;

@@ -410,6 +410,13 @@ int t_carry(int fd, uint32_t queue, const struct drm_d3dq_sync *waits,
 	return ret;
 }
 
+int t_tail(int fd, uint32_t queue, const struct drm_d3dq_sync *signals,
+	   uint32_t nsignals, uint32_t *out_flags, uint64_t *seqno)
+{
+	return submit_flags(fd, queue, DRM_D3DQ_SUBMIT_TAIL, NULL, 0, signals,
+			    nsignals, NULL, out_flags, seqno);
+}
+
 int t_submit(int fd, uint32_t queue, const struct drm_d3dq_sync *waits,
 	     uint32_t nwaits, const struct drm_d3dq_sync *signals,
 	     uint32_t nsignals, const struct t_cs *cs)

@@ -140,6 +140,10 @@ int t_submit_hold(int fd, uint32_t queue, const struct drm_d3dq_sync *waits,
 int t_carry(int fd, uint32_t queue, const struct drm_d3dq_sync *waits,
 	    uint32_t nwaits);
 
+/* Signals with %DRM_D3DQ_SUBMIT_TAIL: 0 or -errno, out fields if asked. */
+int t_tail(int fd, uint32_t queue, const struct drm_d3dq_sync *signals,
+	   uint32_t nsignals, uint32_t *out_flags, uint64_t *seqno);
+
 /* Submit with a fully caller-built argument; returns 0 or -errno. */
 int t_submit_raw(int fd, struct drm_d3dq_submit *args);
 

@@ -1,0 +1,290 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * d3dq signals on the last job (uapi 1.8, DRM_D3DQ_SUBMIT_TAIL): a submit
+ * of signals only that makes no job when it can. What is asserted: on a
+ * queue whose jobs have all completed the signals are set in the call
+ * (DONE, seqno 0); on a queue whose last job runs they are set when it
+ * completes, after its own signals and before its fence is seen
+ * signalled (R17), never before, and in order with the queue's later
+ * jobs (R4); they are pending from the call, so a held wait of the file
+ * on them is armed at once; a failed last job sets none of them; held
+ * jobs, carried waits and the per-job bound make a job instead (seqno
+ * non-zero); bad input; destroy with signals on a running job.
+ *
+ * Nothing here measures time: "running" is a DELAY job whose point is
+ * checked unsignalled where it matters.
+ *
+ * Copyright (C) 2026 The d3dq authors
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <stdint.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "kselftest_harness.h"
+#include "util/d3dq_test.h"
+
+FIXTURE(tail) {
+	int fd;
+	uint32_t q1, q2, run, out1, out2;
+	struct t_fence f, g;
+};
+
+FIXTURE_SETUP(tail)
+{
+	self->fd = t_open(0);
+	ASSERT_LE(0, self->fd);
+	/* The module of this tree has it: its absence is a failure. */
+	ASSERT_TRUE(t_param(self->fd, DRM_D3DQ_PARAM_FEATURES) &
+		    DRM_D3DQ_FEATURE_SUBMIT_TAIL);
+	self->q1 = t_queue(self->fd, 0, 0);
+	self->q2 = t_queue(self->fd, 0, 0);
+	ASSERT_NE(0, self->q1);
+	ASSERT_NE(0, self->q2);
+	self->run = t_syncobj(self->fd);
+	self->out1 = t_syncobj(self->fd);
+	self->out2 = t_syncobj(self->fd);
+	ASSERT_NE(0, self->run);
+	ASSERT_NE(0, self->out1);
+	ASSERT_NE(0, self->out2);
+	ASSERT_EQ(0, t_fence_new(self->fd, 0, 0, &self->f));
+	ASSERT_EQ(0, t_fence_new(self->fd, 0, 0, &self->g));
+}
+
+FIXTURE_TEARDOWN(tail)
+{
+	t_fence_unmap(&self->f);
+	t_fence_unmap(&self->g);
+	if (self->fd >= 0)
+		close(self->fd);
+	T_EXPECT_IDLE(10000);
+}
+
+/* A job of @ms of DELAY on @q signalling @so @point (and @fs if any). */
+static int job_delay(int fd, uint32_t q, uint64_t ms, uint32_t so,
+		     uint64_t point, const struct drm_d3dq_sync *fs)
+{
+	struct drm_d3dq_sync s[2] = { t_tl(so, point) };
+	struct t_cs cs;
+
+	if (fs)
+		s[1] = *fs;
+	t_cs_init(&cs);
+	t_cs_delay(&cs, ms * T_MS);
+	return t_submit(fd, q, NULL, 0, s, fs ? 2 : 1, &cs);
+}
+
+/* Every job of the queue completed: set in the call, no job. */
+TEST_F(tail, idle_queue_sets_in_the_call)
+{
+	struct drm_d3dq_sync s[2] = { t_fs(self->f.handle, 5),
+				      t_tl(self->out1, 1) };
+	uint32_t flags = 0;
+	uint64_t seqno = 1;
+
+	/* A queue that never ran a job. */
+	ASSERT_EQ(0, t_tail(self->fd, self->q1, s, 2, &flags, &seqno));
+	EXPECT_EQ(DRM_D3DQ_SUBMIT_DONE, flags);
+	EXPECT_EQ(0, seqno);
+	EXPECT_EQ(5, t_value_load(self->f.v));
+	EXPECT_EQ(1, t_fence_status(self->fd, self->out1, 1));
+
+	/* After a job, completed; a rewind, as any signal. */
+	ASSERT_EQ(0, t_submit(self->fd, self->q1, NULL, 0, NULL, 0, NULL));
+	ASSERT_EQ(0, t_fence_wait1(self->fd, self->f.handle, 5,
+				   t_deadline(10 * T_SEC)));
+	s[0] = t_fs(self->f.handle, 2);
+	s[1] = t_tl(self->out1, 2);
+	ASSERT_EQ(0, t_tail(self->fd, self->q1, s, 2, &flags, &seqno));
+	/* DONE if that job was done; else it took them. */
+	ASSERT_EQ(0, t_wait(self->fd, self->out1, 2, 10 * T_SEC));
+	EXPECT_EQ(0, seqno);
+	EXPECT_EQ(2, t_value_load(self->f.v));
+}
+
+/*
+ * The last job runs: its point is attached at once, the value is not
+ * there while the job runs, and is there when its point is seen
+ * signalled (R17), after the job's own signal of the same fence.
+ */
+TEST_F(tail, running_job_takes_them)
+{
+	struct drm_d3dq_sync own = t_fs(self->f.handle, 1);
+	struct drm_d3dq_sync s[2] = { t_fs(self->f.handle, 3),
+				      t_tl(self->out1, 1) };
+	uint32_t flags = 1;
+	uint64_t seqno = 1;
+
+	ASSERT_EQ(0, job_delay(self->fd, self->q1, 300, self->run, 1, &own));
+	ASSERT_EQ(0, t_tail(self->fd, self->q1, s, 2, &flags, &seqno));
+	EXPECT_EQ(0, seqno);
+	EXPECT_EQ(0, flags);
+	EXPECT_EQ(1, t_submitted(self->fd, self->out1));
+	if (t_fence_status(self->fd, self->run, 1) == 0)
+		EXPECT_EQ(0, t_value_load(self->f.v));
+	ASSERT_EQ(0, t_wait(self->fd, self->out1, 1, 10 * T_SEC));
+	EXPECT_EQ(3, t_value_load(self->f.v));
+
+	/* A job after them sets its value last (R4). */
+	own = t_fs(self->f.handle, 7);
+	ASSERT_EQ(0, job_delay(self->fd, self->q1, 100, self->run, 2, NULL));
+	s[0] = t_fs(self->f.handle, 6);
+	s[1] = t_tl(self->out1, 2);
+	ASSERT_EQ(0, t_tail(self->fd, self->q1, s, 2, NULL, NULL));
+	ASSERT_EQ(0, t_submit(self->fd, self->q1, NULL, 0, &own, 1, NULL));
+	ASSERT_EQ(0, t_fence_wait1(self->fd, self->f.handle, 7,
+				   t_deadline(10 * T_SEC)));
+	EXPECT_EQ(1, t_fence_status(self->fd, self->out1, 2));
+	usleep(10000);
+	EXPECT_EQ(7, t_value_load(self->f.v));
+}
+
+/*
+ * Pending from the call: a held wait of this file on the value is armed
+ * at once (bound to the running job), before the value is there, and
+ * its job runs after it.
+ */
+TEST_F(tail, pending_from_the_call)
+{
+	struct drm_d3dq_sync w[1] = { t_fs(self->g.handle, 4) };
+	struct drm_d3dq_sync s[1] = { t_tl(self->out2, 1) };
+	uint32_t flags = 0;
+
+	ASSERT_EQ(0, t_submit_hold(self->fd, self->q2, w, 1, s, 1, NULL,
+				   &flags, NULL));
+	EXPECT_EQ(DRM_D3DQ_SUBMIT_HELD, flags);
+	ASSERT_EQ(0, job_delay(self->fd, self->q1, 300, self->run, 1, NULL));
+	s[0] = t_fs(self->g.handle, 4);
+	ASSERT_EQ(0, t_tail(self->fd, self->q1, s, 1, &flags, NULL));
+	/* Armed on the pending signal, not on the value. */
+	ASSERT_EQ(0, t_wait(self->fd, self->out2, 1, 10 * T_SEC));
+	EXPECT_EQ(1, t_fence_status(self->fd, self->run, 1));
+	EXPECT_EQ(4, t_value_load(self->g.v));
+	EXPECT_EQ(0, t_held(self->fd));
+}
+
+/* A last job that fails (a timeout) sets none of them. */
+TEST_F(tail, failed_job_sets_nothing)
+{
+	struct drm_d3dq_sync s[2] = { t_fs(self->f.handle, 9),
+				      t_tl(self->out1, 1) };
+	uint64_t seqno = 1;
+
+	ASSERT_EQ(0, job_delay(self->fd, self->q1, 3000, self->run, 1, NULL));
+	ASSERT_EQ(0, t_tail(self->fd, self->q1, s, 2, NULL, &seqno));
+	EXPECT_EQ(0, seqno);
+	ASSERT_EQ(0, t_wait(self->fd, self->out1, 1, 20 * T_SEC));
+	EXPECT_EQ(-ETIMEDOUT, t_fence_status(self->fd, self->out1, 1));
+	EXPECT_EQ(0, t_value_load(self->f.v));
+	/* The queue is lost: refused as a job would be. */
+	EXPECT_EQ(-ECANCELED, t_tail(self->fd, self->q1, s, 1, NULL, NULL));
+}
+
+/*
+ * Behind a held job or carried waits, and past the bound on one job,
+ * the signals make a job (a seqno), in order with the others.
+ */
+TEST_F(tail, makes_a_job_when_it_must)
+{
+	struct drm_d3dq_sync w[1] = { t_fs(self->g.handle, 1) };
+	struct drm_d3dq_sync s[2];
+	uint32_t flags = 0;
+	uint64_t seqno = 0;
+	int i;
+
+	/* Held. */
+	ASSERT_EQ(0, t_submit_hold(self->fd, self->q1, w, 1, NULL, 0, NULL,
+				   &flags, NULL));
+	s[0] = t_fs(self->f.handle, 1);
+	ASSERT_EQ(0, t_tail(self->fd, self->q1, s, 1, &flags, &seqno));
+	EXPECT_NE(0, seqno);
+	EXPECT_EQ(DRM_D3DQ_SUBMIT_HELD, flags);
+	/* Carried. */
+	w[0] = t_fs(self->g.handle, 2);
+	ASSERT_EQ(0, t_carry(self->fd, self->q2, w, 1));
+	s[0] = t_fs(self->f.handle, 2);
+	ASSERT_EQ(0, t_tail(self->fd, self->q2, s, 1, &flags, &seqno));
+	EXPECT_NE(0, seqno);
+	EXPECT_EQ(DRM_D3DQ_SUBMIT_HELD, flags);
+	EXPECT_EQ(0, t_value_load(self->f.v));
+	ASSERT_EQ(0, t_fence_signal(self->fd, self->g.handle, 1));
+	ASSERT_EQ(0, t_fence_wait1(self->fd, self->f.handle, 1,
+				   t_deadline(10 * T_SEC)));
+	ASSERT_EQ(0, t_fence_signal(self->fd, self->g.handle, 2));
+	ASSERT_EQ(0, t_fence_wait1(self->fd, self->f.handle, 2,
+				   t_deadline(10 * T_SEC)));
+
+	/* Eight on one running job, the ninth a job; set in order. */
+	ASSERT_EQ(0, job_delay(self->fd, self->q1, 300, self->run, 1, NULL));
+	for (i = 0; i < 9; i++) {
+		s[0] = t_fs(self->f.handle, 10 + i);
+		s[1] = t_tl(self->out1, 1 + i);
+		ASSERT_EQ(0, t_tail(self->fd, self->q1, s, 2, NULL, &seqno));
+		EXPECT_EQ(i < 8, seqno == 0);
+	}
+	ASSERT_EQ(0, t_wait(self->fd, self->out1, 9, 10 * T_SEC));
+	EXPECT_EQ(18, t_value_load(self->f.v));
+}
+
+/* Bad input: every error from the call. */
+TEST_F(tail, bad_input)
+{
+	struct drm_d3dq_sync s[17], w[1] = { t_fs(self->f.handle, 0) };
+	struct drm_d3dq_submit a = {
+		.queue_id = self->q1,
+		.flags = DRM_D3DQ_SUBMIT_TAIL,
+		.waits = DRM_D3DQ_OBJ_ARRAY(1, w),
+		.signals = DRM_D3DQ_OBJ_ARRAY(1, s),
+	};
+	struct t_cs cs;
+	int i;
+
+	for (i = 0; i < 17; i++)
+		s[i] = t_fs(self->f.handle, i);
+	/* Waits, commands, CARRY too, more than 16 signals. */
+	EXPECT_EQ(-EINVAL, t_submit_raw(self->fd, &a));
+	a.waits.count = 0;
+	t_cs_init(&cs);
+	t_cs_delay(&cs, 1);
+	a.cmds = (uintptr_t)cs.buf;
+	a.cmd_bytes = cs.len;
+	EXPECT_EQ(-EINVAL, t_submit_raw(self->fd, &a));
+	a.cmds = 0;
+	a.cmd_bytes = 0;
+	a.flags |= DRM_D3DQ_SUBMIT_CARRY;
+	EXPECT_EQ(-EINVAL, t_submit_raw(self->fd, &a));
+	EXPECT_EQ(-EINVAL, t_tail(self->fd, self->q1, s, 17, NULL, NULL));
+	/* Unknown queue, fence, syncobj; a timeline point 0. */
+	EXPECT_EQ(-ENOENT, t_tail(self->fd, 999, s, 1, NULL, NULL));
+	s[0] = t_fs(self->f.handle + 100, 1);
+	EXPECT_EQ(-ENOENT, t_tail(self->fd, self->q1, s, 1, NULL, NULL));
+	s[0] = t_tl(self->out1 + 100, 1);
+	EXPECT_EQ(-ENOENT, t_tail(self->fd, self->q1, s, 1, NULL, NULL));
+	s[0] = t_tl(self->out1, 0);
+	EXPECT_EQ(-EINVAL, t_tail(self->fd, self->q1, s, 1, NULL, NULL));
+	EXPECT_EQ(0, t_value_load(self->f.v));
+	/* No signals at all: nothing to do, done. */
+	EXPECT_EQ(0, t_tail(self->fd, self->q1, NULL, 0, NULL, NULL));
+}
+
+/*
+ * Destroying the queue while its last job holds tail signals cancels
+ * the job: they are never set, nothing leaks (the teardown checks).
+ */
+TEST_F(tail, destroy_with_signals_on_a_job)
+{
+	struct drm_d3dq_sync s[2] = { t_fs(self->f.handle, 4),
+				      t_tl(self->out1, 1) };
+
+	ASSERT_EQ(0, job_delay(self->fd, self->q1, 1000, self->run, 1, NULL));
+	ASSERT_EQ(0, t_tail(self->fd, self->q1, s, 2, NULL, NULL));
+	ASSERT_EQ(0, t_queue_destroy(self->fd, self->q1));
+	self->q1 = 0;
+	ASSERT_EQ(0, t_wait(self->fd, self->out1, 1, 10 * T_SEC));
+	EXPECT_GT(0, t_fence_status(self->fd, self->out1, 1));
+	EXPECT_EQ(0, t_value_load(self->f.v));
+	EXPECT_TRUE(t_jobs_gone(1));
+}
+
+TEST_HARNESS_MAIN
