@@ -349,14 +349,17 @@ void d3dq_job_free(struct d3dq_job *job)
 		/* Unlisted before its release fence goes. */
 		d3dq_fence_qwait_free(job->waits[i].cond);
 		/*
-		 * A held wait never bound (the job was never armed): signal
-		 * its fence, so that a join fence of the job's waits, or of
-		 * carried ones, drops what it holds.
+		 * Nothing but this job waits for the release fence: signal
+		 * it (a no-op for a job that ran), so that a join fence over
+		 * the job's waits, or over carried ones, drops what it holds
+		 * when the job is freed unarmed: its put below takes its
+		 * callback off the fence it was bound to, which would never
+		 * signal it then.
 		 */
-		if (rf && !READ_ONCE(rf->waited))
+		if (rf) {
 			d3dq_release_fence_signal(rf, false);
-		if (rf)
 			d3dq_release_fence_put(rf);
+		}
 		dma_fence_put(job->waits[i].fence);
 		/* Up to max_syncs fences; every caller may sleep. */
 		cond_resched();

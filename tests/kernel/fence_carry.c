@@ -296,6 +296,36 @@ TEST_F(carry, behind_a_held_job)
 	EXPECT_EQ(6, self->map[0]);
 }
 
+/*
+ * A job that took two carried waits, one bound to a running job's
+ * signal and one held, is freed unarmed (its queue destroyed) while that
+ * job runs: nothing it held is kept (the teardown counts the hardware
+ * fences: the join fence of the carried waits held the running job's).
+ */
+TEST_F(carry, dropped_while_bound)
+{
+	struct drm_d3dq_sync w[2], s[2];
+	uint32_t flags = 0;
+	struct t_cs cs;
+
+	t_cs_init(&cs);
+	t_cs_delay(&cs, 500 * T_MS);
+	s[0] = t_fs(self->f.handle, 3);
+	s[1] = t_tl(self->out2, 1);
+	ASSERT_EQ(0, t_submit(self->fd, self->q2, NULL, 0, s, 2, &cs));
+	w[0] = t_fs(self->f.handle, 3);
+	w[1] = t_fs(self->g.handle, 5);
+	ASSERT_EQ(0, t_carry(self->fd, self->q1, w, 2));
+	ASSERT_EQ(0, job_write(self->fd, self->q1, self->bo, 0, 1, self->out1,
+			       &flags));
+	EXPECT_EQ(DRM_D3DQ_SUBMIT_HELD, flags);
+	ASSERT_EQ(0, t_queue_destroy(self->fd, self->q1));
+	self->q1 = 0;
+	ASSERT_EQ(0, t_wait(self->fd, self->out2, 1, 10 * T_SEC));
+	EXPECT_EQ(3, t_value_load(self->f.v));
+	EXPECT_EQ(0, self->map[0]);
+}
+
 /* Bad input: every error from the carrying call; nothing carried. */
 TEST_F(carry, bad_input)
 {
