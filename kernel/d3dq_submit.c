@@ -1288,6 +1288,11 @@ static int d3dq_submit_hold(struct d3dq_job *job, struct d3dq_signal **signals,
  * pending from now, and the job sets them when it ends, after its own.
  * If it ended meanwhile, they are set here as it would have. Whether the
  * job took @tail (else the caller frees it).
+ *
+ * The signals are armed under the queue's lock, where the job cannot end:
+ * a wait bound to an armed signal depends on the job's fence, so a signal
+ * armed after the job ended could release that wait before its value is
+ * written, and work after the wait would run ahead of the value (R17).
  */
 static bool d3dq_tail_attach(struct d3dq_queue *queue, struct d3dq_job *last,
 			     struct d3dq_tail *tail)
@@ -1296,12 +1301,12 @@ static bool d3dq_tail_attach(struct d3dq_queue *queue, struct d3dq_job *last,
 	int err;
 	u32 i;
 
-	for (i = 0; i < tail->nfsignals; i++)
-		d3dq_fence_qsignal_arm(&tail->fsignals[i], queue->last);
-
 	spin_lock(&queue->lock);
 	taken = queue->tail_job == last && !last->ended;
 	if (taken) {
+		for (i = 0; i < tail->nfsignals; i++)
+			d3dq_fence_qsignal_arm(&tail->fsignals[i],
+					       queue->last);
 		list_add_tail(&tail->link, &last->tails);
 		last->ntails++;
 		last->bytes += tail->bytes;
@@ -1382,11 +1387,12 @@ static int d3dq_submit_tail(struct drm_file *file, struct d3dq_queue *queue,
 	spin_unlock(&queue->lock);
 	if (!last || !d3dq_file_charge_bytes(dfile, tail->bytes))
 		goto unlock;
-	d3dq_signals_publish(signals, args->signals.count, queue->last);
 	if (d3dq_tail_attach(queue, last, tail))
 		tail = NULL;
 	else
 		d3dq_file_uncharge_bytes(dfile, tail->bytes);
+	/* After the values, should the job have ended meanwhile (R17). */
+	d3dq_signals_publish(signals, args->signals.count, queue->last);
 	ret = 0;
 unlock:
 	mutex_unlock(&queue->submit_lock);

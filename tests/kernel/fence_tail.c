@@ -9,7 +9,9 @@
  * jobs (R4); they are pending from the call, so a held wait of the file
  * on them is armed at once; a failed last job sets none of them; held
  * jobs, carried waits and the per-job bound make a job instead (seqno
- * non-zero); bad input; destroy with signals on a running job.
+ * non-zero); a job that ends during the call never lets work behind a
+ * released wait run ahead of the value; bad input; destroy with signals
+ * on a running job.
  *
  * Nothing here measures time: "running" is a DELAY job whose point is
  * checked unsignalled where it matters.
@@ -225,6 +227,53 @@ TEST_F(tail, makes_a_job_when_it_must)
 	}
 	ASSERT_EQ(0, t_wait(self->fd, self->out1, 9, 10 * T_SEC));
 	EXPECT_EQ(18, t_value_load(self->f.v));
+}
+
+/*
+ * The last job ends while the call gives it the signals: a held wait of
+ * the file on the value, released through the signal, must not run
+ * before the value is written (R17), whether the job took the signals
+ * or the call set them itself, and the call's points are not seen
+ * signalled before the value either. The job's length varies around
+ * the time the call takes, so that both sides of the race are reached;
+ * each round checks that the waiting job's value, written after, is
+ * the one that stays. 3000 rounds find 1 to 7 such values without the
+ * fix (the value written outside the queue's lock).
+ */
+TEST_F_TIMEOUT(tail, ending_job_races_the_call, 120)
+{
+	struct drm_d3dq_sync w[1], s[2];
+	unsigned int i, rounds, late = 0;
+	uint64_t v, end = t_now() + 20 * T_SEC;
+	struct t_cs cs;
+
+	/* 3000 rounds, fewer on a slow (debug) kernel: at most 20 s. */
+	for (i = 1; i <= 3000 && t_now() < end; i++) {
+		w[0] = t_fs(self->g.handle, 2 * i);
+		s[0] = t_fs(self->g.handle, 2 * i + 1);
+		s[1] = t_tl(self->out2, i);
+		ASSERT_EQ(0, t_submit_hold(self->fd, self->q2, w, 1, s, 2,
+					   NULL, NULL, NULL));
+		t_cs_init(&cs);
+		t_cs_delay(&cs, (i * 7919u) % 60 * T_US);
+		s[0] = t_tl(self->run, i);
+		ASSERT_EQ(0, t_submit(self->fd, self->q1, NULL, 0, s, 1, &cs));
+		s[0] = t_fs(self->g.handle, 2 * i);
+		s[1] = t_tl(self->out1, i);
+		ASSERT_EQ(0, t_tail(self->fd, self->q1, s, 2, NULL, NULL));
+		/* The call's own point: seen signalled after the value. */
+		ASSERT_EQ(0, t_wait(self->fd, self->out1, i, 10 * T_SEC));
+		v = t_value_load(self->g.v);
+		late += v < 2 * i;
+		ASSERT_EQ(0, t_wait(self->fd, self->out2, i, 10 * T_SEC));
+		v = t_value_load(self->g.v);
+		late += v != 2 * i + 1;
+		ASSERT_LE(2 * i, v);
+	}
+	rounds = i - 1;
+	TH_LOG("%u rounds, %u values written after a point or a wait they"
+	       " released", rounds, late);
+	EXPECT_EQ(0, late);
 }
 
 /* Bad input: every error from the call. */

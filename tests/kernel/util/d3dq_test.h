@@ -17,6 +17,7 @@
 
 #include "d3dq_drm.h"
 
+#define T_US	1000ull
 #define T_MS	1000000ull
 #define T_SEC	1000000000ull
 
