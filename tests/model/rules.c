@@ -452,6 +452,8 @@ int main(int argc, char **argv)
 	uint64_t states = 0, max_states = 0, reported = 0;
 	double t0, trun = 0, tcheck = 0, t;
 	static struct m_prog failing[MAX_INVESTIGATE];
+	/* Repeated at the end: CI logs may keep only the last lines. */
+	static char failing_why[MAX_INVESTIGATE][160];
 	struct m_genopts go;
 	struct runner *r;
 	uint64_t i;
@@ -594,6 +596,11 @@ int main(int argc, char **argv)
 			if (reported < MAX_INVESTIGATE) {
 				/* reported now, investigated after the budget */
 				report(&p, &oc, "FAILED");
+				snprintf(failing_why[reported],
+					 sizeof(failing_why[reported]), "%.150s",
+					 oc.res.verdict == M_FAIL ?
+					 why_short(oc.res.why) :
+					 oc.log.hang ? "HANG" : "LOST or setup");
 				failing[reported++] = p;
 			} else if (fails <= 40) {
 				printf("# another failure: program seed %#" PRIx64 ": %s%s%s\n",
@@ -617,6 +624,9 @@ int main(int argc, char **argv)
 	       max_states, shaped, lazies);
 	for (i = 0; i < 16 && tallies[i].n; i++)
 		printf("# failures: %" PRIu64 " x %s\n", tallies[i].n, tallies[i].rules);
+	for (i = 0; i < reported; i++)
+		printf("# failed: program seed %#" PRIx64 ": %s\n",
+		       failing[i].seed, failing_why[i]);
 	printf("%sok 1 %" PRIu64 " programs are consistent with the model (%" PRIu64 " failed, %" PRIu64 " could not be set up, %" PRIu64 " void)\n",
 	       mfails || setup ? "not " : "", k - voided, mfails, setup, voided);
 	printf("%sok 2 every certain wait returned (%" PRIu64 " hung)\n",
