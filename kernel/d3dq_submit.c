@@ -947,7 +947,7 @@ static bool d3dq_queue_arm_ready_locked(struct d3dq_queue *queue,
 	return true;
 }
 
-/* Free the jobs d3dq_queue_arm_ready_locked() ran. */
+/* Free jobs taken off their queue's lists (submit lock dropped). */
 static void d3dq_jobs_free(struct list_head *ran)
 {
 	struct d3dq_job *job, *tmp;
@@ -1027,6 +1027,46 @@ static void d3dq_carry_take_locked(struct d3dq_queue *queue,
 	spin_unlock(&queue->lock);
 }
 
+/*
+ * Whether the waits of a carrying submit @c are all satisfied: their
+ * fence signalled and none of them failed (an error must still reach
+ * the job that takes them, as d3dq_job_dependency_failed() finds it).
+ */
+static bool d3dq_carry_satisfied(struct d3dq_job *c)
+{
+	return (!c->carry_dep || dma_fence_is_signaled(c->carry_dep)) &&
+	       !d3dq_job_dependency_failed(c);
+}
+
+/*
+ * Move the queue's carried waits that are all satisfied onto @list, to
+ * be freed once the submit lock is dropped: a queue that only ever
+ * waits has no job to take them. Whether there were any.
+ */
+static bool d3dq_carry_prune_locked(struct d3dq_queue *queue,
+				    struct list_head *list)
+{
+	struct d3dq_file *dfile = queue->dfile;
+	struct d3dq_job *c, *tmp;
+	u32 n = 0;
+
+	lockdep_assert_held(&queue->submit_lock);
+
+	/* Changed under the submit lock only: walked without queue->lock. */
+	list_for_each_entry_safe(c, tmp, &queue->carried, link) {
+		if (!d3dq_carry_satisfied(c))
+			continue;
+		spin_lock(&queue->lock);
+		list_move_tail(&c->link, list);
+		spin_unlock(&queue->lock);
+		n++;
+	}
+	queue->ncarried -= n;
+	atomic_sub(n, &dfile->jobs_held);
+	atomic_sub(n, &dfile->user->jobs_held);
+	return n;
+}
+
 /**
  * d3dq_queue_drop_held - Free a queue's held jobs and carried waits.
  * @queue: the queue, lost or destroyed (or its device removed); the
@@ -1075,6 +1115,7 @@ static int d3dq_queue_reserve(struct d3dq_queue *queue, struct d3dq_job *job,
 	struct d3dq_file *dfile = queue->dfile;
 	struct d3dq_user *user = dfile->user;
 	enum d3dq_charge charge = D3DQ_FILE_FULL;
+	LIST_HEAD(pruned);
 	bool full;
 	int ret;
 
@@ -1095,6 +1136,12 @@ static int d3dq_queue_reserve(struct d3dq_queue *queue, struct d3dq_job *job,
 				job->charged = true;
 				return 0;
 			}
+		}
+		/* Satisfied carried waits make room for a carrying submit. */
+		if (carry && d3dq_carry_prune_locked(queue, &pruned)) {
+			mutex_unlock(&queue->submit_lock);
+			d3dq_jobs_free(&pruned);
+			continue;
 		}
 		ret = 0;
 		if (full ? queue->nheld + (carry ? queue->ncarried : 0) :
@@ -1228,14 +1275,18 @@ static void d3dq_carry_commit(struct d3dq_job *job, struct d3dq_carry *carry)
 
 /*
  * Carry @job's waits on its queue (submit lock held), counted as a held
- * job until the queue's next job takes them (see "Carried waits").
+ * job until the queue's next job takes them (see "Carried waits"). The
+ * carried waits satisfied meanwhile go onto @pruned, for the caller to
+ * free once the lock is dropped.
  */
-static void d3dq_submit_carry(struct d3dq_job *job)
+static void d3dq_submit_carry(struct d3dq_job *job, struct list_head *pruned)
 {
 	struct d3dq_queue *queue = job->queue;
 	struct d3dq_file *dfile = queue->dfile;
 
 	lockdep_assert_held(&queue->submit_lock);
+
+	d3dq_carry_prune_locked(queue, pruned);
 
 	spin_lock(&queue->lock);
 	list_add_tail(&job->link, &queue->carried);
@@ -1414,6 +1465,7 @@ int d3dq_ioctl_submit(struct drm_device *drm, void *data,
 	struct d3dq_signal *signals = NULL;
 	struct d3dq_carry taken;
 	struct d3dq_bo_set bos;
+	LIST_HEAD(pruned);
 	struct d3dq_queue *queue;
 	struct dma_fence *fence;
 	struct d3dq_job *job;
@@ -1468,6 +1520,12 @@ int d3dq_ioctl_submit(struct drm_device *drm, void *data,
 	if (ret)
 		goto err_job;
 
+	/* Every wait satisfied already: nothing to carry (R7 holds). */
+	if (carry && d3dq_carry_satisfied(job)) {
+		d3dq_job_free(job);
+		return 0;
+	}
+
 	ret = d3dq_get_signals(file, &args->signals, &signals, &job->fsignals,
 			       &job->nfsignals);
 	if (ret)
@@ -1483,8 +1541,9 @@ int d3dq_ioctl_submit(struct drm_device *drm, void *data,
 		goto err_bos;
 
 	if (carry) {
-		d3dq_submit_carry(job);
+		d3dq_submit_carry(job, &pruned);
 		mutex_unlock(&queue->submit_lock);
+		d3dq_jobs_free(&pruned);
 		d3dq_bo_set_free(&bos);
 		return 0;
 	}

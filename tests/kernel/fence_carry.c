@@ -10,7 +10,10 @@
  * makes the job depend on that signal's job; several carrying submits and
  * syncobj points all go to the next job; a failed submit leaves them
  * carried; bad input; the limits count them and fail at once (-ENOSPC);
- * destroy, loss, close, REMOVE and unplug free them.
+ * a carrying submit whose waits are satisfied carries nothing, and
+ * satisfied carried waits make room for the next one (a queue that only
+ * waits), failed ones do not; destroy, loss, close, REMOVE and unplug
+ * free them.
  *
  * Nothing here measures time.
  *
@@ -77,6 +80,18 @@ static int job_write(int fd, uint32_t q, uint32_t bo, uint64_t off,
 	t_cs_init(&cs);
 	t_cs_write64(&cs, bo, off, value);
 	return t_submit_out(fd, q, NULL, 0, s, 1, &cs, flags, NULL);
+}
+
+/* A job of @ms of DELAY on @q signalling @so @point. */
+static int job_delay(int fd, uint32_t q, uint64_t ms, uint32_t so,
+		     uint64_t point)
+{
+	struct drm_d3dq_sync s[1] = { t_tl(so, point) };
+	struct t_cs cs;
+
+	t_cs_init(&cs);
+	t_cs_delay(&cs, ms * T_MS);
+	return t_submit(fd, q, NULL, 0, s, 1, &cs);
 }
 
 /*
@@ -147,10 +162,10 @@ TEST_F(carry, decided_at_the_call)
 	ASSERT_EQ(0, t_wait(self->fd, self->out2, 1, 10 * T_SEC));
 	EXPECT_EQ(2, self->map[1]);
 
-	/* Reached at the call: nothing to wait for. */
+	/* Reached at the call: nothing to wait for, nothing carried. */
 	w[0] = t_fs(self->g.handle, 10);
 	ASSERT_EQ(0, t_carry(self->fd, self->q2, w, 1));
-	EXPECT_EQ(1, t_held(self->fd));
+	EXPECT_EQ(0, t_held(self->fd));
 	ASSERT_EQ(0, t_submit_out(self->fd, self->q2, NULL, 0, NULL, 0, NULL,
 				  &flags, NULL));
 	EXPECT_EQ(0, flags & DRM_D3DQ_SUBMIT_HELD);
@@ -520,6 +535,74 @@ TEST_F(clim, carried_waits_fill_limits)
 	EXPECT_EQ(n, t_held(self->fd));
 	ASSERT_EQ(0, t_queue_destroy(self->fd, q2));
 	EXPECT_GT(n, t_held(self->fd));
+	t_fence_unmap(&f);
+}
+
+/*
+ * A queue that only waits (D3D12 programs Wait on a queue and may never
+ * execute on it again): its carried waits that are satisfied make room
+ * for the next carrying submit, which does not fail at the limit. A wait
+ * whose syncobj point failed stays carried: its error is for the job
+ * that takes it.
+ */
+TEST_F(clim, satisfied_carried_waits_make_room)
+{
+	struct drm_d3dq_sync w[1];
+	uint32_t q1, q2, so;
+	struct t_fence f;
+	int i;
+
+	q1 = t_queue(self->fd, 0, 0);
+	q2 = t_queue(self->fd, 0, 0);
+	so = t_syncobj(self->fd);
+	ASSERT_NE(0, q1);
+	ASSERT_NE(0, q2);
+	ASSERT_NE(0, so);
+	ASSERT_EQ(0, t_fence_new(self->fd, 0, 0, &f));
+
+	for (i = 0; i < 8; i++) {
+		w[0] = t_fs(f.handle, 1 + i);
+		ASSERT_EQ(0, t_carry(self->fd, q1, w, 1));
+	}
+	w[0] = t_fs(f.handle, 100);
+	EXPECT_EQ(-ENOSPC, t_carry(self->fd, q1, w, 1));
+	EXPECT_EQ(8, t_held(self->fd));
+	/*
+	 * Five of the eight satisfied: the next carrying submit frees
+	 * them, at the limit or not; room for five more.
+	 */
+	ASSERT_EQ(0, t_fence_signal(self->fd, f.handle, 5));
+	for (i = 0; i < 5; i++) {
+		w[0] = t_fs(f.handle, 100 + i);
+		ASSERT_EQ(0, t_carry(self->fd, q1, w, 1));
+		if (!i)
+			EXPECT_EQ(4, t_held(self->fd));
+	}
+	EXPECT_EQ(8, t_held(self->fd));
+	EXPECT_EQ(-ENOSPC, t_carry(self->fd, q1, w, 1));
+	/* Rewound: satisfied all the same (R6), still room. */
+	ASSERT_EQ(0, t_fence_signal(self->fd, f.handle, 200));
+	ASSERT_EQ(0, t_fence_signal(self->fd, f.handle, 0));
+	ASSERT_EQ(0, t_carry(self->fd, q1, w, 1));
+	EXPECT_EQ(1, t_held(self->fd));
+
+	/* A failed point (its job cancelled by a destroy) stays carried. */
+	ASSERT_EQ(0, t_queue_destroy(self->fd, q1));
+	EXPECT_EQ(0, t_held(self->fd));
+	q1 = t_queue(self->fd, 0, 0);
+	ASSERT_NE(0, q1);
+	ASSERT_EQ(0, job_delay(self->fd, q2, 2000, so, 1));
+	w[0] = t_tl(so, 1);
+	ASSERT_EQ(0, t_carry(self->fd, q1, w, 1));
+	ASSERT_EQ(0, t_queue_destroy(self->fd, q2));
+	ASSERT_EQ(0, t_wait(self->fd, so, 1, 10 * T_SEC));
+	EXPECT_GT(0, t_fence_status(self->fd, so, 1));
+	for (i = 0; i < 7; i++) {
+		w[0] = t_fs(f.handle, 300 + i);
+		ASSERT_EQ(0, t_carry(self->fd, q1, w, 1));
+	}
+	EXPECT_EQ(-ENOSPC, t_carry(self->fd, q1, w, 1));
+	EXPECT_EQ(8, t_held(self->fd));
 	t_fence_unmap(&f);
 }
 

@@ -2,7 +2,8 @@
 /*
  * R5: queue waits return at once and hold back every later operation of
  * the queue until satisfied, by the CPU or by another queue, with the
- * signal submitted after the wait (wait before signal) or before it.
+ * signal submitted after the wait (wait before signal) or before it; a
+ * queue that only ever waits does not fill up with satisfied waits.
  *
  * Copyright (C) 2026 The d3dq authors
  */
@@ -93,6 +94,30 @@ TEST_F(w, already_satisfied)
 	ASSERT_EQ(0, util_exec_write64(self->e.dev, self->e.a, self->e.buf, 0, 5));
 	ASSERT_EQ(0, util_queue_idle(self->e.dev, self->e.a));
 	EXPECT_EQ(5, util_read64(self->e.buf, 0));
+}
+
+/*
+ * A queue that only waits, each wait satisfied by the CPU after it was
+ * made, more times than a queue may hold jobs (max_pending_jobs, 1,024
+ * by default): the satisfied waits take no room, no call fails, and the
+ * queue still runs work after them.
+ */
+TEST_F(w, queue_that_only_waits)
+{
+	uint64_t v;
+
+	for (v = 1; v <= 3000; v++) {
+		ASSERT_EQ(0, d3dq_queue_wait(self->e.b, self->e.f, v));
+		ASSERT_EQ(0, d3dq_fence_signal(self->e.f, v));
+	}
+	ASSERT_EQ(0, d3dq_queue_wait(self->e.b, self->e.f, v));
+	ASSERT_EQ(0, util_exec_write64(self->e.dev, self->e.b, self->e.buf, 0, 7));
+	ASSERT_EQ(0, d3dq_queue_signal(self->e.b, self->e.done, 1));
+	util_sleep_ms(50);
+	EXPECT_EQ(0, util_read64(self->e.buf, 0));
+	ASSERT_EQ(0, d3dq_fence_signal(self->e.f, v));
+	ASSERT_EQ(0, d3dq_fence_wait(self->e.done, 1, 20000 * MS));
+	EXPECT_EQ(7, util_read64(self->e.buf, 0));
 }
 
 /* Two queues waiting on each other's later signals: no deadlock. */

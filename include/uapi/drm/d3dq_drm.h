@@ -745,6 +745,7 @@ struct drm_d3dq_queue_get_state {
  * Such a submit has no commands and no signals (@cmd_bytes and the
  * signal count 0, else -EINVAL), no %DRM_D3DQ_SYNC_RELEASABLE wait
  * (-EINVAL: nothing would name it), and returns @seqno and @out_flags 0.
+ * With no waits, or every wait satisfied in the call, it does nothing.
  *
  * Deciding at once is what makes this the same as a job: a fence wait's
  * condition is registered in this call, so the first value >= v written
@@ -758,7 +759,10 @@ struct drm_d3dq_queue_get_state {
  * %DRM_D3DQ_PARAM_MAX_PENDING_JOBS of the queue for carrying submits
  * (the job that takes them all always has their room): a limit they
  * fill fails at once with -ENOSPC, as for held jobs (see "Held jobs").
- * The job that takes them is charged for them until it is freed. Destroying the queue, its loss,
+ * Carried waits satisfied since their submit take no room: each carrying
+ * submit frees them first (not one whose syncobj point failed: its error
+ * is for the job that takes it). The job that takes them is charged for
+ * them until it is freed. Destroying the queue, its loss,
  * %DRM_D3DQ_REMOVE and unplug free them; a queue destroyed with carried
  * waits and no job after them simply never waited.
  */
