@@ -99,14 +99,14 @@ TEST_F(w, already_satisfied)
 /*
  * A queue that only waits, each wait satisfied by the CPU after it was
  * made, more times than a queue may hold jobs (max_pending_jobs, 1,024
- * by default): the satisfied waits take no room, no call fails, and the
+ * by default; 1,200 times, within 120 s on the debug kernel): the satisfied waits take no room, no call fails, and the
  * queue still runs work after them.
  */
-TEST_F(w, queue_that_only_waits)
+TEST_F_TIMEOUT(w, queue_that_only_waits, 120)
 {
 	uint64_t v;
 
-	for (v = 1; v <= 3000; v++) {
+	for (v = 1; v <= 1200; v++) {
 		ASSERT_EQ(0, d3dq_queue_wait(self->e.b, self->e.f, v));
 		ASSERT_EQ(0, d3dq_fence_signal(self->e.f, v));
 	}
