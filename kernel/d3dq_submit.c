@@ -1520,12 +1520,6 @@ int d3dq_ioctl_submit(struct drm_device *drm, void *data,
 	if (ret)
 		goto err_job;
 
-	/* Every wait satisfied already: nothing to carry (R7 holds). */
-	if (carry && d3dq_carry_satisfied(job)) {
-		d3dq_job_free(job);
-		return 0;
-	}
-
 	ret = d3dq_get_signals(file, &args->signals, &signals, &job->fsignals,
 			       &job->nfsignals);
 	if (ret)
@@ -1540,6 +1534,16 @@ int d3dq_ioctl_submit(struct drm_device *drm, void *data,
 	if (ret)
 		goto err_bos;
 
+	/*
+	 * Every wait satisfied already: nothing to carry (R7 holds); after
+	 * the reservation, so that a lost queue still fails the call.
+	 */
+	if (carry && d3dq_carry_satisfied(job)) {
+		mutex_unlock(&queue->submit_lock);
+		d3dq_bo_set_free(&bos);
+		d3dq_job_free(job);
+		return 0;
+	}
 	if (carry) {
 		d3dq_submit_carry(job, &pruned);
 		mutex_unlock(&queue->submit_lock);
