@@ -99,8 +99,9 @@ TEST_F(w, already_satisfied)
 /*
  * A queue that only waits, each wait satisfied by the CPU after it was
  * made, more times than a queue may hold jobs (max_pending_jobs, 1,024
- * by default; 1,200 times, within 120 s on the debug kernel): the satisfied waits take no room, no call fails, and the
- * queue still runs work after them.
+ * by default; 1,200 times, within 120 s on the debug kernel): the
+ * satisfied waits take no room, no call fails, and the queue still runs
+ * work after them.
  */
 TEST_F_TIMEOUT(w, queue_that_only_waits, 120)
 {
