@@ -89,6 +89,8 @@ struct fz {
 	struct sobj so[MAX_SYNCOBJS];
 	int nso;
 	uint32_t queues[MAX_QUEUES_TRACKED];
+	/* A SUBMIT to the queue was held: the arming work may push it. */
+	bool qheld[MAX_QUEUES_TRACKED];
 	int nq;
 	/*
 	 * Destroyed queues that may still have unfinished jobs: they keep
@@ -533,6 +535,7 @@ static void fz_queue_create(struct __test_metadata *_metadata, struct fz *f)
 		TH_LOG("QUEUE_CREATE: id %u with %d of %llu queues (type %u prio %u flags 0x%x err %d)", a.id,
 		       f->nq, (unsigned long long)f->max_queues, a.type, a.priority, a.flags, err);
 	}
+	f->qheld[f->nq] = false;
 	f->queues[f->nq++] = a.id;
 }
 
@@ -558,10 +561,12 @@ static void fz_queue_destroy(struct __test_metadata *_metadata, struct fz *f)
 	a.pad = reserved(f, &bad);
 	/*
 	 * A queue destroyed with no unfinished job is freed without help,
-	 * and QUEUE_CREATE waits for that: it does not count as held.
+	 * and QUEUE_CREATE waits for that: it does not count as held. A
+	 * held job is not in pending_jobs, and the arming work may push it
+	 * between the two calls: a queue that had one may count.
 	 */
 	st.id = a.id;
-	if (idx >= 0 && !f->shared &&
+	if (idx >= 0 && !f->shared && !f->qheld[idx] &&
 	    !ioctl(f->fd, DRM_IOCTL_D3DQ_QUEUE_GET_STATE, &st) &&
 	    !st.pending_jobs)
 		held = false;
@@ -572,6 +577,7 @@ static void fz_queue_destroy(struct __test_metadata *_metadata, struct fz *f)
 		f->held++;
 	remember(f->stale_q, &f->nstale_q, a.id);
 	f->queues[idx] = f->queues[--f->nq];
+	f->qheld[idx] = f->qheld[f->nq];
 }
 
 static void fz_queue_state(struct __test_metadata *_metadata, struct fz *f)
@@ -1060,6 +1066,8 @@ static void fz_submit(struct __test_metadata *_metadata, struct fz *f)
 			TH_LOG("SUBMIT without HOLD held a job first");
 		}
 		if (a.out_flags & DRM_D3DQ_SUBMIT_HELD) {
+			if (idx >= 0)
+				f->qheld[idx] = true;
 			f->held_seen = true;
 			f->jobs_held++;
 		}
