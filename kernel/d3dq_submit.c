@@ -947,13 +947,17 @@ static bool d3dq_queue_arm_ready_locked(struct d3dq_queue *queue,
 	return true;
 }
 
-/* Free jobs taken off their queue's lists (submit lock dropped). */
-static void d3dq_jobs_free(struct list_head *ran)
+/*
+ * Free jobs taken off their queue's lists (submit lock dropped); @list
+ * is left empty, ready to be used again.
+ */
+static void d3dq_jobs_free(struct list_head *list)
 {
 	struct d3dq_job *job, *tmp;
 
-	list_for_each_entry_safe(job, tmp, ran, link)
+	list_for_each_entry_safe(job, tmp, list, link)
 		d3dq_job_free(job);
+	INIT_LIST_HEAD(list);
 }
 
 /**
@@ -1041,9 +1045,9 @@ static bool d3dq_carry_satisfied(struct d3dq_job *c)
 /*
  * Move the queue's carried waits that are all satisfied onto @list, to
  * be freed once the submit lock is dropped: a queue that only ever
- * waits has no job to take them. Whether there were any.
+ * waits has no job to take them.
  */
-static bool d3dq_carry_prune_locked(struct d3dq_queue *queue,
+static void d3dq_carry_prune_locked(struct d3dq_queue *queue,
 				    struct list_head *list)
 {
 	struct d3dq_file *dfile = queue->dfile;
@@ -1064,7 +1068,6 @@ static bool d3dq_carry_prune_locked(struct d3dq_queue *queue,
 	queue->ncarried -= n;
 	atomic_sub(n, &dfile->jobs_held);
 	atomic_sub(n, &dfile->user->jobs_held);
-	return n;
 }
 
 /**
@@ -1106,16 +1109,20 @@ void d3dq_queue_drop_held(struct d3dq_queue *queue)
  * user's jobs_held): when the limit that is full counts held jobs (the
  * queue's, the file's or the user's), the submit fails at once with
  * -ENOSPC. Carried waits count in the queue's limit for a carrying
- * submit (@carry) only: a job takes them all, so it always has the room
- * they hold. Fails with -ECANCELED if the queue is lost.
+ * submit (@pruned not NULL) only: a job takes them all, so it always has
+ * the room they hold. A carrying submit first takes the carried waits
+ * satisfied since off the queue, onto @pruned, for the caller to free
+ * once the submit lock is dropped (also when this fails): a queue that
+ * only ever waits has no job to take them. Fails with -ECANCELED if the
+ * queue is lost.
  */
 static int d3dq_queue_reserve(struct d3dq_queue *queue, struct d3dq_job *job,
-			      bool carry)
+			      struct list_head *pruned)
 {
 	struct d3dq_file *dfile = queue->dfile;
 	struct d3dq_user *user = dfile->user;
 	enum d3dq_charge charge = D3DQ_FILE_FULL;
-	LIST_HEAD(pruned);
+	bool carry = pruned;
 	bool full;
 	int ret;
 
@@ -1127,6 +1134,8 @@ static int d3dq_queue_reserve(struct d3dq_queue *queue, struct d3dq_job *job,
 			mutex_unlock(&queue->submit_lock);
 			return -ECANCELED;
 		}
+		if (carry)
+			d3dq_carry_prune_locked(queue, pruned);
 		/* Only submitters, under the lock, increase @pending. */
 		full = atomic_read(&queue->pending) + queue->nheld +
 		       (carry ? queue->ncarried : 0) >= d3dq_max_pending_jobs;
@@ -1137,12 +1146,6 @@ static int d3dq_queue_reserve(struct d3dq_queue *queue, struct d3dq_job *job,
 				return 0;
 			}
 		}
-		/* Satisfied carried waits make room for a carrying submit. */
-		if (carry && d3dq_carry_prune_locked(queue, &pruned)) {
-			mutex_unlock(&queue->submit_lock);
-			d3dq_jobs_free(&pruned);
-			continue;
-		}
 		ret = 0;
 		if (full ? queue->nheld + (carry ? queue->ncarried : 0) :
 		    atomic_read(charge == D3DQ_USER_FULL ? &user->jobs_held :
@@ -1151,6 +1154,8 @@ static int d3dq_queue_reserve(struct d3dq_queue *queue, struct d3dq_job *job,
 		mutex_unlock(&queue->submit_lock);
 		if (ret)
 			return ret;
+		if (carry)
+			d3dq_jobs_free(pruned);
 
 		/* Jobs held meanwhile wake these up (d3dq_job_hold()). */
 		if (full)
@@ -1275,18 +1280,14 @@ static void d3dq_carry_commit(struct d3dq_job *job, struct d3dq_carry *carry)
 
 /*
  * Carry @job's waits on its queue (submit lock held), counted as a held
- * job until the queue's next job takes them (see "Carried waits"). The
- * carried waits satisfied meanwhile go onto @pruned, for the caller to
- * free once the lock is dropped.
+ * job until the queue's next job takes them (see "Carried waits").
  */
-static void d3dq_submit_carry(struct d3dq_job *job, struct list_head *pruned)
+static void d3dq_submit_carry(struct d3dq_job *job)
 {
 	struct d3dq_queue *queue = job->queue;
 	struct d3dq_file *dfile = queue->dfile;
 
 	lockdep_assert_held(&queue->submit_lock);
-
-	d3dq_carry_prune_locked(queue, pruned);
 
 	spin_lock(&queue->lock);
 	list_add_tail(&job->link, &queue->carried);
@@ -1530,9 +1531,11 @@ int d3dq_ioctl_submit(struct drm_device *drm, void *data,
 		goto err_signals;
 
 	d3dq_job_set_bytes(job, args->cmd_bytes);
-	ret = d3dq_queue_reserve(queue, job, carry);
-	if (ret)
+	ret = d3dq_queue_reserve(queue, job, carry ? &pruned : NULL);
+	if (ret) {
+		d3dq_jobs_free(&pruned);
 		goto err_bos;
+	}
 
 	/*
 	 * Every wait satisfied already: nothing to carry (R7 holds); after
@@ -1540,12 +1543,13 @@ int d3dq_ioctl_submit(struct drm_device *drm, void *data,
 	 */
 	if (carry && d3dq_carry_satisfied(job)) {
 		mutex_unlock(&queue->submit_lock);
+		d3dq_jobs_free(&pruned);
 		d3dq_bo_set_free(&bos);
 		d3dq_job_free(job);
 		return 0;
 	}
 	if (carry) {
-		d3dq_submit_carry(job, &pruned);
+		d3dq_submit_carry(job);
 		mutex_unlock(&queue->submit_lock);
 		d3dq_jobs_free(&pruned);
 		d3dq_bo_set_free(&bos);
