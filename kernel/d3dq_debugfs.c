@@ -33,10 +33,20 @@ static const char *const d3dq_prio_names[] = {
 	[DRM_D3DQ_QUEUE_PRIORITY_REALTIME] = "realtime",
 };
 
-/* The waits of @job that have not signalled yet. */
-static void d3dq_debugfs_job_waits(struct seq_file *m, struct d3dq_job *job)
+/*
+ * The waits of @job that have not signalled yet; a carried wait (@carried)
+ * has no job number.
+ */
+static void d3dq_debugfs_job_waits(struct seq_file *m, struct d3dq_job *job,
+				   bool carried)
 {
+	char who[32];
 	u32 i;
+
+	if (carried)
+		strscpy(who, "carried", sizeof(who));
+	else
+		snprintf(who, sizeof(who), "job %llu", d3dq_job_seqno(job));
 
 	for (i = 0; i < job->nwaits; i++) {
 		struct d3dq_wait *w = &job->waits[i];
@@ -47,11 +57,11 @@ static void d3dq_debugfs_job_waits(struct seq_file *m, struct d3dq_job *job)
 		if (!dep || test_bit(DMA_FENCE_FLAG_SIGNALED_BIT, &dep->flags))
 			continue;
 		if (w->flags & DRM_D3DQ_SYNC_FENCE)
-			seq_printf(m, "    job %llu waits fence=%u value=%llu\n",
-				   d3dq_job_seqno(job), w->handle, w->point);
+			seq_printf(m, "    %s waits fence=%u value=%llu\n",
+				   who, w->handle, w->point);
 		else
-			seq_printf(m, "    job %llu waits syncobj=%u point=%llu%s\n",
-				   d3dq_job_seqno(job), w->handle, w->point,
+			seq_printf(m, "    %s waits syncobj=%u point=%llu%s\n",
+				   who, w->handle, w->point,
 				   w->release ? " releasable" : "");
 	}
 }
@@ -59,29 +69,39 @@ static void d3dq_debugfs_job_waits(struct seq_file *m, struct d3dq_job *job)
 static void d3dq_debugfs_queue(struct seq_file *m, struct d3dq_queue *queue)
 {
 	struct d3dq_job *job;
-	unsigned int running = 0, held = 0;
+	unsigned int running = 0, carried = 0, held = 0;
 
 	spin_lock(&queue->lock);
 	list_for_each_entry(job, &queue->jobs, link) {
 		if (job->state == D3DQ_JOB_RUNNING)
 			running++;
 	}
+	list_for_each_entry(job, &queue->carried, link)
+		carried++;
 	list_for_each_entry(job, &queue->held, link)
 		held++;
-	seq_printf(m, "  queue %u type=%s prio=%s state=%s reason=%d pending=%d running=%u held=%u\n",
+	seq_printf(m, "  queue %u type=%s prio=%s state=%s reason=%d pending=%d running=%u carried=%u held=%u\n",
 		   queue->id, d3dq_type_names[queue->type],
 		   d3dq_prio_names[queue->priority],
 		   queue->state == DRM_D3DQ_QUEUE_STATE_OK ? "ok" : "lost",
-		   queue->reason, atomic_read(&queue->pending), running, held);
+		   queue->reason, atomic_read(&queue->pending), running,
+		   carried, held);
 
 	list_for_each_entry(job, &queue->jobs, link) {
+		/* Tail submits (uapi 1.8): signals the job sets with its own. */
+		if (job->ntails)
+			seq_printf(m, "    job %llu tails=%u\n",
+				   d3dq_job_seqno(job), job->ntails);
 		if (job->state == D3DQ_JOB_QUEUED)
-			d3dq_debugfs_job_waits(m, job);
+			d3dq_debugfs_job_waits(m, job, false);
 	}
+	/* Carried waits (uapi 1.8): no job yet, the next one takes them. */
+	list_for_each_entry(job, &queue->carried, link)
+		d3dq_debugfs_job_waits(m, job, true);
 	/* Held jobs (uapi 1.5): not armed, in order. */
 	list_for_each_entry(job, &queue->held, link) {
 		seq_printf(m, "    job %llu held\n", d3dq_job_seqno(job));
-		d3dq_debugfs_job_waits(m, job);
+		d3dq_debugfs_job_waits(m, job, false);
 	}
 	spin_unlock(&queue->lock);
 }

@@ -105,12 +105,34 @@ TEST_F(carry, next_job_waits)
 	struct drm_d3dq_sync w[1] = { t_fs(self->f.handle, 5) };
 	uint32_t flags = 0;
 
+	const char *text, *line;
+	char want[64];
+
 	ASSERT_EQ(0, t_carry(self->fd, self->q1, w, 1));
 	EXPECT_EQ(1, t_held(self->fd));
+	/* debugfs shows the carried wait, with no job number. */
+	text = t_queues_text();
+	ASSERT_NE(NULL, text);
+	snprintf(want, sizeof(want), "queue %u ", self->q1);
+	line = strstr(text, want);
+	ASSERT_NE(NULL, line) TH_LOG("%s", text);
+	EXPECT_EQ(0, strncmp(strchr(line, '\n') - 16, "carried=1 held=0", 16))
+		TH_LOG("%s", text);
+	snprintf(want, sizeof(want), "carried waits fence=%u value=5",
+		 self->f.handle);
+	EXPECT_NE(NULL, strstr(text, want)) TH_LOG("%s", text);
 	ASSERT_EQ(0, job_write(self->fd, self->q1, self->bo, 0, 7, self->out1,
 			       &flags));
 	EXPECT_EQ(DRM_D3DQ_SUBMIT_HELD, flags);
 	EXPECT_EQ(1, t_held(self->fd));
+	/* The job took it: held, no longer carried. */
+	text = t_queues_text();
+	ASSERT_NE(NULL, text);
+	snprintf(want, sizeof(want), "queue %u ", self->q1);
+	line = strstr(text, want);
+	ASSERT_NE(NULL, line) TH_LOG("%s", text);
+	EXPECT_EQ(0, strncmp(strchr(line, '\n') - 16, "carried=0 held=1", 16))
+		TH_LOG("%s", text);
 	EXPECT_EQ(0, t_submitted(self->fd, self->out1));
 	ASSERT_EQ(0, t_fence_signal(self->fd, self->f.handle, 4));
 	EXPECT_EQ(0, t_submitted(self->fd, self->out1));

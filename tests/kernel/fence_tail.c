@@ -118,10 +118,17 @@ TEST_F(tail, running_job_takes_them)
 	uint32_t flags = 1;
 	uint64_t seqno = 1;
 
+	const char *text;
+
 	ASSERT_EQ(0, job_delay(self->fd, self->q1, 300, self->run, 1, &own));
 	ASSERT_EQ(0, t_tail(self->fd, self->q1, s, 2, &flags, &seqno));
 	EXPECT_EQ(0, seqno);
 	EXPECT_EQ(0, flags);
+	/* debugfs lists them on the job while it runs. */
+	text = t_queues_text();
+	ASSERT_NE(NULL, text);
+	if (t_fence_status(self->fd, self->run, 1) == 0)
+		EXPECT_NE(NULL, strstr(text, "tails=1")) TH_LOG("%s", text);
 	EXPECT_EQ(1, t_submitted(self->fd, self->out1));
 	if (t_fence_status(self->fd, self->run, 1) == 0)
 		EXPECT_EQ(0, t_value_load(self->f.v));
