@@ -1541,18 +1541,16 @@ int d3dq_ioctl_submit(struct drm_device *drm, void *data,
 	 * Every wait satisfied already: nothing to carry (R7 holds); after
 	 * the reservation, so that a lost queue still fails the call.
 	 */
-	if (carry && d3dq_carry_satisfied(job)) {
-		mutex_unlock(&queue->submit_lock);
-		d3dq_jobs_free(&pruned);
-		d3dq_bo_set_free(&bos);
-		d3dq_job_free(job);
-		return 0;
-	}
 	if (carry) {
-		d3dq_submit_carry(job);
+		bool satisfied = d3dq_carry_satisfied(job);
+
+		if (!satisfied)
+			d3dq_submit_carry(job);
 		mutex_unlock(&queue->submit_lock);
 		d3dq_jobs_free(&pruned);
 		d3dq_bo_set_free(&bos);
+		if (satisfied)
+			d3dq_job_free(job);
 		return 0;
 	}
 
