@@ -92,8 +92,9 @@ int  d3dq_device_get_clock_calibration(struct d3dq_device *dev,
 				       uint64_t *cpu_timestamp);
 
 /*
- * Fences (ID3D12Fence). Values may go down and jump; a shared fence is a
- * timeline syncobj other processes can import, and cannot go down.
+ * Fences (ID3D12Fence). Values may go down and jump, shared fences' too:
+ * a shared fence is a kernel fence other processes can import, and obeys
+ * the same rules in every process that holds it.
  * d3dq_fence_set_event_on_completion(): eventfd < 0 blocks.
  * d3dq_fence_wait(): -ETIMEDOUT on timeout. See d3dq_fence_create(3).
  */
