@@ -308,6 +308,54 @@ TEST_F(sh, no_event_after_destroy)
 }
 
 /*
+ * R20: destroying one reference of a shared fence releases what was made
+ * through it (R14) and nothing made through another reference, in this
+ * process (a second import) or on another device. The fixture's fence
+ * starts at 2.
+ */
+TEST_F(sh, destroy_one_reference_keeps_the_others)
+{
+	struct d3dq_device *dev2 = util_open();
+	struct d3dq_fence *again, *other;
+	int fd, efd = util_eventfd(), efd2 = util_eventfd();
+
+	ASSERT_NE(NULL, dev2);
+	ASSERT_GE(efd, 0);
+	ASSERT_GE(efd2, 0);
+	ASSERT_EQ(0, d3dq_fence_export(self->e.f, &fd));
+	ASSERT_EQ(0, d3dq_fence_import(self->e.dev, fd, &again));
+	ASSERT_EQ(0, d3dq_fence_import(dev2, fd, &other));
+	close(fd);
+
+	/* Through @again; the fixture's reference goes. */
+	ASSERT_EQ(0, d3dq_queue_wait(self->e.b, again, 5));
+	ASSERT_EQ(0, d3dq_queue_signal(self->e.b, self->e.done, 1));
+	ASSERT_EQ(0, d3dq_fence_set_event_on_completion(again, 5, efd));
+	ASSERT_EQ(0, d3dq_fence_set_event_on_completion(other, 6, efd2));
+	d3dq_fence_destroy(self->e.f);
+	self->e.f = NULL;
+	util_sleep_ms(100);
+	EXPECT_EQ(0, d3dq_fence_get_completed_value(self->e.done));
+	EXPECT_EQ(0, util_event_take(efd));
+	EXPECT_EQ(0, util_event_take(efd2));
+	EXPECT_EQ(2, d3dq_fence_get_completed_value(again));
+	EXPECT_EQ(2, d3dq_fence_get_completed_value(other));
+
+	/* @again goes: what it made is released, @other's event stays. */
+	d3dq_fence_destroy(again);
+	ASSERT_EQ(0, d3dq_fence_wait(self->e.done, 1, 20000 * MS));
+	EXPECT_EQ(1, util_event_wait(efd, 2000));
+	EXPECT_EQ(0, util_event_take(efd2));
+	EXPECT_EQ(2, d3dq_fence_get_completed_value(other));
+	ASSERT_EQ(0, d3dq_fence_signal(other, 6));
+	EXPECT_EQ(1, util_event_take(efd2));
+	d3dq_fence_destroy(other);
+	d3dq_device_close(dev2);
+	close(efd2);
+	close(efd);
+}
+
+/*
  * Removal is visible to other processes: a peer blocked on a value this
  * process would have signalled is released with UINT64_MAX.
  */
