@@ -91,6 +91,30 @@ TEST_F(mf, any_fires_once)
 	EXPECT_EQ(0, util_event_take(self->efd));
 }
 
+/* One fence named twice: ALL needs both values, ANY fires once. */
+TEST_F(mf, one_fence_twice)
+{
+	struct d3dq_fence *twice[2] = { self->f[0], self->f[0] };
+	uint64_t all[2] = { 10, 20 }, any[2] = { 30, 10 };
+
+	ASSERT_EQ(0, d3dq_device_set_event_on_multiple_fence_completion(
+			self->dev, twice, all, 2, ALL, self->efd));
+	ASSERT_EQ(0, d3dq_fence_signal(self->f[0], 10));
+	EXPECT_EQ(0, util_event_take(self->efd));
+	ASSERT_EQ(0, d3dq_fence_signal(self->f[0], 20));
+	EXPECT_EQ(1, util_event_take(self->efd));
+	ASSERT_EQ(0, d3dq_fence_signal(self->f[0], 0));
+	ASSERT_EQ(0, d3dq_device_set_event_on_multiple_fence_completion(
+			self->dev, twice, any, 2, ANY, self->efd));
+	ASSERT_EQ(0, d3dq_fence_signal(self->f[0], 10));
+	EXPECT_EQ(1, util_event_take(self->efd));
+	ASSERT_EQ(0, d3dq_fence_signal(self->f[0], 30));
+	EXPECT_EQ(0, util_event_take(self->efd));
+	/* Blocking: satisfied once the larger value is there. */
+	ASSERT_EQ(0, d3dq_device_set_event_on_multiple_fence_completion(
+			self->dev, twice, all, 2, ALL, -1));
+}
+
 TEST_F(mf, already_satisfied)
 {
 	ASSERT_EQ(0, d3dq_fence_signal(self->f[0], 10));
