@@ -52,6 +52,31 @@ FIXTURE_TEARDOWN(o)
 }
 
 /*
+ * Queue a's DELAY of @ms, then its Signal(F, 10): true if that signal is
+ * still pending when this returns. The tests below need a lower signal
+ * made after it to execute before it; a host slow enough to run the
+ * calls between in longer than the DELAY (the debug kernel under a
+ * loaded TCG) voids the case, and the caller runs it again with a longer
+ * DELAY (100, 300, 900 ms; the job timeout is 2 s).
+ */
+static bool pending_ten(struct util_env *e, unsigned int ms)
+{
+	return !util_exec_delay(e->dev, e->a, ms * MS) &&
+	       !d3dq_queue_signal(e->a, e->f, 10) &&
+	       d3dq_fence_get_completed_value(e->f) != 10;
+}
+
+/* A case voided by a fast DELAY: wait for its end and start again. */
+#define AGAIN(e, ms) do {						\
+	ASSERT_GT(900, ms) TH_LOG("a's DELAY always ended too soon");	\
+	TH_LOG("a's DELAY of %u ms ended before the calls after it", ms); \
+	ASSERT_EQ(0, util_queue_idle((e)->dev, (e)->a));		\
+	ASSERT_EQ(0, util_queue_idle((e)->dev, (e)->b));		\
+	ASSERT_EQ(0, d3dq_fence_signal((e)->f, 0));			\
+	ASSERT_EQ(0, d3dq_fence_signal((e)->done, 0));			\
+} while (0)
+
+/*
  * A pipeline queued consumers first, all on one fence: graphics waits
  * for compute, compute for copy, and copy is queued last. Each stage's
  * Signal runs after its Wait was satisfied, so F reaches 3.
@@ -146,8 +171,10 @@ TEST_F(o, last_completed_wins)
  */
 TEST_F(o, earlier_called_signal_satisfies_waits)
 {
-	ASSERT_EQ(0, util_exec_delay(self->e.dev, self->e.a, 100 * MS));
-	ASSERT_EQ(0, d3dq_queue_signal(self->e.a, self->e.f, 10));
+	unsigned int ms;
+
+	for (ms = 100; !pending_ten(&self->e, ms); ms *= 3)
+		AGAIN(&self->e, ms);
 	ASSERT_EQ(0, d3dq_queue_signal(self->c, self->e.f, 3));
 	ASSERT_EQ(0, d3dq_queue_wait(self->e.b, self->e.f, 10));
 	ASSERT_EQ(0, util_exec_write64(self->e.dev, self->e.b, self->e.buf, 16, 1));
@@ -165,14 +192,24 @@ TEST_F(o, earlier_called_signal_satisfies_waits)
 TEST_F(o, relied_on_signal_takes_effect)
 {
 	int efd = util_eventfd();
+	unsigned int ms;
 
 	ASSERT_GE(efd, 0);
-	ASSERT_EQ(0, d3dq_fence_set_event_on_completion(self->e.f, 10, efd));
-	ASSERT_EQ(0, util_exec_delay(self->e.dev, self->e.a, 100 * MS));
-	ASSERT_EQ(0, d3dq_queue_signal(self->e.a, self->e.f, 10));
-	ASSERT_EQ(0, d3dq_queue_wait(self->e.b, self->e.f, 10));
-	ASSERT_EQ(0, util_exec_write64(self->e.dev, self->e.b, self->e.buf, 16, 1));
-	ASSERT_EQ(0, d3dq_queue_signal(self->e.b, self->e.done, 1));
+	for (ms = 100;; ms *= 3) {
+		util_event_take(efd);
+		ASSERT_EQ(0, d3dq_fence_set_event_on_completion(self->e.f, 10,
+								efd));
+		if (pending_ten(&self->e, ms)) {
+			ASSERT_EQ(0, d3dq_queue_wait(self->e.b, self->e.f, 10));
+			ASSERT_EQ(0, util_exec_write64(self->e.dev, self->e.b,
+						       self->e.buf, 16, 1));
+			ASSERT_EQ(0, d3dq_queue_signal(self->e.b, self->e.done,
+						       1));
+			if (d3dq_fence_get_completed_value(self->e.f) != 10)
+				break;
+		}
+		AGAIN(&self->e, ms);
+	}
 	ASSERT_EQ(0, d3dq_queue_signal(self->c, self->e.f, 3));
 
 	ASSERT_EQ(0, d3dq_fence_wait(self->e.done, 1, LONG));
@@ -202,10 +239,18 @@ TEST_F(o, released_signal_executes_last)
 /* A CPU signal in between discards no pending queue signal either. */
 TEST_F(o, cpu_signal_discards_nothing)
 {
-	ASSERT_EQ(0, util_exec_delay(self->e.dev, self->e.a, 100 * MS));
-	ASSERT_EQ(0, d3dq_queue_signal(self->e.a, self->e.f, 10));
-	ASSERT_EQ(0, d3dq_queue_wait(self->e.b, self->e.f, 10));
-	ASSERT_EQ(0, d3dq_queue_signal(self->e.b, self->e.done, 1));
+	unsigned int ms;
+
+	for (ms = 100;; ms *= 3) {
+		if (pending_ten(&self->e, ms)) {
+			ASSERT_EQ(0, d3dq_queue_wait(self->e.b, self->e.f, 10));
+			ASSERT_EQ(0, d3dq_queue_signal(self->e.b, self->e.done,
+						       1));
+			if (d3dq_fence_get_completed_value(self->e.f) != 10)
+				break;
+		}
+		AGAIN(&self->e, ms);
+	}
 	ASSERT_EQ(0, d3dq_fence_signal(self->e.f, 2));
 	ASSERT_EQ(0, d3dq_fence_wait(self->e.done, 1, LONG));
 	ASSERT_EQ(0, util_queue_idle(self->e.dev, self->e.a));
