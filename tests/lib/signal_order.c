@@ -52,18 +52,18 @@ FIXTURE_TEARDOWN(o)
 }
 
 /*
- * Queue a's DELAY of @ms, then its Signal(F, 10): true if that signal is
- * still pending when this returns. The tests below need a lower signal
- * made after it to execute before it; a host slow enough to run the
- * calls between in longer than the DELAY (the debug kernel under a
- * loaded TCG) voids the case, and the caller runs it again with a longer
+ * Queue a's DELAY of @ms, then its Signal(F, 10). The tests below need a
+ * lower signal made after it to execute before it: each checks, right
+ * before making that signal, that F is not 10 yet. A host slow enough to
+ * run the calls between in longer than the DELAY (the debug kernel under
+ * a loaded TCG) voids the case, and the test runs it again with a longer
  * DELAY (100, 300, 900 ms; the job timeout is 2 s).
  */
-static bool pending_ten(struct util_env *e, unsigned int ms)
+static int queue_ten(struct util_env *e, unsigned int ms)
 {
-	return !util_exec_delay(e->dev, e->a, ms * MS) &&
-	       !d3dq_queue_signal(e->a, e->f, 10) &&
-	       d3dq_fence_get_completed_value(e->f) != 10;
+	int ret = util_exec_delay(e->dev, e->a, ms * MS);
+
+	return ret ? ret : d3dq_queue_signal(e->a, e->f, 10);
 }
 
 /* A case voided by a fast DELAY: wait for its end and start again. */
@@ -173,8 +173,12 @@ TEST_F(o, earlier_called_signal_satisfies_waits)
 {
 	unsigned int ms;
 
-	for (ms = 100; !pending_ten(&self->e, ms); ms *= 3)
+	for (ms = 100;; ms *= 3) {
+		ASSERT_EQ(0, queue_ten(&self->e, ms));
+		if (d3dq_fence_get_completed_value(self->e.f) != 10)
+			break;
 		AGAIN(&self->e, ms);
+	}
 	ASSERT_EQ(0, d3dq_queue_signal(self->c, self->e.f, 3));
 	ASSERT_EQ(0, d3dq_queue_wait(self->e.b, self->e.f, 10));
 	ASSERT_EQ(0, util_exec_write64(self->e.dev, self->e.b, self->e.buf, 16, 1));
@@ -199,15 +203,13 @@ TEST_F(o, relied_on_signal_takes_effect)
 		util_event_take(efd);
 		ASSERT_EQ(0, d3dq_fence_set_event_on_completion(self->e.f, 10,
 								efd));
-		if (pending_ten(&self->e, ms)) {
-			ASSERT_EQ(0, d3dq_queue_wait(self->e.b, self->e.f, 10));
-			ASSERT_EQ(0, util_exec_write64(self->e.dev, self->e.b,
-						       self->e.buf, 16, 1));
-			ASSERT_EQ(0, d3dq_queue_signal(self->e.b, self->e.done,
-						       1));
-			if (d3dq_fence_get_completed_value(self->e.f) != 10)
-				break;
-		}
+		ASSERT_EQ(0, queue_ten(&self->e, ms));
+		ASSERT_EQ(0, d3dq_queue_wait(self->e.b, self->e.f, 10));
+		ASSERT_EQ(0, util_exec_write64(self->e.dev, self->e.b,
+					       self->e.buf, 16, 1));
+		ASSERT_EQ(0, d3dq_queue_signal(self->e.b, self->e.done, 1));
+		if (d3dq_fence_get_completed_value(self->e.f) != 10)
+			break;
 		AGAIN(&self->e, ms);
 	}
 	ASSERT_EQ(0, d3dq_queue_signal(self->c, self->e.f, 3));
@@ -242,13 +244,11 @@ TEST_F(o, cpu_signal_discards_nothing)
 	unsigned int ms;
 
 	for (ms = 100;; ms *= 3) {
-		if (pending_ten(&self->e, ms)) {
-			ASSERT_EQ(0, d3dq_queue_wait(self->e.b, self->e.f, 10));
-			ASSERT_EQ(0, d3dq_queue_signal(self->e.b, self->e.done,
-						       1));
-			if (d3dq_fence_get_completed_value(self->e.f) != 10)
-				break;
-		}
+		ASSERT_EQ(0, queue_ten(&self->e, ms));
+		ASSERT_EQ(0, d3dq_queue_wait(self->e.b, self->e.f, 10));
+		ASSERT_EQ(0, d3dq_queue_signal(self->e.b, self->e.done, 1));
+		if (d3dq_fence_get_completed_value(self->e.f) != 10)
+			break;
 		AGAIN(&self->e, ms);
 	}
 	ASSERT_EQ(0, d3dq_fence_signal(self->e.f, 2));
