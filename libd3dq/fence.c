@@ -55,10 +55,14 @@ static void fence_unref(struct d3dq_fence *f)
 	free(f);
 }
 
-/* The value: one acquire load of the kernel's page, no system call. */
+/*
+ * The value: one 64-bit acquire load of the kernel's page, no system
+ * call (uapi.rst, "The value page": a single 8-byte load in a 32-bit
+ * process too; the page is read-only, so never a locked exchange).
+ */
 static uint64_t fence_value(struct d3dq_fence *f)
 {
-	return atomic_load_explicit(f->vp, memory_order_acquire);
+	return __atomic_load_n(f->vp, __ATOMIC_ACQUIRE);
 }
 
 /* Created, or imported from @xfd >= 0; shared: with @reg and @wake. */

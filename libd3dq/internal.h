@@ -103,7 +103,7 @@ struct d3dq_fence {
 	bool shared;
 	struct list dev_link;		/* dev->fences, under dev->lock */
 	uint32_t handle, reg, wake;	/* see fence.c */
-	const _Atomic uint64_t *vp;	/* the value in the kernel's page */
+	const uint64_t *vp;		/* the value in the kernel's page */
 	struct vpage *page;
 };
 
@@ -169,7 +169,7 @@ int64_t d3dqp_abs_timeout(uint64_t timeout_ns);
 int d3dqp_kfence_event(int fd, const struct drm_d3dq_fence_value *fv, uint32_t n,
 		 uint32_t flags, int eventfd, uint32_t sobj, uint64_t point);
 int d3dqp_vpage_map(struct d3dq_device *dev, uint64_t offset, uint32_t value_offset,
-		    struct vpage **page, const _Atomic uint64_t **vp);
+		    struct vpage **page, const uint64_t **vp);
 void d3dqp_vpage_unmap(struct d3dq_device *dev, struct vpage *page);
 /* The removal reason (0: not removed), asking the kernel if needed. */
 int d3dqp_dev_removal_error(struct d3dq_device *dev);

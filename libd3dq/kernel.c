@@ -44,7 +44,7 @@ int d3dqp_kfence_event(int fd, const struct drm_d3dq_fence_value *fv, uint32_t n
  * get the freed page's offset).
  */
 int d3dqp_vpage_map(struct d3dq_device *dev, uint64_t offset, uint32_t value_offset,
-		    struct vpage **page, const _Atomic uint64_t **vp)
+		    struct vpage **page, const uint64_t **vp)
 {
 	struct vpage *p;
 	int ret = 0;
@@ -74,7 +74,7 @@ int d3dqp_vpage_map(struct d3dq_device *dev, uint64_t offset, uint32_t value_off
 	}
 	p->refs++;
 	*page = p;
-	*vp = (const _Atomic uint64_t *)((const char *)p->addr +
+	*vp = (const uint64_t *)((const char *)p->addr +
 					 value_offset);
 out:
 	pthread_mutex_unlock(&dev->page_lock);
