@@ -65,6 +65,7 @@ extern unsigned int d3dq_max_user_jobs;
 extern unsigned int d3dq_max_device_queues;
 extern unsigned int d3dq_max_user_fences;
 extern unsigned int d3dq_max_user_fence_events;
+extern unsigned int d3dq_max_user_fence_nodes;
 
 /**
  * struct d3dq_workqueues - The module's workqueues, shared by devices.
@@ -151,7 +152,10 @@ struct d3dq_device {
 	 */
 	spinlock_t fences_lock;
 	struct list_head fences;
+	bool fences_dead;		/* unplugged: no new fence */
 	struct drm_vma_offset_manager fence_vma;
+	/* A page of ~0, which removed files' mappings show. */
+	struct page *fence_ones;
 
 	struct d3dq_counters count;
 };
@@ -189,6 +193,8 @@ struct d3dq_user {
 	atomic_t fences;
 	/* Event registrations not freed yet (max_user_fence_events). */
 	atomic_t fence_events;
+	/* Nodes of waits on fences not freed yet (max_user_fence_nodes). */
+	atomic_t fence_nodes;
 	/* Woken when a job of the user is freed. */
 	wait_queue_head_t wq;
 };
@@ -267,12 +273,15 @@ struct d3dq_file {
 	atomic64_t job_seqno;
 
 	/*
-	 * Fences (d3dq_fence.c): handles, the pages the file's fences that
-	 * are not shared live in, and whether REMOVE reached the fences.
-	 * @fence_lock protects @fence_pages, @fences_removed and handle
-	 * creation.
+	 * Fences (d3dq_fence.c): handles (&struct d3dq_fence_handle), the
+	 * pages the file's fences that are not shared live in, and whether
+	 * the file's removal reached the fences. @fence_lock protects
+	 * @fence_pages, handle creation and destruction, and the setting of
+	 * @fences_removed (also under @fence_view_lock, which orders it
+	 * against what the file's mappings of fence pages show).
 	 */
 	struct mutex fence_lock;
+	struct mutex fence_view_lock;	/* see above */
 	struct xarray fences;
 	struct list_head fence_pages;
 	bool fences_removed;
@@ -307,6 +316,9 @@ int d3dq_user_count_fence(struct d3dq_user *user);
 void d3dq_user_uncount_fence(struct d3dq_user *user);
 int d3dq_user_count_fence_event(struct d3dq_user *user);
 void d3dq_user_uncount_fence_event(struct d3dq_user *user);
+int d3dq_user_count_fence_nodes(struct d3dq_user *user, u32 n,
+				const char *what);
+void d3dq_user_uncount_fence_nodes(struct d3dq_user *user, u32 n);
 int d3dq_ioctl_get_param(struct drm_device *drm, void *data,
 			 struct drm_file *file);
 int d3dq_ioctl_remove(struct drm_device *drm, void *data,

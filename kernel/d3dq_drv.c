@@ -108,6 +108,12 @@ module_param_named(max_user_fence_events, d3dq_max_user_fence_events, uint,
 MODULE_PARM_DESC(max_user_fence_events,
 		 "Pending fence event registrations and sync_file exports of one user on a device (default 65536)");
 
+unsigned int d3dq_max_user_fence_nodes = 262144;
+module_param_named(max_user_fence_nodes, d3dq_max_user_fence_nodes, uint,
+		   0444);
+MODULE_PARM_DESC(max_user_fence_nodes,
+		 "Fence values one user may have waited for on a device at once: CPU waits, registrations, exports and jobs' fence waits (default 262144)");
+
 /* Read at every submit: root may change it while the module is loaded. */
 bool d3dq_direct_submit = true;
 module_param_named(direct_submit, d3dq_direct_submit, bool, 0644);
@@ -152,6 +158,9 @@ static int d3dq_params_check(void)
 	if (d3dq_max_user_fence_events < 1 ||
 	    d3dq_max_user_fence_events > 1 << 24)
 		return -EINVAL;
+	if (d3dq_max_user_fence_nodes < 1 ||
+	    d3dq_max_user_fence_nodes > 1 << 24)
+		return -EINVAL;
 	return 0;
 }
 
@@ -181,7 +190,8 @@ int d3dq_ioctl_get_param(struct drm_device *drm, void *data,
 			      DRM_D3DQ_FEATURE_REMOVE_ON_LOSS |
 			      DRM_D3DQ_FEATURE_FENCE_SYNC_FILE |
 			      DRM_D3DQ_FEATURE_SUBMIT_CARRY |
-			      DRM_D3DQ_FEATURE_SUBMIT_TAIL;
+			      DRM_D3DQ_FEATURE_SUBMIT_TAIL |
+			      DRM_D3DQ_FEATURE_REMOVE_OWN_FENCES;
 		break;
 	case DRM_D3DQ_PARAM_MAX_QUEUES:
 		args->value = d3dq_max_queues;
@@ -210,6 +220,9 @@ int d3dq_ioctl_get_param(struct drm_device *drm, void *data,
 	case DRM_D3DQ_PARAM_MAX_FILE_JOB_BYTES:
 		args->value = d3dq_max_file_job_bytes;
 		break;
+	case DRM_D3DQ_PARAM_MAX_USER_FENCE_NODES:
+		args->value = d3dq_max_user_fence_nodes;
+		break;
 	default:
 		return -EINVAL;
 	}
@@ -223,11 +236,13 @@ int d3dq_ioctl_get_param(struct drm_device *drm, void *data,
  * the first loss of one of its queues once userspace armed it with
  * %DRM_D3DQ_REMOVE_ON_LOSS. Each removal first stops every queue of the
  * file (d3dq_file_remove_queues(): the running jobs stopped, waited for,
- * the others cancelled), and only then sets every fence of the file to
- * ~0 (d3dq_fence_file_remove()), so that nothing reads ~0 while a job of
- * the file may still write a buffer. The file's remove_lock serialises
- * removals; the first one's reason is recorded when it has finished, so
- * a query that reports a reason reports a finished removal.
+ * the others cancelled), and only then does every fence read ~0 through
+ * the file (d3dq_fence_file_remove(), the file's view only: other
+ * holders of a shared fence are not affected), so that nothing reads ~0
+ * while a job of the file may still write a buffer. The file's
+ * remove_lock serialises removals; the first one's reason is recorded
+ * when it has finished, so a query that reports a reason reports a
+ * finished removal.
  *
  * A loss happens where nothing may wait for other jobs: in the
  * scheduler's timeout handler, the engine's watchdog or run_job, under
@@ -249,7 +264,7 @@ static void d3dq_file_remove_locked(struct d3dq_file *dfile, int reason,
 
 	if (dfile->removal && !again)
 		return;
-	/* No job runs any more, then every fence reads ~0. */
+	/* No job runs any more, then every fence reads ~0 here. */
 	d3dq_file_remove_queues(dfile);
 	d3dq_fence_file_remove(dfile);
 	if (!dfile->removal)
@@ -427,7 +442,8 @@ static void d3dq_user_release(struct kref *ref)
 	lockdep_assert_held(&user->ddev->users_lock);
 	xa_erase(&user->ddev->users, __kuid_val(user->uid));
 	WARN_ON(atomic_read(&user->queues) || atomic_read(&user->jobs) ||
-		atomic_read(&user->fences) || atomic_read(&user->fence_events));
+		atomic_read(&user->fences) || atomic_read(&user->fence_events) ||
+		atomic_read(&user->fence_nodes));
 	kfree(user);
 }
 
@@ -571,6 +587,41 @@ int d3dq_user_count_fence_event(struct d3dq_user *user)
 void d3dq_user_uncount_fence_event(struct d3dq_user *user)
 {
 	atomic_dec(&user->fence_events);
+}
+
+/**
+ * d3dq_user_count_fence_nodes - Count the nodes of a wait about to be armed.
+ * @user: the waiting file's user
+ * @n: how many (fence, value) pairs it lists
+ * @what: the ioctl, for the rate-limited message
+ *
+ * Every node a user can make the kernel hold on a fence counts, whatever
+ * the fence and whoever created it: a CPU wait's, a registration's, a
+ * sync_file export's and a job's fence wait's (held or not). No bound
+ * is per fence, so that no holder can fill one for the others.
+ *
+ * Return: 0, or -EDQUOT when that would take the user above
+ * max_user_fence_nodes.
+ */
+int d3dq_user_count_fence_nodes(struct d3dq_user *user, u32 n,
+				const char *what)
+{
+	int old = atomic_read(&user->fence_nodes);
+
+	do {
+		if (n > d3dq_max_user_fence_nodes ||
+		    old > (int)(d3dq_max_user_fence_nodes - n)) {
+			d3dq_warn_limit(user, what, "max_user_fence_nodes",
+					d3dq_max_user_fence_nodes);
+			return -EDQUOT;
+		}
+	} while (!atomic_try_cmpxchg(&user->fence_nodes, &old, old + n));
+	return 0;
+}
+
+void d3dq_user_uncount_fence_nodes(struct d3dq_user *user, u32 n)
+{
+	atomic_sub(n, &user->fence_nodes);
 }
 
 bool d3dq_user_job_fits(struct d3dq_user *user)

@@ -20,6 +20,7 @@
 #include <linux/refcount.h>
 #include <linux/sched/signal.h>
 #include <linux/slab.h>
+#include <linux/sort.h>
 #include <linux/sync_file.h>
 #include <linux/uaccess.h>
 #include <linux/wait.h>
@@ -100,10 +101,32 @@ struct d3dq_fence_node {
 	struct rb_node rb;		/* fence->nodes; cleared when unlisted */
 	struct d3dq_fence *fence;	/* holds a reference */
 	struct d3dq_fence_cond *cond;
-	/* The handle the node came through: its destruction releases it. */
-	struct d3dq_file *owner;
-	u32 handle;
+	/*
+	 * The handle the node came through (a reference), NULL for an
+	 * export: the handle's destruction or its file's removal releases
+	 * it. Listed on the handle's @nodes while in the tree.
+	 */
+	struct d3dq_fence_handle *fh;
+	struct list_head hlink;
 	u64 value;
+};
+
+/*
+ * struct d3dq_fence_handle - A handle of a file to a fence.
+ *
+ * The file's xarray holds the first reference until the handle is
+ * destroyed (FENCE_DESTROY or close), each node made through it
+ * another. The handle holds a reference to its fence. @released and
+ * @nodes, the handle's listed nodes, are under the fence's lock, so that
+ * a destruction or a removal walks only what its own file made.
+ */
+struct d3dq_fence_handle {
+	struct kref ref;
+	struct d3dq_fence *fence;	/* holds a reference */
+	/* Not referenced: every node of a handle goes before its file. */
+	struct d3dq_file *dfile;
+	struct list_head nodes;
+	bool released;
 };
 
 /*
@@ -141,6 +164,12 @@ struct d3dq_fence_cond {
 	wait_queue_head_t wq;		/* CPU waits */
 	struct work_struct work;	/* registrations: unlink and free */
 	struct d3dq_file *dfile;	/* registrations: holds a reference */
+	/*
+	 * The user @count nodes are counted against (max_user_fence_nodes)
+	 * once armed, or NULL. Not referenced: the condition goes before
+	 * the file it came through, which holds the user.
+	 */
+	struct d3dq_user *user;
 	u32 count;
 	struct d3dq_fence_node nodes[];
 };
@@ -259,7 +288,7 @@ static void d3dq_fence_release(struct kref *ref)
 	WARN_ON(!list_empty(&fence->pending));
 	WARN_ON(!list_empty(&fence->evts));
 	spin_lock(&ddev->fences_lock);
-	list_del(&fence->link);
+	list_del_init(&fence->link);
 	spin_unlock(&ddev->fences_lock);
 
 	d3dq_fence_slot_put(fence->fpage, fence->slot);
@@ -304,6 +333,7 @@ static struct d3dq_fence *d3dq_fence_create(struct d3dq_file *dfile,
 
 	kref_init(&fence->ref);
 	spin_lock_init(&fence->lock);
+	INIT_LIST_HEAD(&fence->link);
 	fence->nodes = RB_ROOT_CACHED;
 	INIT_LIST_HEAD(&fence->pending);
 	INIT_LIST_HEAD(&fence->evts);
@@ -316,10 +346,16 @@ static struct d3dq_fence *d3dq_fence_create(struct d3dq_file *dfile,
 	fence->user = dfile->user;
 	d3dq_user_get(fence->user);
 
+	atomic_inc(&ddev->count.fences);
 	spin_lock(&ddev->fences_lock);
+	/* An unplug's walk missed it: refused, and freed as any other. */
+	if (ddev->fences_dead) {
+		spin_unlock(&ddev->fences_lock);
+		d3dq_fence_put(fence);
+		return ERR_PTR(-ENODEV);
+	}
 	list_add_tail(&fence->link, &ddev->fences);
 	spin_unlock(&ddev->fences_lock);
-	atomic_inc(&ddev->count.fences);
 	return fence;
 
 err_uncount:
@@ -327,17 +363,61 @@ err_uncount:
 	return ERR_PTR(ret);
 }
 
+static void d3dq_fence_handle_free(struct kref *ref)
+{
+	struct d3dq_fence_handle *fh =
+		container_of(ref, struct d3dq_fence_handle, ref);
+
+	WARN_ON(!list_empty(&fh->nodes));
+	d3dq_fence_put(fh->fence);
+	kfree(fh);
+}
+
+static void d3dq_fence_handle_put(struct d3dq_fence_handle *fh)
+{
+	kref_put(&fh->ref, d3dq_fence_handle_free);
+}
+
+/* @handle of @dfile, referenced, or NULL. */
+static struct d3dq_fence_handle *
+d3dq_fence_handle_lookup(struct d3dq_file *dfile, u32 handle)
+{
+	struct d3dq_fence_handle *fh;
+
+	xa_lock(&dfile->fences);
+	fh = xa_load(&dfile->fences, handle);
+	if (fh)
+		kref_get(&fh->ref);
+	xa_unlock(&dfile->fences);
+	return fh;
+}
+
+/* The fence of @handle of @dfile, referenced, or NULL. */
 static struct d3dq_fence *d3dq_fence_lookup(struct d3dq_file *dfile,
 					    u32 handle)
 {
-	struct d3dq_fence *fence;
+	struct d3dq_fence_handle *fh;
+	struct d3dq_fence *fence = NULL;
 
 	xa_lock(&dfile->fences);
-	fence = xa_load(&dfile->fences, handle);
-	if (fence)
+	fh = xa_load(&dfile->fences, handle);
+	if (fh) {
+		fence = fh->fence;
 		d3dq_fence_get(fence);
+	}
 	xa_unlock(&dfile->fences);
 	return fence;
+}
+
+/*
+ * Whether @dfile was removed (R15): its handles no longer hold nodes
+ * and it signals nothing. Set once, under the file's fence_lock; read
+ * anywhere, the fence's lock ordering it against the release of the
+ * file's nodes (d3dq_fence_file_remove()).
+ */
+static bool d3dq_fence_file_removed(struct d3dq_file *dfile)
+{
+	return READ_ONCE(dfile->fences_removed);
 }
 
 /* --- conditions: the value write path ---------------------------------- */
@@ -432,6 +512,22 @@ static bool d3dq_fence_node_less(struct rb_node *a, const struct rb_node *b)
 static void d3dq_fence_node_list(struct d3dq_fence_node *node)
 {
 	rb_add_cached(&node->rb, &node->fence->nodes, d3dq_fence_node_less);
+	if (node->fh)
+		list_add_tail(&node->hlink, &node->fh->nodes);
+}
+
+/*
+ * Whether @node is released at once rather than listed (its fence's
+ * lock held): the fence was removed (unplug), or the handle it came
+ * through was destroyed or its file removed meanwhile. A destruction
+ * or a removal releases the nodes it finds listed; these come after.
+ */
+static bool d3dq_fence_node_gone(struct d3dq_fence_node *node)
+{
+	struct d3dq_fence_handle *fh = node->fh;
+
+	return node->fence->removed ||
+	       (fh && (fh->released || d3dq_fence_file_removed(fh->dfile)));
 }
 
 /* Unlist @node if it is listed (its fence's lock held). */
@@ -441,6 +537,7 @@ static void d3dq_fence_node_unlist(struct d3dq_fence_node *node)
 		return;
 	rb_erase_cached(&node->rb, &node->fence->nodes);
 	RB_CLEAR_NODE(&node->rb);
+	list_del_init(&node->hlink);
 }
 
 /*
@@ -536,8 +633,7 @@ static void d3dq_fence_node_arm(struct d3dq_fence_node *node)
 	unsigned long flags;
 
 	spin_lock_irqsave(&fence->lock, flags);
-	if (fence->removed || *fence->value >= node->value ||
-	    xa_load(&node->owner->fences, node->handle) != fence) {
+	if (d3dq_fence_node_gone(node) || *fence->value >= node->value) {
 		/* Firing at its call is a change of its own. */
 		fence->changes++;
 		d3dq_fence_node_done(node);
@@ -568,11 +664,18 @@ static void d3dq_fence_cond_unlink(struct d3dq_fence_cond *cond)
 
 static void d3dq_fence_cond_free(struct d3dq_fence_cond *cond)
 {
+	struct d3dq_fence_node *node;
 	u32 i;
 
-	for (i = 0; i < cond->count; i++)
-		if (cond->nodes[i].fence)
-			d3dq_fence_put(cond->nodes[i].fence);
+	if (cond->user)
+		d3dq_user_uncount_fence_nodes(cond->user, cond->count);
+	for (i = 0; i < cond->count; i++) {
+		node = &cond->nodes[i];
+		if (node->fh)
+			d3dq_fence_handle_put(node->fh);
+		if (node->fence)
+			d3dq_fence_put(node->fence);
+	}
 	kvfree(cond);
 }
 
@@ -655,14 +758,53 @@ static void d3dq_fence_event_free(struct work_struct *work)
 	d3dq_file_put(dfile);
 }
 
+static int d3dq_fence_node_cmp(const void *a, const void *b)
+{
+	const struct d3dq_fence_node *x = a, *y = b;
+
+	if (x->fh != y->fh)
+		return x->fh < y->fh ? -1 : 1;
+	return 0;
+}
+
+/*
+ * One node per handle: a fence named twice through one handle waits for
+ * the larger value (all: reaching it reaches the smaller one at that
+ * moment) or the smaller one (any). Sorted by handle first, so that this
+ * costs O(n log n); the order of the nodes means nothing.
+ */
+static u32 d3dq_fence_nodes_merge(struct d3dq_fence_node *nodes, u32 n,
+				  bool any)
+{
+	u32 i, out = 0;
+
+	sort(nodes, n, sizeof(*nodes), d3dq_fence_node_cmp, NULL);
+	for (i = 0; i < n; i++) {
+		if (out && nodes[out - 1].fh == nodes[i].fh) {
+			if (any ? nodes[i].value < nodes[out - 1].value :
+				  nodes[i].value > nodes[out - 1].value)
+				nodes[out - 1].value = nodes[i].value;
+			/* The duplicate's references go. */
+			d3dq_fence_handle_put(nodes[i].fh);
+			d3dq_fence_put(nodes[i].fence);
+			continue;
+		}
+		nodes[out++] = nodes[i];
+	}
+	return out;
+}
+
 /*
  * Read and check the array of a wait or registration, and make the
- * condition with its nodes, each holding a reference to its fence.
+ * condition with its nodes, each holding a reference to its fence and
+ * to the handle it came through, one per handle; count them against
+ * the user's max_user_fence_nodes.
  */
 static struct d3dq_fence_cond *
 d3dq_fence_cond_create(struct d3dq_file *dfile,
 		       const struct drm_d3dq_obj_array *arr, u32 flags)
 {
+	bool any = flags & DRM_D3DQ_FENCE_WAIT_ANY;
 	struct drm_d3dq_fence_value fv;
 	struct d3dq_fence_cond *cond;
 	struct d3dq_fence_node *node;
@@ -682,9 +824,6 @@ d3dq_fence_cond_create(struct d3dq_file *dfile,
 		return ERR_PTR(-ENOMEM);
 	init_waitqueue_head(&cond->wq);
 	refcount_set(&cond->refs, 2);	/* the ioctl and the firing */
-	atomic_set(&cond->remaining,
-		   flags & DRM_D3DQ_FENCE_WAIT_ANY ? 1 : arr->count);
-	cond->count = arr->count;
 
 	for (i = 0; i < arr->count; i++) {
 		/* count * stride is below 2^29: no overflow. */
@@ -701,17 +840,29 @@ d3dq_fence_cond_create(struct d3dq_file *dfile,
 			goto err;
 		}
 		node = &cond->nodes[i];
-		node->fence = d3dq_fence_lookup(dfile, fv.handle);
-		if (!node->fence) {
+		node->fh = d3dq_fence_handle_lookup(dfile, fv.handle);
+		if (!node->fh) {
 			ret = -ENOENT;
 			goto err;
 		}
-		RB_CLEAR_NODE(&node->rb);
-		node->cond = cond;
-		node->owner = dfile;
-		node->handle = fv.handle;
+		cond->count = i + 1;
+		node->fence = node->fh->fence;
+		d3dq_fence_get(node->fence);
 		node->value = fv.value;
 	}
+	cond->count = d3dq_fence_nodes_merge(cond->nodes, cond->count, any);
+	for (i = 0; i < cond->count; i++) {
+		node = &cond->nodes[i];
+		RB_CLEAR_NODE(&node->rb);
+		INIT_LIST_HEAD(&node->hlink);
+		node->cond = cond;
+	}
+	atomic_set(&cond->remaining, any ? 1 : cond->count);
+	ret = d3dq_user_count_fence_nodes(dfile->user, cond->count,
+					  "FENCE_WAIT or FENCE_EVENT");
+	if (ret)
+		goto err;
+	cond->user = dfile->user;
 	return cond;
 
 err:
@@ -782,7 +933,7 @@ void d3dq_fence_qsignal_arm(struct d3dq_fence_qsignal *qs,
 		if (node->value > qs->value)
 			break;
 		cond = node->cond;
-		if (!cond->queue || node->owner != qs->dfile ||
+		if (!cond->queue || !node->fh || node->fh->dfile != qs->dfile ||
 		    cond->release->waited)
 			continue;
 		d3dq_release_fence_bind(cond->release, done);
@@ -850,6 +1001,7 @@ static int d3dq_fence_bind(struct d3dq_file *dfile, u32 handle, u64 value,
 	struct d3dq_fence_qsignal *qs, *found = NULL;
 	struct d3dq_release_fence *rf = NULL;
 	struct d3dq_fence_cond *cond = NULL;
+	struct d3dq_fence_handle *fh;
 	struct d3dq_fence_node *node;
 	struct d3dq_fence *fence;
 	unsigned long flags;
@@ -858,9 +1010,11 @@ static int d3dq_fence_bind(struct d3dq_file *dfile, u32 handle, u64 value,
 	*condp = NULL;
 	*rfp = NULL;
 	*waitedp = NULL;
-	fence = d3dq_fence_lookup(dfile, handle);
-	if (!fence)
+	fh = d3dq_fence_handle_lookup(dfile, handle);
+	if (!fh)
 		return -ENOENT;
+	fence = fh->fence;
+	d3dq_fence_get(fence);
 	/* Allocated first: nothing allocates under the fence's lock. */
 	cond = kzalloc(d3dq_fence_qwait_bytes(), D3DQ_GFP);
 	rf = d3dq_release_fence_alloc();
@@ -868,24 +1022,30 @@ static int d3dq_fence_bind(struct d3dq_file *dfile, u32 handle, u64 value,
 		ret = -ENOMEM;
 		goto out;
 	}
+	ret = d3dq_user_count_fence_nodes(dfile->user, 1, export ?
+					  "FENCE_EXPORT_SYNC_FILE" : "SUBMIT");
+	if (ret)
+		goto out;
+	cond->user = dfile->user;
 	atomic_set(&cond->remaining, 1);
 	cond->count = 1;
 	node = &cond->nodes[0];
 	RB_CLEAR_NODE(&node->rb);
+	INIT_LIST_HEAD(&node->hlink);
 	node->cond = cond;
-	node->owner = export ? NULL : dfile;
-	node->handle = handle;
+	/* An export answers to no handle; the lookup's reference goes. */
+	node->fh = export ? NULL : fh;
+	node->fence = fence;
 	node->value = value;
 	rf->propagate = export;
 
 	spin_lock_irqsave(&fence->lock, flags);
-	if (xa_load(&dfile->fences, handle) != fence && export) {
+	if (export && (fh->released || d3dq_fence_file_removed(dfile))) {
 		spin_unlock_irqrestore(&fence->lock, flags);
-		ret = -ENOENT;
+		ret = fh->released ? -ENOENT : -ENODEV;
 		goto out;
 	}
-	if (fence->removed || *fence->value >= value ||
-	    xa_load(&dfile->fences, handle) != fence) {
+	if (d3dq_fence_node_gone(node) || *fence->value >= value) {
 		spin_unlock_irqrestore(&fence->lock, flags);
 		goto out;
 	}
@@ -908,10 +1068,11 @@ static int d3dq_fence_bind(struct d3dq_file *dfile, u32 handle, u64 value,
 		cond->queue = hold;
 	}
 	cond->release = rf;
-	/* The node has the lookup's reference. */
-	node->fence = fence;
+	/* The node has both references; an export only the fence's. */
 	d3dq_fence_node_list(node);
 	spin_unlock_irqrestore(&fence->lock, flags);
+	if (export)
+		d3dq_fence_handle_put(fh);
 	*condp = cond;
 	*rfp = rf;
 	return 0;
@@ -919,8 +1080,11 @@ static int d3dq_fence_bind(struct d3dq_file *dfile, u32 handle, u64 value,
 out:
 	if (rf)
 		d3dq_release_fence_discard(rf);
+	if (cond && cond->user)
+		d3dq_user_uncount_fence_nodes(cond->user, 1);
 	kfree(cond);
 	d3dq_fence_put(fence);
+	d3dq_fence_handle_put(fh);
 	return ret;
 }
 
@@ -983,48 +1147,81 @@ static int d3dq_fence_handle_add(struct d3dq_file *dfile,
 				 struct drm_file *file,
 				 struct d3dq_fence *fence, u32 *handle)
 {
+	struct d3dq_fence_handle *fh;
 	int ret;
 
 	lockdep_assert_held(&dfile->fence_lock);
 
 	if (dfile->fences_removed)
 		return -ENODEV;
+	fh = kzalloc(sizeof(*fh), D3DQ_GFP);
+	if (!fh)
+		return -ENOMEM;
+	kref_init(&fh->ref);
+	fh->fence = fence;
+	fh->dfile = dfile;
+	INIT_LIST_HEAD(&fh->nodes);
 	ret = drm_vma_node_allow(&fence->fpage->node, file);
 	if (ret)
-		return ret;
-	ret = xa_alloc(&dfile->fences, handle, fence, XA_LIMIT(1, INT_MAX),
+		goto err_free;
+	ret = xa_alloc(&dfile->fences, handle, fh, XA_LIMIT(1, INT_MAX),
 		       D3DQ_GFP);
 	if (ret) {
 		drm_vma_node_revoke(&fence->fpage->node, file);
-		return ret == -EBUSY ? -ENOMEM : ret;
+		ret = ret == -EBUSY ? -ENOMEM : ret;
+		goto err_free;
 	}
 	return 0;
+
+err_free:
+	/* The caller keeps the fence's reference. */
+	kfree(fh);
+	return ret;
 }
 
 /*
- * A handle was erased: release the nodes that came through it, as if the
- * fence had reached ~0 (R14); other handles' nodes stay (R20).
+ * Release the nodes made through @fh, as if the fence had reached ~0
+ * (R14); other handles' nodes stay (R20). With @destroy the handle is
+ * gone for good: a node armed after this is released at once. Touches
+ * only what the handle's own file listed.
  */
-static void d3dq_fence_handle_release(struct d3dq_file *dfile,
-				      struct drm_file *file, u32 handle,
-				      struct d3dq_fence *fence)
+static void d3dq_fence_handle_quiesce(struct d3dq_fence_handle *fh,
+				      bool destroy)
 {
+	struct d3dq_fence *fence = fh->fence;
 	struct d3dq_fence_node *node;
-	struct rb_node *rb, *next;
 	unsigned long flags;
 
 	spin_lock_irqsave(&fence->lock, flags);
+	if (destroy)
+		fh->released = true;
 	fence->changes++;
-	/* The next node is taken before this one may leave the tree. */
-	for (rb = rb_first_cached(&fence->nodes); rb; rb = next) {
-		next = rb_next(rb);
-		node = d3dq_fence_node_of(rb);
-		if (node->owner == dfile && node->handle == handle)
-			d3dq_fence_node_done(node);
-	}
+	while ((node = list_first_entry_or_null(&fh->nodes,
+						struct d3dq_fence_node,
+						hlink)))
+		d3dq_fence_node_done(node);
 	spin_unlock_irqrestore(&fence->lock, flags);
-	drm_vma_node_revoke(&fence->fpage->node, file);
-	d3dq_fence_put(fence);
+}
+
+/*
+ * The one teardown of a handle, for FENCE_DESTROY and close: erased from
+ * the file (dfile->fence_lock held, which every walker of the file's
+ * handles holds too), its nodes released, its mapping right revoked, and
+ * the xarray's reference dropped.
+ */
+static void d3dq_fence_handle_destroy(struct d3dq_file *dfile,
+				      struct drm_file *file, u32 handle)
+{
+	struct d3dq_fence_handle *fh;
+
+	lockdep_assert_held(&dfile->fence_lock);
+
+	fh = xa_erase(&dfile->fences, handle);
+	if (!fh)
+		return;
+	d3dq_fence_handle_quiesce(fh, true);
+	drm_vma_node_revoke(&fh->fence->fpage->node, file);
+	d3dq_fence_handle_put(fh);
 }
 
 static void d3dq_fence_fill_out(struct d3dq_fence *fence, u64 *mmap_offset,
@@ -1075,7 +1272,7 @@ int d3dq_ioctl_fence_destroy(struct drm_device *drm, void *data,
 {
 	struct d3dq_file *dfile = file->driver_priv;
 	struct drm_d3dq_fence_destroy *args = data;
-	struct d3dq_fence *fence;
+	int ret = -ENOENT;
 
 	if (args->pad)
 		return -EINVAL;
@@ -1083,11 +1280,13 @@ int d3dq_ioctl_fence_destroy(struct drm_device *drm, void *data,
 	if (!args->handle)
 		return -ENOENT;
 
-	fence = xa_erase(&dfile->fences, args->handle);
-	if (!fence)
-		return -ENOENT;
-	d3dq_fence_handle_release(dfile, file, args->handle, fence);
-	return 0;
+	mutex_lock(&dfile->fence_lock);
+	if (xa_load(&dfile->fences, args->handle)) {
+		d3dq_fence_handle_destroy(dfile, file, args->handle);
+		ret = 0;
+	}
+	mutex_unlock(&dfile->fence_lock);
+	return ret;
 }
 
 static int d3dq_fence_file_release(struct inode *inode, struct file *f)
@@ -1187,6 +1386,7 @@ int d3dq_ioctl_fence_signal(struct drm_device *drm, void *data,
 			    struct drm_file *file)
 {
 	struct drm_d3dq_fence_signal *args = data;
+	struct d3dq_file *dfile = file->driver_priv;
 	struct d3dq_fence_kicks kicks = { .count = 0 };
 	struct d3dq_fence *fence;
 	unsigned long flags;
@@ -1196,11 +1396,11 @@ int d3dq_ioctl_fence_signal(struct drm_device *drm, void *data,
 	if (args->flags)
 		return -EINVAL;
 
-	fence = d3dq_fence_lookup(file->driver_priv, args->handle);
+	fence = d3dq_fence_lookup(dfile, args->handle);
 	if (!fence)
 		return -ENOENT;
 	spin_lock_irqsave(&fence->lock, flags);
-	if (fence->removed) {
+	if (fence->removed || d3dq_fence_file_removed(dfile)) {
 		ret = -ENODEV;
 	} else {
 		fence->kicks = &kicks;
@@ -1227,7 +1427,7 @@ int d3dq_ioctl_fence_wait(struct drm_device *drm, void *data,
 {
 	struct drm_d3dq_fence_wait *args = data;
 	struct d3dq_fence_cond *cond;
-	ktime_t timeout;
+	ktime_t timeout, now;
 	int ret;
 
 	if (args->pad)
@@ -1238,11 +1438,14 @@ int d3dq_ioctl_fence_wait(struct drm_device *drm, void *data,
 		return PTR_ERR(cond);
 
 	d3dq_fence_cond_arm(cond);
+	/* CLOCK_MONOTONIC is >= 0: a negative deadline is in the past. */
+	now = ktime_get();
 	if (args->deadline_ns == S64_MAX)
 		timeout = KTIME_MAX;
+	else if (args->deadline_ns <= now)
+		timeout = 0;
 	else
-		timeout = ktime_sub(ns_to_ktime(args->deadline_ns),
-				    ktime_get());
+		timeout = ktime_sub(ns_to_ktime(args->deadline_ns), now);
 	if (d3dq_fence_cond_done(cond))
 		ret = 0;
 	else if (timeout <= 0)
@@ -1321,7 +1524,8 @@ int d3dq_ioctl_fence_event(struct drm_device *drm, void *data,
 	ret = d3dq_fence_event_target(file, args, cond);
 	if (ret)
 		goto err_free;
-	if (cond->ctx && cond->count == 1) {
+	/* As called: a multi-fence registration is one of its own (R10). */
+	if (cond->ctx && args->fences.count == 1) {
 		evt = kzalloc(sizeof(*evt), D3DQ_GFP);
 		if (!evt) {
 			ret = -ENOMEM;
@@ -1495,13 +1699,37 @@ static void d3dq_fence_vm_close(struct vm_area_struct *vma)
 	put_page(vma->vm_private_data);
 }
 
+/*
+ * The page a mapping of @file shows for @page: the device's page of ~0
+ * once the file was removed (d3dq_fence_file_remove()). Called under
+ * the file's fence_view_lock, which orders the choice against the
+ * removal's zap: a page inserted before the removal is zapped by it,
+ * one inserted after it is the page of ~0.
+ */
+static struct page *d3dq_fence_view_page(struct drm_file *file,
+					 struct page *page)
+{
+	struct d3dq_file *dfile = file->driver_priv;
+
+	lockdep_assert_held(&dfile->fence_view_lock);
+	if (dfile->fences_removed)
+		return dfile->ddev->fence_ones;
+	return page;
+}
+
 static vm_fault_t d3dq_fence_vm_fault(struct vm_fault *vmf)
 {
 	struct vm_area_struct *vma = vmf->vma;
+	/* The mapping holds the DRM file, and so its d3dq_file. */
+	struct drm_file *file = vma->vm_file->private_data;
+	struct d3dq_file *dfile = file->driver_priv;
 	int ret;
 
 	/* VM_MIXEDMAP is set: vm_insert_page() may run from a fault. */
-	ret = vm_insert_page(vma, vma->vm_start, vma->vm_private_data);
+	mutex_lock(&dfile->fence_view_lock);
+	ret = vm_insert_page(vma, vma->vm_start,
+			     d3dq_fence_view_page(file, vma->vm_private_data));
+	mutex_unlock(&dfile->fence_view_lock);
 	if (ret == -ENOMEM)
 		return VM_FAULT_OOM;
 	if (ret && ret != -EBUSY)
@@ -1525,6 +1753,7 @@ static const struct vm_operations_struct d3dq_fence_vm_ops = {
 int d3dq_fence_mmap(struct drm_file *file, struct vm_area_struct *vma)
 {
 	struct d3dq_device *ddev = to_d3dq_dev(file->minor->dev);
+	struct d3dq_file *dfile = file->driver_priv;
 	struct d3dq_fence_page *fpage = NULL;
 	struct drm_vma_offset_node *node;
 	int ret;
@@ -1554,7 +1783,10 @@ int d3dq_fence_mmap(struct drm_file *file, struct vm_area_struct *vma)
 	}
 	d3dq_vm_flags_mod(vma, VM_MIXEDMAP | VM_DONTEXPAND | VM_DONTDUMP,
 			  VM_MAYWRITE | VM_MAYEXEC);
-	ret = vm_insert_page(vma, vma->vm_start, fpage->page);
+	mutex_lock(&dfile->fence_view_lock);
+	ret = vm_insert_page(vma, vma->vm_start,
+			     d3dq_fence_view_page(file, fpage->page));
+	mutex_unlock(&dfile->fence_view_lock);
 	if (ret)
 		goto out;
 	/* The VMA keeps its own reference; munmap() drops it. */
@@ -1571,22 +1803,65 @@ out:
 void d3dq_fence_file_init(struct d3dq_file *dfile)
 {
 	mutex_init(&dfile->fence_lock);
+	mutex_init(&dfile->fence_view_lock);
 	xa_init_flags(&dfile->fences, XA_FLAGS_ALLOC1);
 	INIT_LIST_HEAD(&dfile->fence_pages);
 }
 
-/* REMOVE: every fence of the file goes to ~0 for good; nothing new. */
+/*
+ * The removed file's view of a shared fence: its mappings of the page
+ * are zapped, and refault the device's page of ~0 (d3dq_fence_vm_fault()).
+ */
+static void d3dq_fence_view_zap(struct d3dq_file *dfile,
+				struct d3dq_fence *fence)
+{
+	struct drm_device *drm = &dfile->ddev->drm;
+
+	unmap_mapping_range(drm->anon_inode->i_mapping,
+			    drm_vma_node_offset_addr(&fence->fpage->node),
+			    PAGE_SIZE, 1);
+}
+
+/**
+ * d3dq_fence_file_remove - A file's removal reaches its fences (R15, R20).
+ * @dfile: the file, whose queues are stopped already
+ *
+ * Removal is the removed file's affair. Its handles read ~0 from now on:
+ * the value of a fence only it holds is set to ~0 for good; its mappings
+ * of a shared fence's page are zapped and refault a page of ~0, while
+ * the other holders keep the real value. Then every node made through
+ * the file's handles is released (its CPU waits, events and held jobs'
+ * waits), in a second pass, so that whoever a removal wakes finds every
+ * fence of the file at ~0 already. Other holders' nodes, their signals
+ * and their rewinds are untouched; the file's own pending signals never
+ * take effect, as its jobs were cancelled. FENCE_SIGNAL and
+ * FENCE_EXPORT_SYNC_FILE through the file return -ENODEV, and no handle
+ * is made any more.
+ *
+ * dfile->fence_lock is held throughout: no handle of the file is
+ * destroyed under the walk, which so holds what it walks.
+ */
 void d3dq_fence_file_remove(struct d3dq_file *dfile)
 {
-	struct d3dq_fence *fence;
+	struct d3dq_fence_handle *fh;
 	unsigned long handle;
 
 	mutex_lock(&dfile->fence_lock);
-	dfile->fences_removed = true;
-	xa_for_each(&dfile->fences, handle, fence)
-		d3dq_fence_remove_value(fence);
-	xa_for_each(&dfile->fences, handle, fence)
-		d3dq_fence_remove_nodes(fence);
+	mutex_lock(&dfile->fence_view_lock);
+	WRITE_ONCE(dfile->fences_removed, true);
+	mutex_unlock(&dfile->fence_view_lock);
+	xa_for_each(&dfile->fences, handle, fh) {
+		if (fh->fence->shared)
+			d3dq_fence_view_zap(dfile, fh->fence);
+		else
+			d3dq_fence_remove_value(fh->fence);
+	}
+	xa_for_each(&dfile->fences, handle, fh) {
+		if (fh->fence->shared)
+			d3dq_fence_handle_quiesce(fh, false);
+		else
+			d3dq_fence_remove_nodes(fh->fence);
+	}
 	mutex_unlock(&dfile->fence_lock);
 }
 
@@ -1594,20 +1869,19 @@ void d3dq_fence_file_remove(struct d3dq_file *dfile)
 void d3dq_fence_file_fini(struct d3dq_file *dfile, struct drm_file *file)
 {
 	struct d3dq_fence_page *fpage, *tmp;
-	struct d3dq_fence *fence;
+	struct d3dq_fence_handle *fh;
 	unsigned long handle;
 
 	mutex_lock(&dfile->fence_lock);
-	xa_for_each(&dfile->fences, handle, fence) {
-		xa_erase(&dfile->fences, handle);
-		d3dq_fence_handle_release(dfile, file, handle, fence);
-	}
+	xa_for_each(&dfile->fences, handle, fh)
+		d3dq_fence_handle_destroy(dfile, file, handle);
 	list_for_each_entry_safe(fpage, tmp, &dfile->fence_pages, link) {
 		list_del_init(&fpage->link);
 		d3dq_fence_page_put(fpage);
 	}
 	mutex_unlock(&dfile->fence_lock);
 	xa_destroy(&dfile->fences);
+	mutex_destroy(&dfile->fence_view_lock);
 	mutex_destroy(&dfile->fence_lock);
 }
 
@@ -1617,10 +1891,16 @@ static void d3dq_fence_device_fini(struct drm_device *drm, void *unused)
 
 	WARN_ON(!list_empty(&ddev->fences));
 	drm_vma_offset_manager_destroy(&ddev->fence_vma);
+	/* Mappings of removed files keep their own references. */
+	put_page(ddev->fence_ones);
 }
 
 int d3dq_fence_device_init(struct d3dq_device *ddev)
 {
+	ddev->fence_ones = alloc_page(GFP_KERNEL);
+	if (!ddev->fence_ones)
+		return -ENOMEM;
+	memset(page_address(ddev->fence_ones), 0xff, PAGE_SIZE);
 	spin_lock_init(&ddev->fences_lock);
 	INIT_LIST_HEAD(&ddev->fences);
 	drm_vma_offset_manager_init(&ddev->fence_vma, D3DQ_FENCE_PGOFF_START,
@@ -1635,6 +1915,8 @@ void d3dq_fence_device_remove(struct d3dq_device *ddev)
 	struct d3dq_fence *fence;
 
 	spin_lock(&ddev->fences_lock);
+	/* No fence is made after this walk (d3dq_fence_create()). */
+	ddev->fences_dead = true;
 	list_for_each_entry(fence, &ddev->fences, link)
 		d3dq_fence_remove_value(fence);
 	list_for_each_entry(fence, &ddev->fences, link)

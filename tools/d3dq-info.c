@@ -38,6 +38,7 @@ static const char *const param_names[] = {
 	[DRM_D3DQ_PARAM_MAX_DELAY_NS] = "max_delay_ns",
 	[DRM_D3DQ_PARAM_MAX_BO_SIZE] = "max_bo_size",
 	[DRM_D3DQ_PARAM_MAX_FILE_JOB_BYTES] = "max_file_job_bytes",
+	[DRM_D3DQ_PARAM_MAX_USER_FENCE_NODES] = "max_user_fence_nodes",
 };
 
 static const char *const feature_names[] = {
@@ -52,6 +53,10 @@ static const char *const feature_names[] = {
 	"fence_event_syncobj",
 	"fence_hold",
 	"remove_on_loss",
+	"fence_sync_file",
+	"submit_carry",
+	"submit_tail",
+	"remove_own_fences",
 };
 
 static int is_d3dq(int fd, drmVersionPtr *out)

@@ -377,7 +377,7 @@ static void fz_param(struct __test_metadata *_metadata, struct fz *f)
 	a.param = one_in(f, 4) ? boundary32(f) : below(f, 12);
 	a.pad = reserved(f, &bad);
 	a.value = rnd(f);
-	if (a.param > DRM_D3DQ_PARAM_MAX_FILE_JOB_BYTES)
+	if (a.param > DRM_D3DQ_PARAM_MAX_USER_FENCE_NODES)
 		bad = true;
 	if (one_in(f, 50)) {
 		/* The argument itself unreadable. */

@@ -57,7 +57,8 @@ TEST_F(dev, params)
 		  DRM_D3DQ_FEATURE_REMOVE_ON_LOSS |
 		  DRM_D3DQ_FEATURE_FENCE_SYNC_FILE |
 		  DRM_D3DQ_FEATURE_SUBMIT_CARRY |
-		  DRM_D3DQ_FEATURE_SUBMIT_TAIL, v);
+		  DRM_D3DQ_FEATURE_SUBMIT_TAIL |
+		  DRM_D3DQ_FEATURE_REMOVE_OWN_FENCES, v);
 	/* The VM loads the module with its defaults. */
 	EXPECT_EQ(1024, t_param(self->fd, DRM_D3DQ_PARAM_MAX_QUEUES));
 	EXPECT_EQ(1024, t_param(self->fd, DRM_D3DQ_PARAM_MAX_SYNCS));
@@ -71,9 +72,12 @@ TEST_F(dev, params)
 	EXPECT_LE(1, DRM_D3DQ_UAPI_MINOR);
 	EXPECT_EQ(64ull << 20,
 		  t_param(self->fd, DRM_D3DQ_PARAM_MAX_FILE_JOB_BYTES));
+	/* Since 1.9. */
+	EXPECT_EQ(262144,
+		  t_param(self->fd, DRM_D3DQ_PARAM_MAX_USER_FENCE_NODES));
 
 	EXPECT_EQ(-EINVAL, get_param(self->fd,
-				     DRM_D3DQ_PARAM_MAX_FILE_JOB_BYTES + 1,
+				     DRM_D3DQ_PARAM_MAX_USER_FENCE_NODES + 1,
 				     0, &v));
 	EXPECT_EQ(-EINVAL, get_param(self->fd, 0xffffffff, 0, &v));
 	EXPECT_EQ(-EINVAL, get_param(self->fd, DRM_D3DQ_PARAM_UAPI_VERSION, 1,

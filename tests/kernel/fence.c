@@ -1314,15 +1314,27 @@ TEST_F(fence, event_syncobj_bad)
 	close(efd);
 }
 
+/*
+ * REMOVE (uapi 1.9) is the removed file's affair (R15, R20): every fence
+ * reads ~0 through it (a mapping made before and one made after), its
+ * waits and registrations are released and it signals nothing; another
+ * file that holds the shared fence keeps the real value, its waits and
+ * registrations, and its right to signal and rewind.
+ */
 TEST_F(fence, remove)
 {
+	struct drm_d3dq_fence_sync_file sf = { .value = 1 };
 	struct drm_d3dq_remove rm = { 0 };
-	const uint64_t *vl, *vs, *vo;
+	const uint64_t *vl, *vs, *vo, *vs2;
 	struct t_fence l, s, o, other_own;
-	int efd, xfd, other;
+	int efd, oefd, xfd, other;
 
+	ASSERT_TRUE(t_param(self->fd, DRM_D3DQ_PARAM_FEATURES) &
+		    DRM_D3DQ_FEATURE_REMOVE_OWN_FENCES);
 	efd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
 	ASSERT_LE(0, efd);
+	oefd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+	ASSERT_LE(0, oefd);
 	ASSERT_EQ(0, t_fence_create(self->fd, 1, 0, &l));
 	ASSERT_EQ(0, t_fence_create(self->fd, 2, DRM_D3DQ_FENCE_SHARED, &s));
 	xfd = t_fence_export(self->fd, s.handle);
@@ -1338,22 +1350,40 @@ TEST_F(fence, remove)
 	ASSERT_NE(NULL, vs);
 	ASSERT_NE(NULL, vo);
 	EXPECT_EQ(0, t_fence_event1(self->fd, l.handle, 100, efd));
-	EXPECT_EQ(0, t_fence_event1(other, o.handle, 100, efd));
+	EXPECT_EQ(0, t_fence_event1(self->fd, s.handle, 100, efd));
+	EXPECT_EQ(0, t_fence_event1(other, o.handle, 100, oefd));
 
 	ASSERT_EQ(0, t_ioctl(self->fd, DRM_IOCTL_D3DQ_REMOVE, &rm));
+	/* The removed file: ~0, its two registrations fired. */
 	EXPECT_EQ(UINT64_MAX, t_value_load(vl));
 	EXPECT_EQ(UINT64_MAX, t_value_load(vs));
-	EXPECT_EQ(UINT64_MAX, t_value_load(vo));
+	vs2 = t_value_map(self->fd, &s);
+	ASSERT_NE(NULL, vs2);
+	EXPECT_EQ(UINT64_MAX, t_value_load(vs2));
 	EXPECT_EQ(2, t_efd_take(efd));
 	EXPECT_EQ(0, t_fence_wait1(self->fd, l.handle, UINT64_MAX, 0));
-	EXPECT_EQ(0, t_fence_wait1(other, o.handle, UINT64_MAX, 0));
-	/* It stays: signals fail in every file. */
-	EXPECT_EQ(-ENODEV, t_fence_signal(self->fd, l.handle, 0));
-	EXPECT_EQ(-ENODEV, t_fence_signal(other, o.handle, 0));
-	EXPECT_EQ(UINT64_MAX, t_value_load(vo));
-	/* A new registration fires at once. */
-	EXPECT_EQ(0, t_fence_event1(other, o.handle, 5, efd));
+	EXPECT_EQ(0, t_fence_wait1(self->fd, s.handle, UINT64_MAX, 0));
+	EXPECT_EQ(0, t_fence_event1(self->fd, s.handle, 5, efd));
 	EXPECT_EQ(1, t_efd_take(efd));
+	EXPECT_EQ(-ENODEV, t_fence_signal(self->fd, l.handle, 0));
+	EXPECT_EQ(-ENODEV, t_fence_signal(self->fd, s.handle, 0));
+	sf.handle = s.handle;
+	EXPECT_EQ(-ENODEV, t_ioctl(self->fd, DRM_IOCTL_D3DQ_FENCE_EXPORT_SYNC_FILE,
+				   &sf));
+
+	/* The other file: the real value, its registration pending. */
+	EXPECT_EQ(2, t_value_load(vo));
+	EXPECT_EQ(0, t_efd_take(oefd));
+	EXPECT_EQ(-ETIME, t_fence_wait1(other, o.handle, 100, 0));
+	EXPECT_EQ(0, t_fence_signal(other, o.handle, 0));
+	EXPECT_EQ(0, t_value_load(vo));
+	EXPECT_EQ(0, t_efd_take(oefd));
+	EXPECT_EQ(0, t_fence_signal(other, o.handle, 100));
+	EXPECT_EQ(1, t_efd_take(oefd));
+	EXPECT_EQ(100, t_value_load(vo));
+	/* Still ~0 for the removed file. */
+	EXPECT_EQ(UINT64_MAX, t_value_load(vs));
+
 	/* No new fences on the removed file; the other file is fine. */
 	EXPECT_EQ(-ENODEV, t_fence_create(self->fd, 0, 0, &l));
 	EXPECT_EQ(-ENODEV, t_fence_import(self->fd, xfd, &l));
@@ -1362,10 +1392,106 @@ TEST_F(fence, remove)
 
 	t_value_unmap(vl);
 	t_value_unmap(vs);
+	t_value_unmap(vs2);
 	t_value_unmap(vo);
 	close(xfd);
 	close(other);
+	close(oefd);
 	close(efd);
+}
+
+/*
+ * A deadline in the past returns -ETIME at once, however far in the past
+ * (INT64_MIN + 1 once wrapped into a sleep of centuries): the alarm
+ * would turn a sleep into -EINTR.
+ */
+TEST_F(fence, wait_deadline_far_past)
+{
+	static const int64_t past[] = { INT64_MIN, INT64_MIN + 1, -1, 0, 1 };
+	struct sigaction sa = { .sa_handler = on_alarm };
+	struct t_fence f;
+	unsigned int i;
+
+	ASSERT_EQ(0, sigaction(SIGALRM, &sa, NULL));
+	ASSERT_EQ(0, t_fence_create(self->fd, 0, 0, &f));
+	for (i = 0; i < sizeof(past) / sizeof(past[0]); i++) {
+		alarm(5);
+		EXPECT_EQ(-ETIME, t_fence_wait1(self->fd, f.handle, 1, past[i]))
+			TH_LOG("deadline %lld", (long long)past[i]);
+		alarm(0);
+	}
+	EXPECT_EQ(0, t_fence_destroy(self->fd, f.handle));
+}
+
+/*
+ * Handles destroyed while REMOVE walks the file's fences (issue 38, 1):
+ * the walk holds what it walks. Threads destroy fences that have CPU
+ * waits and registrations pending while another removes the file; each
+ * round a new file. Under KASAN (make check-debug) a walk that touched a
+ * freed fence is a report.
+ */
+#define RACE_ROUNDS	60
+#define RACE_FENCES	48
+
+struct race {
+	int fd, efd;
+	struct t_fence f[RACE_FENCES];
+	int ret;
+};
+
+static void *race_destroy(void *arg)
+{
+	struct race *r = arg;
+	int i;
+
+	for (i = 0; i < RACE_FENCES; i++) {
+		int ret = t_fence_destroy(r->fd, r->f[i].handle);
+
+		if (ret && ret != -ENOENT)
+			r->ret = ret;
+	}
+	return NULL;
+}
+
+static void *race_remove(void *arg)
+{
+	struct drm_d3dq_remove rm = { 0 };
+	struct race *r = arg;
+
+	if (t_ioctl(r->fd, DRM_IOCTL_D3DQ_REMOVE, &rm))
+		r->ret = -errno;
+	return NULL;
+}
+
+TEST_F(fence, destroy_races_remove)
+{
+	struct race r = { 0 };
+	pthread_t d, m;
+	int round, i;
+
+	r.efd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+	ASSERT_LE(0, r.efd);
+	for (round = 0; round < RACE_ROUNDS; round++) {
+		r.fd = t_open(0);
+		ASSERT_LE(0, r.fd);
+		for (i = 0; i < RACE_FENCES; i++) {
+			ASSERT_EQ(0, t_fence_create(r.fd, 0,
+						    i & 1 ? DRM_D3DQ_FENCE_SHARED : 0,
+						    &r.f[i]));
+			ASSERT_EQ(0, t_fence_event1(r.fd, r.f[i].handle, 9,
+						    r.efd));
+		}
+		ASSERT_EQ(0, pthread_create(&d, NULL, race_destroy, &r));
+		ASSERT_EQ(0, pthread_create(&m, NULL, race_remove, &r));
+		pthread_join(d, NULL);
+		pthread_join(m, NULL);
+		ASSERT_EQ(0, r.ret);
+		/* Every registration fired, by the destruction or the removal. */
+		EXPECT_EQ(RACE_FENCES, t_efd_take(r.efd));
+		close(r.fd);
+	}
+	EXPECT_TRUE(t_fence_counts_become(0, 0));
+	close(r.efd);
 }
 
 /*
@@ -1487,6 +1613,122 @@ TEST_F(limits, user_events)
 	close(efd);
 }
 
+/*
+ * Per-user bound on nodes (issue 38, 2): every (fence, value) a user
+ * makes the kernel hold counts (CPU waits, registrations, sync_file
+ * exports, jobs' fence waits, held or not), in every file of the user,
+ * on any fence; beyond max_user_fence_nodes: -EDQUOT, and nothing was
+ * made. A fence named twice through one handle counts once.
+ */
+#define USER_NODES	8
+
+FIXTURE(nodes) {
+	int fd, other, efd;
+	uint32_t q;
+	struct t_fence f, g;
+};
+
+FIXTURE_SETUP(nodes)
+{
+	self->fd = -1;
+	self->other = -1;
+	self->efd = -1;
+	if (!t_can_reload())
+		SKIP(return, "D3DQ_MODULE not set or module not loaded");
+	ASSERT_EQ(0, t_reload("max_user_fence_nodes=8"));
+	self->fd = t_open(0);
+	ASSERT_LE(0, self->fd);
+	self->other = t_open(0);
+	ASSERT_LE(0, self->other);
+	self->efd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+	ASSERT_LE(0, self->efd);
+	self->q = t_queue(self->fd, 0, 0);
+	ASSERT_NE(0, self->q);
+	ASSERT_EQ(0, t_fence_create(self->fd, 0, 0, &self->f));
+	ASSERT_EQ(0, t_fence_create(self->other, 0, 0, &self->g));
+	ASSERT_EQ(USER_NODES,
+		  t_param(self->fd, DRM_D3DQ_PARAM_MAX_USER_FENCE_NODES));
+}
+
+FIXTURE_TEARDOWN(nodes)
+{
+	if (self->efd >= 0)
+		close(self->efd);
+	if (self->other >= 0)
+		close(self->other);
+	if (self->fd >= 0)
+		close(self->fd);
+	if (!t_can_reload())
+		return;
+	T_EXPECT_IDLE(10000);
+	EXPECT_EQ(0, t_reload(NULL));
+}
+
+/* A registration of @n pairs of @fd, the same handle at values 1..n. */
+static int event_n(int fd, uint32_t handle, uint32_t n, int efd)
+{
+	struct drm_d3dq_fence_value fv[USER_NODES + 1];
+	struct drm_d3dq_fence_event e = {
+		.fences = DRM_D3DQ_OBJ_ARRAY(n, fv),
+		.eventfd = efd,
+	};
+	uint32_t i;
+
+	for (i = 0; i < n; i++)
+		fv[i] = (struct drm_d3dq_fence_value){ .handle = handle,
+						       .value = i + 1 };
+	return t_ioctl(fd, DRM_IOCTL_D3DQ_FENCE_EVENT, &e);
+}
+
+TEST_F(nodes, bound_and_errno)
+{
+	struct drm_d3dq_fence_sync_file sf = { .handle = self->f.handle,
+					       .value = 50 };
+	struct drm_d3dq_sync w = t_fs(self->f.handle, 50);
+	uint32_t fl = 0;
+	int i;
+
+	/* Nine values of one handle: one node, the largest (all). */
+	ASSERT_EQ(0, event_n(self->fd, self->f.handle, USER_NODES + 1,
+			     self->efd));
+	/* Six more, through both files of the user. */
+	for (i = 0; i < 3; i++) {
+		ASSERT_EQ(0, t_fence_event1(self->fd, self->f.handle, 40,
+					    self->efd));
+		ASSERT_EQ(0, t_fence_event1(self->other, self->g.handle, 40,
+					    self->efd));
+	}
+	/* A held job's wait is the eighth. */
+	ASSERT_EQ(0, t_submit_hold(self->fd, self->q, &w, 1, NULL, 0, NULL,
+				   &fl, NULL));
+	EXPECT_TRUE(fl & DRM_D3DQ_SUBMIT_HELD);
+
+	/* Full: every kind of wait is refused, in either file. */
+	EXPECT_EQ(-EDQUOT, t_fence_event1(self->fd, self->f.handle, 40,
+					  self->efd));
+	EXPECT_EQ(-EDQUOT, t_fence_event1(self->other, self->g.handle, 40,
+					  self->efd));
+	EXPECT_EQ(-EDQUOT, t_fence_wait1(self->fd, self->f.handle, 40, 0));
+	EXPECT_EQ(-EDQUOT, t_submit_hold(self->fd, self->q, &w, 1, NULL, 0,
+					 NULL, &fl, NULL));
+	EXPECT_EQ(-EDQUOT, t_ioctl(self->fd,
+				   DRM_IOCTL_D3DQ_FENCE_EXPORT_SYNC_FILE, &sf));
+	EXPECT_EQ(0, t_efd_take(self->efd));
+
+	/* What fires is freed, and counts no more. */
+	ASSERT_EQ(0, t_fence_signal(self->other, self->g.handle, 40));
+	EXPECT_EQ(1, t_efd_take(self->efd));
+	EXPECT_TRUE(t_fence_counts_become(2, 4));
+	EXPECT_EQ(-ETIME, t_fence_wait1(self->fd, self->f.handle, 40, 0));
+	/* The multi-value registration signals on its own (R10). */
+	ASSERT_EQ(0, t_fence_signal(self->fd, self->f.handle, 50));
+	EXPECT_EQ(2, t_efd_take(self->efd));
+	EXPECT_TRUE(t_jobs_gone(2));
+	EXPECT_TRUE(t_fence_counts_become(2, 0));
+	EXPECT_EQ(0, event_n(self->fd, self->f.handle, USER_NODES, self->efd));
+	EXPECT_EQ(0, t_fence_signal(self->fd, self->f.handle, 0));
+}
+
 /* Unplug (R15): every fence of the device reads ~0, events fire. */
 T_UNPLUG_FIXTURE(unplug)
 
@@ -1526,6 +1768,8 @@ TEST_F(unplug, fences_read_max)
 	EXPECT_EQ(UINT64_MAX, t_value_load(vs));
 	EXPECT_EQ(1, t_efd_take(efd));
 	EXPECT_EQ(-ENODEV, t_fence_signal(self->fd, l.handle, 0));
+	/* No fence is made after the unplug (it would not be at ~0). */
+	EXPECT_EQ(-ENODEV, t_fence_create(self->fd, 0, 0, &l));
 	t_value_unmap(vl);
 	t_value_unmap(vs);
 	close(xfd);

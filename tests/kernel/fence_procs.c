@@ -13,9 +13,12 @@
  * - the peer's queue and registrations waited on this process's fence:
  *   they go with the peer, this process's own waits and registrations
  *   stay, and its signals reach them (no use of the peer's freed waits);
- * - a removal instead sets every fence the peer holds to ~0, in this
- *   process too (Documentation/library.rst): its waits are satisfied, its
- *   queue runs, and the fence stays there.
+ * - a removal (uapi 1.9) is the peer's affair alone (R15, R20): the
+ *   peer's own view reads ~0 (a mapping it made before the removal and
+ *   one made after), its FENCE_SIGNAL fails with -ENODEV, and its waits
+ *   and registrations are released; here the fence keeps its real value,
+ *   nothing the peer had pending takes effect, this process's waits stay
+ *   until its own signal, and it may still signal and rewind.
  *
  * Copyright (C) 2026 The d3dq authors
  */
@@ -128,17 +131,31 @@ static void *peer_wait_main(void *arg)
  * made the fence), then does what @how says when told ('g'), reports
  * 'd', and exits when the socket closes (KILL: it is killed first).
  */
-static void peer_finish(int sock, int fd, enum how how)
+static void peer_finish(int sock, int fd, enum how how, struct t_fence *f)
 {
 	struct drm_d3dq_remove rm = { 0 };
+	struct t_fence again = *f;
 	char c;
 
+	/* A mapping made before the removal, and (below) one after. */
+	if (how == REMOVE && t_fence_map(fd, f))
+		_exit(23);
 	if (read(sock, &c, 1) != 1 || c != 'g')
 		_exit(20);
 	if (how == CLOSE)
 		close(fd);
 	if (how == REMOVE && t_ioctl(fd, DRM_IOCTL_D3DQ_REMOVE, &rm))
 		_exit(21);
+	if (how == REMOVE) {
+		/* The removed file's view: ~0, and no signal through it. */
+		if (t_value_load(f->v) != UINT64_MAX)
+			_exit(24);
+		if (t_fence_map(fd, &again) ||
+		    t_value_load(again.v) != UINT64_MAX)
+			_exit(25);
+		if (t_fence_signal(fd, f->handle, 3) != -ENODEV)
+			_exit(26);
+	}
 	if (write(sock, "d", 1) != 1)
 		_exit(22);
 	while (read(sock, &c, 1) == 1)
@@ -186,7 +203,7 @@ static void producer(int sock, enum how how)
 	if (t_send_fd(sock, xfd))
 		_exit(16);
 	close(xfd);
-	peer_finish(sock, fd, how);
+	peer_finish(sock, fd, how, &f);
 }
 
 /*
@@ -226,7 +243,7 @@ static void consumer(int sock, enum how how)
 	}
 	if (write(sock, "r", 1) != 1)
 		_exit(15);
-	peer_finish(sock, fd, how);
+	peer_finish(sock, fd, how, &f);
 }
 
 /* Fork the peer running @fn; self->sock talks to it. */
@@ -267,15 +284,14 @@ static void end_peer(struct __test_metadata *_metadata,
 		ASSERT_EQ(1, read(self->sock, &c, 1));
 		ASSERT_EQ('d', c);
 	}
-	if (how == REMOVE)
-		return;
+	/* A removed peer keeps its file open. */
 	for (i = 0; i < 1000; i++) {
 		ASSERT_EQ(0, t_objects(&o));
-		if (o.files == 1)
+		if (o.files == (how == REMOVE ? 2 : 1))
 			break;
 		usleep(10000);
 	}
-	EXPECT_EQ(1, o.files);
+	EXPECT_EQ(how == REMOVE ? 2 : 1, o.files);
 }
 
 TEST_F(pr, peer_made_the_fence)
@@ -316,25 +332,10 @@ TEST_F(pr, peer_made_the_fence)
 
 	ASSERT_EQ(0, t_queue_state(self->fd, self->q, &st));
 	EXPECT_EQ(DRM_D3DQ_QUEUE_STATE_OK, st.state);
-	if (variant->how == REMOVE) {
-		/* ~0 here too, at once: the held job runs, the event fires. */
-		EXPECT_EQ(UINT64_MAX, t_value_load(f.v));
-		EXPECT_EQ(0, t_wait(self->fd, self->out, 1, 10 * T_SEC));
-		EXPECT_EQ(0, t_wait(self->fd, self->out2, 1, 10 * T_SEC));
-		EXPECT_EQ(7, self->map[0]);
-		EXPECT_EQ(1, t_efd_take(self->efd));
-		EXPECT_EQ(0, t_fence_wait1(self->fd, f.handle, 5, 0));
-		/* And stays there. */
-		EXPECT_EQ(-ENODEV, t_fence_signal(self->fd, f.handle, 3));
-		EXPECT_EQ(UINT64_MAX, t_value_load(f.v));
-		ASSERT_EQ(0, t_queue_state(self->fd, self->q, &st));
-		EXPECT_EQ(DRM_D3DQ_QUEUE_STATE_OK, st.state);
-		return;
-	}
 	/*
 	 * The fence lives on, with this process's registration only (the
 	 * peer's are freed by a work item); nothing the peer had pending
-	 * took effect.
+	 * took effect. A removed peer's file still holds a handle to it.
 	 */
 	EXPECT_TRUE(t_fence_counts_become(1, 1));
 	EXPECT_EQ(1, t_value_load(f.v));
@@ -353,7 +354,7 @@ TEST_F(pr, peer_made_the_fence)
 	EXPECT_EQ(1, t_held(self->fd));
 	ASSERT_EQ(0, t_fence_signal(self->fd, f.handle, 20));
 	EXPECT_EQ(0, t_wait(self->fd, self->out2, 1, 10 * T_SEC));
-	EXPECT_TRUE(t_jobs_gone(1));
+	EXPECT_TRUE(t_jobs_gone(variant->how == REMOVE ? 2 : 1));
 	ASSERT_EQ(0, t_queue_state(self->fd, self->q2, &st));
 	EXPECT_EQ(DRM_D3DQ_QUEUE_STATE_OK, st.state);
 }
@@ -392,19 +393,11 @@ TEST_F(pr, peer_waited_on_this_fence)
 
 	end_peer(_metadata, self, variant->how);
 
-	if (variant->how == REMOVE) {
-		/* The peer's removal sets what it holds to ~0: this too. */
-		EXPECT_EQ(UINT64_MAX, t_value_load(f.v));
-		EXPECT_EQ(0, t_wait(self->fd, self->out, 1, 10 * T_SEC));
-		EXPECT_EQ(7, self->map[0]);
-		EXPECT_EQ(1, t_efd_take(self->efd));
-		EXPECT_EQ(-ENODEV, t_fence_signal(self->fd, f.handle, 3));
-		ASSERT_EQ(0, t_queue_state(self->fd, self->q, &st));
-		EXPECT_EQ(DRM_D3DQ_QUEUE_STATE_OK, st.state);
-		return;
-	}
-	/* The peer's waits went with it; this process's stay. */
-	EXPECT_TRUE(t_fence_counts_become(1, 1));
+	/*
+	 * The peer's waits went with it; this process's stay. A removed
+	 * peer keeps its own fence.
+	 */
+	EXPECT_TRUE(t_fence_counts_become(variant->how == REMOVE ? 2 : 1, 1));
 	EXPECT_EQ(1, t_value_load(f.v));
 	EXPECT_EQ(1, t_held(self->fd));
 	EXPECT_EQ(0, t_efd_take(self->efd));
@@ -417,7 +410,7 @@ TEST_F(pr, peer_waited_on_this_fence)
 	ASSERT_EQ(0, t_fence_signal(self->fd, f.handle, 0));
 	ASSERT_EQ(0, t_fence_signal(self->fd, f.handle, 9));
 	EXPECT_EQ(0, t_efd_take(self->efd));
-	EXPECT_TRUE(t_jobs_gone(1));
+	EXPECT_TRUE(t_jobs_gone(variant->how == REMOVE ? 2 : 1));
 	ASSERT_EQ(0, t_queue_state(self->fd, self->q, &st));
 	EXPECT_EQ(DRM_D3DQ_QUEUE_STATE_OK, st.state);
 }

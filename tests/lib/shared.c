@@ -356,43 +356,83 @@ TEST_F(sh, destroy_one_reference_keeps_the_others)
 }
 
 /*
- * Removal is visible to other processes: a peer blocked on a value this
- * process would have signalled is released with UINT64_MAX.
+ * Removal stays in its process (R15, R20): a peer that imported this
+ * process's fence and queued a wait on it is removed; this process's
+ * consumer queue still waits for this process's producer, its CPU wait is
+ * not released, its value is the real one, and it still signals and
+ * rewinds. The peer reads UINT64_MAX and its signal is refused.
  */
-TEST_F(sh, removal_seen_by_other_process)
+TEST_F(sh, removal_stays_in_its_process)
 {
-	int fd, status, ready[2];
+	int fd, status, up[2], down[2];
 	pid_t pid;
 	char c;
 
-	ASSERT_EQ(0, pipe(ready));
+	ASSERT_EQ(0, pipe(up));
+	ASSERT_EQ(0, pipe(down));
 	ASSERT_EQ(0, d3dq_fence_export(self->e.f, &fd));
 	pid = fork();
 	ASSERT_GE(pid, 0);
 	if (pid == 0) {
+		struct d3dq_queue_desc qd = D3DQ_QUEUE_DESC_INIT;
 		struct d3dq_device *dev = util_open();
+		struct d3dq_queue *q = NULL;
 		struct d3dq_fence *f;
 		int ok;
 
-		if (!dev || d3dq_fence_import(dev, fd, &f))
+		if (!dev || d3dq_fence_import(dev, fd, &f) ||
+		    d3dq_queue_create(dev, &qd, &q) ||
+		    d3dq_queue_wait(q, f, 10) || d3dq_queue_signal(q, f, 11))
 			_exit(2);
-		if (write(ready[1], "r", 1) != 1)
+		if (write(up[1], "r", 1) != 1 || read(down[0], &c, 1) != 1)
 			_exit(3);
-		ok = !d3dq_fence_wait(f, 10, 10000 * MS) &&
-		     d3dq_fence_get_completed_value(f) == UINT64_MAX;
+		ok = d3dq_device_remove(dev) == 0;
+		ok = ok && d3dq_fence_get_completed_value(f) == UINT64_MAX;
+		ok = ok && d3dq_fence_signal(f, 3) != 0;
+		if (write(up[1], ok ? "y" : "n", 1) != 1)
+			_exit(4);
+		/* Until the parent is done with the fence. */
+		if (read(down[0], &c, 1) != 1)
+			_exit(5);
+		d3dq_queue_destroy(q);
 		d3dq_fence_destroy(f);
 		d3dq_device_close(dev);
-		_exit(ok ? 0 : 4);
+		_exit(0);
 	}
 	close(fd);
-	ASSERT_EQ(1, read(ready[0], &c, 1));
-	util_sleep_ms(100);
-	ASSERT_EQ(0, d3dq_device_remove(self->e.dev));
+	ASSERT_EQ(0, d3dq_queue_wait(self->e.b, self->e.f, 10));
+	ASSERT_EQ(0, util_exec_timestamp(self->e.dev, self->e.b, self->e.buf, 8));
+	ASSERT_EQ(0, d3dq_queue_signal(self->e.b, self->e.done, 1));
+	ASSERT_EQ(1, read(up[0], &c, 1));
+	ASSERT_EQ(1, write(down[1], "g", 1));
+	ASSERT_EQ(1, read(up[0], &c, 1));
+	EXPECT_EQ('y', c);
+
+	/* Nothing here moved: the peer's 11 never takes effect. */
+	EXPECT_EQ(2, d3dq_fence_get_completed_value(self->e.f));
+	EXPECT_EQ(-ETIMEDOUT, d3dq_fence_wait(self->e.f, 10, 200 * MS));
+	EXPECT_EQ(0, d3dq_fence_get_completed_value(self->e.done));
+	EXPECT_EQ(0, util_read64(self->e.buf, 8));
+	EXPECT_EQ(0, d3dq_device_removed_reason(self->e.dev));
+
+	/* This process's producer releases its consumer; rewinds work. */
+	ASSERT_EQ(0, util_exec_timestamp(self->e.dev, self->e.a, self->e.buf, 0));
+	ASSERT_EQ(0, d3dq_queue_signal(self->e.a, self->e.f, 10));
+	ASSERT_EQ(0, d3dq_fence_wait(self->e.done, 1, 20000 * MS));
+	EXPECT_NE(0, util_read64(self->e.buf, 8));
+	EXPECT_GE(util_read64(self->e.buf, 8), util_read64(self->e.buf, 0));
+	EXPECT_EQ(10, d3dq_fence_get_completed_value(self->e.f));
+	EXPECT_EQ(0, d3dq_fence_signal(self->e.f, 0));
+	EXPECT_EQ(0, d3dq_fence_get_completed_value(self->e.f));
+
+	ASSERT_EQ(1, write(down[1], "e", 1));
 	ASSERT_EQ(pid, waitpid(pid, &status, 0));
 	EXPECT_TRUE(WIFEXITED(status));
 	EXPECT_EQ(0, WEXITSTATUS(status));
-	close(ready[0]);
-	close(ready[1]);
+	close(up[0]);
+	close(up[1]);
+	close(down[0]);
+	close(down[1]);
 }
 
 /* Read one byte from @fd: true if it came. */

@@ -111,7 +111,7 @@ enum drm_d3dq_ioctl_id {
  * number grows with every addition.
  */
 #define DRM_D3DQ_UAPI_MAJOR	1
-#define DRM_D3DQ_UAPI_MINOR	8
+#define DRM_D3DQ_UAPI_MINOR	9
 
 /**
  * struct drm_d3dq_obj_array - A user array of structures.
@@ -201,6 +201,16 @@ enum drm_d3dq_param {
 	 * alone is always admitted. Since 1.1.
 	 */
 	DRM_D3DQ_PARAM_MAX_FILE_JOB_BYTES,
+
+	/**
+	 * @DRM_D3DQ_PARAM_MAX_USER_FENCE_NODES: Fence values all files of
+	 * one user may wait for at once on the device: each (fence, value)
+	 * of a %DRM_IOCTL_D3DQ_FENCE_WAIT, %DRM_IOCTL_D3DQ_FENCE_EVENT,
+	 * %DRM_IOCTL_D3DQ_FENCE_EXPORT_SYNC_FILE and of a job's fence wait
+	 * (held or not) counts until it is freed. Beyond it those ioctls
+	 * and %DRM_IOCTL_D3DQ_SUBMIT fail with -EDQUOT. Since 1.9.
+	 */
+	DRM_D3DQ_PARAM_MAX_USER_FENCE_NODES,
 };
 
 /**
@@ -215,7 +225,8 @@ enum drm_d3dq_param {
  * %DRM_D3DQ_FEATURE_FENCE_HOLD, version 1.6
  * %DRM_D3DQ_FEATURE_REMOVE_ON_LOSS, version 1.7
  * %DRM_D3DQ_FEATURE_FENCE_SYNC_FILE, version 1.8
- * %DRM_D3DQ_FEATURE_SUBMIT_CARRY and %DRM_D3DQ_FEATURE_SUBMIT_TAIL.
+ * %DRM_D3DQ_FEATURE_SUBMIT_CARRY and %DRM_D3DQ_FEATURE_SUBMIT_TAIL,
+ * version 1.9 %DRM_D3DQ_FEATURE_REMOVE_OWN_FENCES.
  */
 /** DRM_D3DQ_FEATURE_TIMELINE - timeline syncobjs in waits and signals. */
 #define DRM_D3DQ_FEATURE_TIMELINE	(1ull << 0)
@@ -283,6 +294,14 @@ enum drm_d3dq_param {
  * the last job"). Since 1.8.
  */
 #define DRM_D3DQ_FEATURE_SUBMIT_TAIL	(1ull << 13)
+/**
+ * DRM_D3DQ_FEATURE_REMOVE_OWN_FENCES - a file's removal reaches only its
+ * own view of the fences it holds (see &struct drm_d3dq_remove): other
+ * holders of a shared fence keep its value, their waits and their
+ * signals. Before 1.9 a removal set every fence the file held to ~0 for
+ * every holder. Since 1.9.
+ */
+#define DRM_D3DQ_FEATURE_REMOVE_OWN_FENCES	(1ull << 14)
 
 /**
  * struct drm_d3dq_get_param - Argument of %DRM_IOCTL_D3DQ_GET_PARAM.
@@ -644,16 +663,17 @@ struct drm_d3dq_queue_get_state {
  * lost, destroyed or removed, or the device unplugged: its fence
  * signals with an error) sets nothing: the values stay as they are, and
  * userspace that sees the loss removes the device (%DRM_D3DQ_REMOVE),
- * which sets every fence to ~0; from 1.6 the kernel does that itself for
- * a file armed with %DRM_D3DQ_REMOVE_ON_LOSS (see "Removal on loss"). A
- * fence set to ~0 by a removal stays there; signals of it then do
- * nothing.
+ * after which every fence reads ~0 through the removed file; from 1.6
+ * the kernel does that itself for a file armed with
+ * %DRM_D3DQ_REMOVE_ON_LOSS (see "Removal on loss"). From 1.9 a removal
+ * reaches only the removed file: other holders of a shared fence keep
+ * its value and may still signal it.
  *
  * A fence wait on value v is decided when the job is submitted:
  *
- * - The fence's value is at least v, or the fence was set to ~0 by a
- *   removal: the wait is satisfied, the job does not depend on anything
- *   for it.
+ * - The fence's value is at least v, or the submitting file was removed
+ *   or the device unplugged: the wait is satisfied, the job does not
+ *   depend on anything for it.
  * - Otherwise, if a fence signal of a job submitted before through this
  *   same file brings a value of at least v and has not taken effect
  *   yet, the job depends on that signal's job, and is released as soon
@@ -1091,11 +1111,18 @@ struct drm_d3dq_cmd_delay {
  * the file becomes lost with reason -ENODEV, the running job of each
  * queue is stopped and every job that has not run completes with
  * -ECANCELED. Only once no job of the file is running any more, and none
- * will run again (so buffers are no longer written), is every fence the
- * file holds a handle to set to ~0 (uapi 1.3, see "Fences"). Creating
- * queues and fences on the file fails with -ENODEV from then on; buffers
- * and syncobjs keep working. The file's removal reason becomes -ENODEV,
- * unless it was removed before: it keeps its first reason.
+ * will run again (so buffers are no longer written), does every fence
+ * the file holds a handle to read ~0 through the file, and are the
+ * file's fence waits and registrations released (uapi 1.3, see
+ * "Fences"). From 1.9 (%DRM_D3DQ_FEATURE_REMOVE_OWN_FENCES) that is the
+ * file's view only: a shared fence keeps its value for its other
+ * holders, whose waits, registrations and signals are not affected; the
+ * removed file's mappings of its page show ~0. Creating queues and
+ * fences on the file fails with -ENODEV from then on, and so do
+ * %DRM_IOCTL_D3DQ_FENCE_SIGNAL and %DRM_IOCTL_D3DQ_FENCE_EXPORT_SYNC_FILE
+ * through it; buffers and syncobjs keep working. The file's removal
+ * reason becomes -ENODEV, unless it was removed before: it keeps its
+ * first reason.
  *
  * From 1.6 @flags may instead hold %DRM_D3DQ_REMOVE_ON_LOSS (arm removal
  * on loss, see "Removal on loss") and %DRM_D3DQ_REMOVE_QUERY (read the
