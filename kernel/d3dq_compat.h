@@ -285,8 +285,8 @@ d3dq_gem_status(struct drm_gem_object *obj)
 
 /*
  * The render node's file operations are DRM_GEM_FOPS with d3dq's own
- * mmap (fence pages come first, d3dq_fence.c). DRM_GEM_FOPS names .mmap
- * itself, and overriding an initialiser is a W=1 warning, so the other
+ * mmap (fence pages come first, d3dq_fence_page.c). DRM_GEM_FOPS names
+ * .mmap itself, and overriding an initialiser is a W=1 warning, so the other
  * members are listed here: v6.12 ("fs: move FMODE_UNSIGNED_OFFSET to
  * fop_flags") added .fop_flags, a later release (present in 7.2,
  * absent in 6.12; the commit was not looked up) .get_unmapped_area for

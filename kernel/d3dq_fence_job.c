@@ -1,0 +1,402 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * d3dq fences and jobs: a job's fence signals and fence waits (SUBMIT,
+ * uapi 1.4 and 1.5), and fence values exported as sync_files (uapi 1.7),
+ * decided like a job's wait.
+ *
+ * Copyright (C) 2026 The d3dq authors
+ */
+
+#include <linux/file.h>
+#include <linux/rbtree.h>
+#include <linux/slab.h>
+#include <linux/sync_file.h>
+#include <linux/workqueue.h>
+
+#include <drm/drm_file.h>
+#include <drm/d3dq_drm.h>
+
+#include "d3dq_device.h"
+#include "d3dq_fence.h"
+#include "d3dq_fence_internal.h"
+#include "d3dq_job.h"
+#include "d3dq_queue.h"
+
+/* --- jobs' fence signals and waits (SUBMIT, uapi 1.4) ------------------ */
+
+/**
+ * d3dq_fence_qsignal_init - Resolve a fence signal of a job being submitted.
+ * @dfile: the submitting file
+ * @handle: the fence's handle in it
+ * @value: the value to set
+ * @qs: the signal, in the job
+ *
+ * Return: 0, or -ENOENT for an unknown handle.
+ */
+int d3dq_fence_qsignal_init(struct d3dq_file *dfile, u32 handle, u64 value,
+			    struct d3dq_fence_qsignal *qs)
+{
+	INIT_LIST_HEAD(&qs->link);
+	qs->fence = d3dq_fence_lookup(dfile, handle);
+	if (!qs->fence)
+		return -ENOENT;
+	qs->dfile = dfile;
+	qs->value = value;
+	return 0;
+}
+
+/**
+ * d3dq_fence_qsignal_arm - The signal's job is armed: list the signal.
+ * @qs: the signal
+ * @done: the job's fence (finished fence, or hardware fence of a job run
+ *	  inside SUBMIT), which fence waits of the same file may depend on
+ *
+ * Called before the job can run, so the job's completion finds it listed.
+ * Fence waits of held jobs of the same file (d3dq_fence_qwait_create()
+ * with a queue) that the signal brings are bound to @done here, and
+ * their queues' arming work queued.
+ */
+void d3dq_fence_qsignal_arm(struct d3dq_fence_qsignal *qs,
+			    struct dma_fence *done)
+{
+	struct d3dq_fence *fence = qs->fence;
+	struct d3dq_fence_node *node;
+	struct d3dq_fence_cond *cond;
+	struct rb_node *rb;
+	unsigned long flags;
+
+	spin_lock_irqsave(&fence->lock, flags);
+	qs->done = done;
+	list_add_tail(&qs->link, &fence->pending);
+	/*
+	 * Held fence waits of this file that the signal brings depend on
+	 * its job from now: their jobs may be armed (sorted by value).
+	 */
+	for (rb = rb_first_cached(&fence->nodes); rb; rb = rb_next(rb)) {
+		node = d3dq_fence_node_of(rb);
+		if (node->value > qs->value)
+			break;
+		cond = node->cond;
+		if (!cond->queue || !node->fh || node->fh->dfile != qs->dfile ||
+		    cond->release->waited)
+			continue;
+		d3dq_release_fence_bind(cond->release, done);
+		d3dq_queue_kick_held(cond->queue);
+	}
+	spin_unlock_irqrestore(&fence->lock, flags);
+}
+
+/**
+ * d3dq_fence_qsignal_end - The signal's job has ended.
+ * @qs: the signal, listed
+ * @write: the job completed: set the fence to the signal's value
+ *
+ * Called from the job's completion, after its memory writes and before
+ * its fence signals, in the signalling path: allocates nothing and
+ * sleeps nowhere (d3dq_fence_write_locked()). Jobs of several queues
+ * complete in some order, and the fence's lock orders their writes: the
+ * last one to complete sets the value.
+ */
+void d3dq_fence_qsignal_end(struct d3dq_fence_qsignal *qs, bool write)
+{
+	struct d3dq_fence *fence = qs->fence;
+	unsigned long flags;
+
+	spin_lock_irqsave(&fence->lock, flags);
+	list_del_init(&qs->link);
+	if (write)
+		d3dq_fence_write_locked(fence, qs->value);
+	spin_unlock_irqrestore(&fence->lock, flags);
+}
+
+/* The job is freed (process context). */
+void d3dq_fence_qsignal_fini(struct d3dq_fence_qsignal *qs)
+{
+	unsigned long flags;
+
+	if (!qs->fence)
+		return;
+	/* An armed job ended, which unlisted it; an unarmed one never was. */
+	spin_lock_irqsave(&qs->fence->lock, flags);
+	WARN_ON_ONCE(!list_empty(&qs->link));
+	list_del_init(&qs->link);
+	spin_unlock_irqrestore(&qs->fence->lock, flags);
+	d3dq_fence_put(qs->fence);
+}
+
+/* What a fence wait that depends on a job holds, besides its fence. */
+size_t d3dq_fence_qwait_bytes(void)
+{
+	return struct_size_t(struct d3dq_fence_cond, nodes, 1);
+}
+
+/*
+ * The decision of d3dq_fence_qwait_create(), also for an export (uapi 1.7):
+ * then the node answers to no handle (destroying one does not release
+ * it), the release fence takes the signal job's error, and a handle
+ * destroyed meanwhile is -ENOENT, not a release.
+ */
+static int d3dq_fence_bind(struct d3dq_file *dfile, u32 handle, u64 value,
+			   struct d3dq_queue *hold, bool export,
+			   struct d3dq_fence_cond **condp,
+			   struct d3dq_release_fence **rfp,
+			   struct dma_fence **waitedp)
+{
+	struct d3dq_fence_qsignal *qs, *found = NULL;
+	struct d3dq_release_fence *rf = NULL;
+	struct d3dq_fence_cond *cond = NULL;
+	struct d3dq_fence_handle *fh;
+	struct d3dq_fence_node *node;
+	struct d3dq_fence *fence;
+	unsigned long flags;
+	int ret = 0;
+
+	*condp = NULL;
+	*rfp = NULL;
+	*waitedp = NULL;
+	fh = d3dq_fence_handle_lookup(dfile, handle);
+	if (!fh)
+		return -ENOENT;
+	fence = fh->fence;
+	d3dq_fence_get(fence);
+	/* Allocated first: nothing allocates under the fence's lock. */
+	cond = kzalloc(d3dq_fence_qwait_bytes(), D3DQ_GFP);
+	rf = d3dq_release_fence_alloc();
+	if (!cond || !rf) {
+		ret = -ENOMEM;
+		goto out;
+	}
+	ret = d3dq_user_count_fence_nodes(dfile->user, 1, export ?
+					  "FENCE_EXPORT_SYNC_FILE" : "SUBMIT");
+	if (ret)
+		goto out;
+	cond->user = dfile->user;
+	atomic_set(&cond->remaining, 1);
+	cond->count = 1;
+	node = &cond->nodes[0];
+	RB_CLEAR_NODE(&node->rb);
+	INIT_LIST_HEAD(&node->hlink);
+	node->cond = cond;
+	/* An export answers to no handle; the lookup's reference goes. */
+	node->fh = export ? NULL : fh;
+	node->fence = fence;
+	node->value = value;
+	rf->propagate = export;
+
+	spin_lock_irqsave(&fence->lock, flags);
+	if (export && (fh->released || d3dq_fence_file_removed(dfile))) {
+		spin_unlock_irqrestore(&fence->lock, flags);
+		ret = fh->released ? -ENOENT : -ENODEV;
+		goto out;
+	}
+	if (d3dq_fence_node_gone(node) || *fence->value >= value) {
+		spin_unlock_irqrestore(&fence->lock, flags);
+		goto out;
+	}
+	list_for_each_entry_reverse(qs, &fence->pending, link) {
+		if (qs->dfile == dfile && qs->value >= value) {
+			found = qs;
+			break;
+		}
+	}
+	if (!found && !hold) {
+		spin_unlock_irqrestore(&fence->lock, flags);
+		ret = -ENODATA;
+		goto out;
+	}
+	if (found) {
+		*waitedp = dma_fence_get(found->done);
+		d3dq_release_fence_bind(rf, found->done);
+	} else {
+		/* Held: nothing published depends on it (see the uapi). */
+		cond->queue = hold;
+	}
+	cond->release = rf;
+	/* The node has both references; an export only the fence's. */
+	d3dq_fence_node_list(node);
+	spin_unlock_irqrestore(&fence->lock, flags);
+	if (export)
+		d3dq_fence_handle_put(fh);
+	*condp = cond;
+	*rfp = rf;
+	return 0;
+
+out:
+	if (rf)
+		d3dq_release_fence_discard(rf);
+	if (cond && cond->user)
+		d3dq_user_uncount_fence_nodes(cond->user, 1);
+	kfree(cond);
+	d3dq_fence_put(fence);
+	d3dq_fence_handle_put(fh);
+	return ret;
+}
+
+/**
+ * d3dq_fence_qwait_create - Decide a fence wait of a job being submitted.
+ * @dfile: the submitting file
+ * @handle: the fence's handle in it
+ * @value: the value waited for
+ * @hold: the job's queue if the wait may hold the job (uapi 1.5), or NULL
+ * @condp: set to the wait's condition, or NULL
+ * @rfp: set to the job's dependency for the wait (a reference), or NULL
+ * @waitedp: set to the signal job's fence (a reference), or NULL
+ *
+ * Under the fence's lock, at one moment: if the value is reached (or the
+ * fence was removed, or the handle destroyed meanwhile) the wait is
+ * satisfied and the job gets no dependency (all three NULL). Otherwise
+ * the wait depends on a pending signal of this file that brings at least
+ * @value: the most recently armed one (values mostly grow, so it is
+ * usually the first one looked at). Any such signal will set its value
+ * when its job completes (signals take effect in completion order), and
+ * a later lower value does not take that back, since the condition's
+ * node, listed in the same critical section, is satisfied by whichever
+ * write reaches @value first: the dependency is a release fence that
+ * signals at the earlier of that write and the signal job's fence.
+ *
+ * Otherwise, with @hold (uapi 1.5), the wait holds its job: the node is
+ * listed with a release fence bound to nothing, which the first write
+ * of a value >= @value signals, or d3dq_fence_qsignal_arm() binds to a
+ * signal of this file armed later; either queues @hold's arming work.
+ *
+ * Return: 0; -ENOENT unknown handle; -ENODATA the value is not reached,
+ * no pending signal of this file brings it and @hold is NULL; -ENOMEM.
+ */
+int d3dq_fence_qwait_create(struct d3dq_file *dfile, u32 handle, u64 value,
+			    struct d3dq_queue *hold,
+			    struct d3dq_fence_cond **condp,
+			    struct d3dq_release_fence **rfp,
+			    struct dma_fence **waitedp)
+{
+	return d3dq_fence_bind(dfile, handle, value, hold, false, condp, rfp,
+			       waitedp);
+}
+
+/* Free a job's fence wait: unlisted first, so nothing fires it after. */
+void d3dq_fence_qwait_free(struct d3dq_fence_cond *cond)
+{
+	if (!cond)
+		return;
+	d3dq_fence_cond_unlink(cond);
+	d3dq_fence_cond_free(cond);
+}
+
+/* --- fence values as sync_files (uapi 1.7) ----------------------------- */
+
+/*
+ * struct d3dq_fence_sf - A fence value exported as a sync_file.
+ *
+ * The sync_file holds the release fence; this holds the condition whose
+ * node the value write fires, until the release fence has signalled (by
+ * that write or by the signal job's fence, whichever came first): then a
+ * work item, not the signalling path, unlinks and frees it.
+ */
+struct d3dq_fence_sf {
+	struct dma_fence_cb cb;		/* on @rf */
+	struct work_struct work;
+	struct d3dq_fence_cond *cond;
+	struct d3dq_release_fence *rf;	/* a reference */
+	struct d3dq_file *dfile;	/* counted against its user; a reference */
+};
+
+static void d3dq_fence_sf_free(struct work_struct *work)
+{
+	struct d3dq_fence_sf *sf = container_of(work, struct d3dq_fence_sf,
+						work);
+	struct d3dq_file *dfile = sf->dfile;
+
+	d3dq_fence_qwait_free(sf->cond);
+	d3dq_release_fence_put(sf->rf);
+	atomic_dec(&dfile->ddev->count.fence_events);
+	d3dq_user_uncount_fence_event(dfile->user);
+	d3dq_file_put(dfile);
+	kfree(sf);
+}
+
+/* Any context, possibly under the d3dq fence's lock. */
+static void d3dq_fence_sf_signalled(struct dma_fence *fence,
+				    struct dma_fence_cb *cb)
+{
+	struct d3dq_fence_sf *sf = container_of(cb, struct d3dq_fence_sf, cb);
+
+	queue_work(d3dq_wq.cleanup, &sf->work);
+}
+
+/* A sync_file fd for @fence: the fd, or -errno. */
+static int d3dq_fence_sync_file_fd(struct dma_fence *fence)
+{
+	struct sync_file *sync;
+	int fd;
+
+	fd = get_unused_fd_flags(O_CLOEXEC);
+	if (fd < 0)
+		return fd;
+	sync = sync_file_create(fence);
+	if (!sync) {
+		put_unused_fd(fd);
+		return -ENOMEM;
+	}
+	fd_install(fd, sync->file);
+	return fd;
+}
+
+int d3dq_ioctl_fence_export_sync_file(struct drm_device *drm, void *data,
+				      struct drm_file *file)
+{
+	struct d3dq_file *dfile = file->driver_priv;
+	struct drm_d3dq_fence_sync_file *args = data;
+	struct d3dq_release_fence *rf;
+	struct d3dq_fence_cond *cond;
+	struct dma_fence *waited;
+	struct d3dq_fence_sf *sf;
+	int ret;
+
+	if (args->flags || args->fd || args->pad)
+		return -EINVAL;
+	ret = d3dq_fence_bind(dfile, args->handle, args->value, NULL, true,
+			      &cond, &rf, &waited);
+	if (ret)
+		return ret;
+	if (!cond) {
+		/* Reached (or removed): a fence that has signalled. */
+		waited = dma_fence_get_stub();
+		ret = d3dq_fence_sync_file_fd(waited);
+		dma_fence_put(waited);
+		if (ret < 0)
+			return ret;
+		args->fd = ret;
+		return 0;
+	}
+	/* The release fence holds the signal job's fence while it needs it. */
+	dma_fence_put(waited);
+	sf = kzalloc(sizeof(*sf), D3DQ_GFP);
+	if (!sf) {
+		ret = -ENOMEM;
+		goto err_unbind;
+	}
+	ret = d3dq_user_count_fence_event(dfile->user);
+	if (ret)
+		goto err_free;
+	ret = d3dq_fence_sync_file_fd(&rf->base);
+	if (ret < 0)
+		goto err_uncount;
+	args->fd = ret;
+	sf->cond = cond;
+	sf->rf = rf;
+	sf->dfile = dfile;
+	d3dq_file_get(dfile);
+	INIT_WORK(&sf->work, d3dq_fence_sf_free);
+	atomic_inc(&dfile->ddev->count.fence_events);
+	if (dma_fence_add_callback(&rf->base, &sf->cb, d3dq_fence_sf_signalled))
+		queue_work(d3dq_wq.cleanup, &sf->work);
+	return 0;
+
+err_uncount:
+	d3dq_user_uncount_fence_event(dfile->user);
+err_free:
+	kfree(sf);
+err_unbind:
+	d3dq_fence_qwait_free(cond);
+	d3dq_release_fence_put(rf);
+	return ret;
+}

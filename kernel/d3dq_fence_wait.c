@@ -1,0 +1,626 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * d3dq fence waits: nodes and conditions, the value write that satisfies
+ * them, CPU waits (FENCE_WAIT) and event registrations (FENCE_EVENT,
+ * eventfds and syncobj points).
+ *
+ * Copyright (C) 2026 The d3dq authors
+ */
+
+#include <linux/dma-fence-chain.h>
+#include <linux/eventfd.h>
+#include <linux/hrtimer.h>
+#include <linux/ktime.h>
+#include <linux/rbtree.h>
+#include <linux/refcount.h>
+#include <linux/sched/signal.h>
+#include <linux/slab.h>
+#include <linux/sort.h>
+#include <linux/uaccess.h>
+#include <linux/wait.h>
+
+#include <drm/drm_file.h>
+#include <drm/drm_syncobj.h>
+#include <drm/d3dq_drm.h>
+
+#include "d3dq_device.h"
+#include "d3dq_fence.h"
+#include "d3dq_fence_internal.h"
+#include "d3dq_job.h"
+#include "d3dq_queue.h"
+
+/* --- conditions: the value write path ---------------------------------- */
+
+static void d3dq_fence_cond_put(struct d3dq_fence_cond *cond)
+{
+	/* A syncobj point is added in firing order (see d3dq_wq.events). */
+	if (refcount_dec_and_test(&cond->refs))
+		queue_work(cond->syncobj ? d3dq_wq.events : d3dq_wq.cleanup,
+			   &cond->work);
+}
+
+/*
+ * A wait of @queue's held job was satisfied (@fence's lock held): have
+ * the CPU signal that writes @fence arm the queue in its call, else the
+ * queue's arming work.
+ */
+static void d3dq_fence_kick(struct d3dq_fence *fence,
+			    struct d3dq_queue *queue)
+{
+	struct d3dq_fence_kicks *kicks = fence->kicks;
+	u32 i;
+
+	if (kicks) {
+		for (i = 0; i < kicks->count; i++)
+			if (kicks->queues[i] == queue)
+				return;
+		if (kicks->count < ARRAY_SIZE(kicks->queues)) {
+			d3dq_queue_get(queue);
+			kicks->queues[kicks->count++] = queue;
+			return;
+		}
+	}
+	d3dq_queue_kick_held(queue);
+}
+
+/* @node fired its condition: its fence's lock is held. */
+static void d3dq_fence_cond_fire(struct d3dq_fence_node *node)
+{
+	struct d3dq_fence_cond *cond = node->cond;
+	struct d3dq_fence_evt *evt = cond->evt;
+
+	/*
+	 * The value was reached: the job no longer waits for a job. A held
+	 * job may be armed now: only mark it and queue the work that does.
+	 */
+	if (cond->release) {
+		/*
+		 * An exported value's release fence stands for the job it is
+		 * bound to: a removal's ~0 leaves it to that job's end,
+		 * which follows soon (a stopped queue's jobs end as they
+		 * reach the engine) and carries the job's error.
+		 */
+		if (!node->fence->removed || !cond->release->propagate)
+			d3dq_release_fence_signal(cond->release, true);
+		if (cond->queue)
+			d3dq_fence_kick(node->fence, cond->queue);
+		return;
+	}
+	if (!cond->ctx && !cond->syncobj) {
+		wake_up_all(&cond->wq);
+		return;
+	}
+	/*
+	 * A syncobj registration adds its point when it is freed; an
+	 * eventfd another registration of this fence signalled in the same
+	 * change is not signalled again.
+	 */
+	if (cond->ctx && (!evt || evt->signalled != node->fence->changes)) {
+		if (evt)
+			evt->signalled = node->fence->changes;
+		d3dq_eventfd_signal(cond->ctx);
+	}
+	d3dq_fence_cond_put(cond);
+}
+
+struct d3dq_fence_node *d3dq_fence_node_of(struct rb_node *rb)
+{
+	return rb_entry_safe(rb, struct d3dq_fence_node, rb);
+}
+
+static bool d3dq_fence_node_less(struct rb_node *a, const struct rb_node *b)
+{
+	return rb_entry(a, struct d3dq_fence_node, rb)->value <
+	       rb_entry(b, struct d3dq_fence_node, rb)->value;
+}
+
+/*
+ * List @node in its fence's tree (the fence's lock held), after the
+ * nodes of the same value: O(log n) whatever the order of the values.
+ */
+void d3dq_fence_node_list(struct d3dq_fence_node *node)
+{
+	rb_add_cached(&node->rb, &node->fence->nodes, d3dq_fence_node_less);
+	if (node->fh)
+		list_add_tail(&node->hlink, &node->fh->nodes);
+}
+
+/*
+ * Whether @node is released at once rather than listed (its fence's
+ * lock held): the fence was removed (unplug), or the handle it came
+ * through was destroyed or its file removed meanwhile. A destruction
+ * or a removal releases the nodes it finds listed; these come after.
+ */
+bool d3dq_fence_node_gone(struct d3dq_fence_node *node)
+{
+	struct d3dq_fence_handle *fh = node->fh;
+
+	return node->fence->removed ||
+	       (fh && (fh->released || d3dq_fence_file_removed(fh->dfile)));
+}
+
+/* Unlist @node if it is listed (its fence's lock held). */
+static void d3dq_fence_node_unlist(struct d3dq_fence_node *node)
+{
+	if (RB_EMPTY_NODE(&node->rb))
+		return;
+	rb_erase_cached(&node->rb, &node->fence->nodes);
+	RB_CLEAR_NODE(&node->rb);
+	list_del_init(&node->hlink);
+}
+
+/*
+ * A node is satisfied, by the current change of its fence (its fence's
+ * lock held).
+ */
+void d3dq_fence_node_done(struct d3dq_fence_node *node)
+{
+	d3dq_fence_node_unlist(node);
+	if (atomic_dec_return(&node->cond->remaining) == 0)
+		d3dq_fence_cond_fire(node);
+}
+
+/* Satisfy the nodes @value reaches, lowest first (the fence's lock held). */
+static void d3dq_fence_satisfy_locked(struct d3dq_fence *fence, u64 value)
+{
+	struct d3dq_fence_node *node;
+
+	/* Each satisfied node leaves the tree: the next is the lowest. */
+	while ((node = d3dq_fence_node_of(rb_first_cached(&fence->nodes)))) {
+		if (node->value > value)
+			break;
+		d3dq_fence_node_done(node);
+	}
+}
+
+/**
+ * d3dq_fence_write_locked - Set a fence's value.
+ * @fence: the fence, its lock held
+ * @value: the new value
+ *
+ * One release store, which every mapping sees at once, then every node
+ * the value reaches is satisfied for good: its waiter is woken or its
+ * eventfd signalled: they are taken from the lowest value up, O(log n)
+ * each, and the walk stops at the first node the value does not reach.
+ * Allocates nothing and sleeps nowhere, so that it can run in any context
+ * that can take the fence's lock.
+ */
+void d3dq_fence_write_locked(struct d3dq_fence *fence, u64 value)
+{
+	lockdep_assert_held(&fence->lock);
+
+	if (fence->removed)
+		return;
+	/*
+	 * Pairs with the acquire load of userspace readers: what was
+	 * written before the signal is seen by whoever sees the value.
+	 */
+	smp_store_release(fence->value, value);
+	fence->changes++;
+	d3dq_fence_satisfy_locked(fence, value);
+}
+
+/*
+ * A removal, in two passes over the fences it removes, so that it looks
+ * whole to whoever it wakes (R15): first every value goes to ~0 for good
+ * (no signal changes it after), then every node is satisfied. A waiter
+ * or an event that a removal released finds every fence it removed at
+ * ~0 already, not only the one it waited on.
+ */
+void d3dq_fence_remove_value(struct d3dq_fence *fence)
+{
+	unsigned long flags;
+
+	spin_lock_irqsave(&fence->lock, flags);
+	if (!fence->removed) {
+		/* As in d3dq_fence_write_locked(): userspace's acquire loads. */
+		smp_store_release(fence->value, U64_MAX);
+		fence->changes++;
+		fence->removed = true;
+	}
+	spin_unlock_irqrestore(&fence->lock, flags);
+}
+
+void d3dq_fence_remove_nodes(struct d3dq_fence *fence)
+{
+	unsigned long flags;
+
+	spin_lock_irqsave(&fence->lock, flags);
+	d3dq_fence_satisfy_locked(fence, U64_MAX);
+	spin_unlock_irqrestore(&fence->lock, flags);
+}
+
+/*
+ * List @node on its fence, unless the value is reached already, the
+ * fence was removed, or the handle it came through is gone (destroyed
+ * meanwhile: that releases it, as a destruction releases the nodes it
+ * finds).
+ */
+static void d3dq_fence_node_arm(struct d3dq_fence_node *node)
+{
+	struct d3dq_fence *fence = node->fence;
+	unsigned long flags;
+
+	spin_lock_irqsave(&fence->lock, flags);
+	if (d3dq_fence_node_gone(node) || *fence->value >= node->value) {
+		/* Firing at its call is a change of its own. */
+		fence->changes++;
+		d3dq_fence_node_done(node);
+		goto out;
+	}
+	d3dq_fence_node_list(node);
+out:
+	spin_unlock_irqrestore(&fence->lock, flags);
+}
+
+/*
+ * Unlink every node that is still listed. Taking each fence's lock also
+ * waits for a value write that is satisfying one of them.
+ */
+void d3dq_fence_cond_unlink(struct d3dq_fence_cond *cond)
+{
+	struct d3dq_fence_node *node;
+	unsigned long flags;
+	u32 i;
+
+	for (i = 0; i < cond->count; i++) {
+		node = &cond->nodes[i];
+		spin_lock_irqsave(&node->fence->lock, flags);
+		d3dq_fence_node_unlist(node);
+		spin_unlock_irqrestore(&node->fence->lock, flags);
+	}
+}
+
+void d3dq_fence_cond_free(struct d3dq_fence_cond *cond)
+{
+	struct d3dq_fence_node *node;
+	u32 i;
+
+	if (cond->user)
+		d3dq_user_uncount_fence_nodes(cond->user, cond->count);
+	for (i = 0; i < cond->count; i++) {
+		node = &cond->nodes[i];
+		if (node->fh)
+			d3dq_fence_handle_put(node->fh);
+		if (node->fence)
+			d3dq_fence_put(node->fence);
+	}
+	kvfree(cond);
+}
+
+/*
+ * Share the eventfd of a single-fence registration with the fence's
+ * other registrations of it: @evt, allocated by the caller, is listed if
+ * none is, else freed.
+ */
+static void d3dq_fence_evt_get(struct d3dq_fence_cond *cond,
+			       struct d3dq_fence_evt *evt)
+{
+	struct d3dq_fence *fence = cond->nodes[0].fence;
+	struct d3dq_fence_evt *pos;
+	unsigned long flags;
+
+	spin_lock_irqsave(&fence->lock, flags);
+	list_for_each_entry(pos, &fence->evts, link) {
+		if (pos->ctx == cond->ctx) {
+			pos->users++;
+			cond->evt = pos;
+			break;
+		}
+	}
+	if (!cond->evt) {
+		evt->ctx = cond->ctx;
+		evt->users = 1;
+		evt->signalled = fence->changes - 1;
+		list_add(&evt->link, &fence->evts);
+		cond->evt = evt;
+		evt = NULL;
+	}
+	spin_unlock_irqrestore(&fence->lock, flags);
+	kfree(evt);
+}
+
+static void d3dq_fence_evt_put(struct d3dq_fence_cond *cond)
+{
+	struct d3dq_fence_evt *evt = cond->evt;
+	struct d3dq_fence *fence;
+	unsigned long flags;
+
+	if (!evt)
+		return;
+	fence = cond->nodes[0].fence;
+	spin_lock_irqsave(&fence->lock, flags);
+	if (--evt->users == 0)
+		list_del(&evt->link);
+	else
+		evt = NULL;
+	spin_unlock_irqrestore(&fence->lock, flags);
+	kfree(evt);
+}
+
+/*
+ * A registration fired and its ioctl is done. A syncobj registration
+ * adds its point now: a stub fence, signalled already, in the chain node
+ * allocated at registration.
+ */
+static void d3dq_fence_event_free(struct work_struct *work)
+{
+	struct d3dq_fence_cond *cond =
+		container_of(work, struct d3dq_fence_cond, work);
+	struct d3dq_file *dfile = cond->dfile;
+	struct dma_fence *stub;
+
+	d3dq_fence_cond_unlink(cond);
+	d3dq_fence_evt_put(cond);
+	if (cond->syncobj) {
+		stub = dma_fence_get_stub();
+		drm_syncobj_add_point(cond->syncobj, cond->chain, stub,
+				      cond->point);
+		dma_fence_put(stub);
+		drm_syncobj_put(cond->syncobj);
+	} else {
+		eventfd_ctx_put(cond->ctx);
+	}
+	d3dq_fence_cond_free(cond);
+	atomic_dec(&dfile->ddev->count.fence_events);
+	d3dq_user_uncount_fence_event(dfile->user);
+	d3dq_file_put(dfile);
+}
+
+static int d3dq_fence_node_cmp(const void *a, const void *b)
+{
+	const struct d3dq_fence_node *x = a, *y = b;
+
+	if (x->fh != y->fh)
+		return x->fh < y->fh ? -1 : 1;
+	return 0;
+}
+
+/*
+ * One node per handle: a fence named twice through one handle waits for
+ * the larger value (all: reaching it reaches the smaller one at that
+ * moment) or the smaller one (any). Sorted by handle first, so that this
+ * costs O(n log n); the order of the nodes means nothing.
+ */
+static u32 d3dq_fence_nodes_merge(struct d3dq_fence_node *nodes, u32 n,
+				  bool any)
+{
+	u32 i, out = 0;
+
+	sort(nodes, n, sizeof(*nodes), d3dq_fence_node_cmp, NULL);
+	for (i = 0; i < n; i++) {
+		if (out && nodes[out - 1].fh == nodes[i].fh) {
+			if (any ? nodes[i].value < nodes[out - 1].value :
+				  nodes[i].value > nodes[out - 1].value)
+				nodes[out - 1].value = nodes[i].value;
+			/* The duplicate's references go. */
+			d3dq_fence_handle_put(nodes[i].fh);
+			d3dq_fence_put(nodes[i].fence);
+			continue;
+		}
+		nodes[out++] = nodes[i];
+	}
+	return out;
+}
+
+/*
+ * Read and check the array of a wait or registration, and make the
+ * condition with its nodes, each holding a reference to its fence and
+ * to the handle it came through, one per handle; count them against
+ * the user's max_user_fence_nodes.
+ */
+static struct d3dq_fence_cond *
+d3dq_fence_cond_create(struct d3dq_file *dfile,
+		       const struct drm_d3dq_obj_array *arr, u32 flags)
+{
+	bool any = flags & DRM_D3DQ_FENCE_WAIT_ANY;
+	struct drm_d3dq_fence_value fv;
+	struct d3dq_fence_cond *cond;
+	struct d3dq_fence_node *node;
+	u64 offset;
+	u32 i;
+	int ret;
+
+	if (flags & ~DRM_D3DQ_FENCE_WAIT_ANY)
+		return ERR_PTR(-EINVAL);
+	if (!arr->count || arr->count > d3dq_max_syncs)
+		return ERR_PTR(-EINVAL);
+	if (arr->stride < sizeof(fv) || arr->stride > D3DQ_MAX_FENCE_STRIDE)
+		return ERR_PTR(-EINVAL);
+
+	cond = kvzalloc(struct_size(cond, nodes, arr->count), D3DQ_GFP);
+	if (!cond)
+		return ERR_PTR(-ENOMEM);
+	init_waitqueue_head(&cond->wq);
+	refcount_set(&cond->refs, 2);	/* the ioctl and the firing */
+
+	for (i = 0; i < arr->count; i++) {
+		/* count * stride is below 2^29: no overflow. */
+		offset = (u64)i * arr->stride;
+		ret = copy_struct_from_user(&fv, sizeof(fv),
+					    u64_to_user_ptr(arr->array + offset),
+					    arr->stride);
+		if (ret) {
+			ret = ret == -E2BIG ? -EINVAL : ret;
+			goto err;
+		}
+		if (fv.pad) {
+			ret = -EINVAL;
+			goto err;
+		}
+		node = &cond->nodes[i];
+		node->fh = d3dq_fence_handle_lookup(dfile, fv.handle);
+		if (!node->fh) {
+			ret = -ENOENT;
+			goto err;
+		}
+		cond->count = i + 1;
+		node->fence = node->fh->fence;
+		d3dq_fence_get(node->fence);
+		node->value = fv.value;
+	}
+	cond->count = d3dq_fence_nodes_merge(cond->nodes, cond->count, any);
+	for (i = 0; i < cond->count; i++) {
+		node = &cond->nodes[i];
+		RB_CLEAR_NODE(&node->rb);
+		INIT_LIST_HEAD(&node->hlink);
+		node->cond = cond;
+	}
+	atomic_set(&cond->remaining, any ? 1 : cond->count);
+	ret = d3dq_user_count_fence_nodes(dfile->user, cond->count,
+					  "FENCE_WAIT or FENCE_EVENT");
+	if (ret)
+		goto err;
+	cond->user = dfile->user;
+	return cond;
+
+err:
+	d3dq_fence_cond_free(cond);
+	return ERR_PTR(ret);
+}
+
+static void d3dq_fence_cond_arm(struct d3dq_fence_cond *cond)
+{
+	u32 i;
+
+	for (i = 0; i < cond->count; i++)
+		d3dq_fence_node_arm(&cond->nodes[i]);
+}
+
+static bool d3dq_fence_cond_done(struct d3dq_fence_cond *cond)
+{
+	return atomic_read(&cond->remaining) <= 0;
+}
+
+int d3dq_ioctl_fence_wait(struct drm_device *drm, void *data,
+			  struct drm_file *file)
+{
+	struct drm_d3dq_fence_wait *args = data;
+	struct d3dq_fence_cond *cond;
+	ktime_t timeout, now;
+	int ret;
+
+	if (args->pad)
+		return -EINVAL;
+	cond = d3dq_fence_cond_create(file->driver_priv, &args->fences,
+				      args->flags);
+	if (IS_ERR(cond))
+		return PTR_ERR(cond);
+
+	d3dq_fence_cond_arm(cond);
+	/* CLOCK_MONOTONIC is >= 0: a negative deadline is in the past. */
+	now = ktime_get();
+	if (args->deadline_ns == S64_MAX)
+		timeout = KTIME_MAX;
+	else if (args->deadline_ns <= now)
+		timeout = 0;
+	else
+		timeout = ktime_sub(ns_to_ktime(args->deadline_ns), now);
+	if (d3dq_fence_cond_done(cond))
+		ret = 0;
+	else if (timeout <= 0)
+		ret = -ETIME;
+	else
+		ret = wait_event_interruptible_hrtimeout(cond->wq,
+							 d3dq_fence_cond_done(cond),
+							 timeout);
+	d3dq_fence_cond_unlink(cond);
+	/* Met at the last moment: the condition wins. */
+	if (d3dq_fence_cond_done(cond))
+		ret = 0;
+	d3dq_fence_cond_free(cond);
+	return ret;
+}
+
+/*
+ * The target of a registration: an eventfd, or with
+ * %DRM_D3DQ_FENCE_EVENT_SYNCOBJ a point of a syncobj of @file, with the
+ * chain node that adding the point needs.
+ */
+static int d3dq_fence_event_target(struct drm_file *file,
+				   const struct drm_d3dq_fence_event *args,
+				   struct d3dq_fence_cond *cond)
+{
+	struct eventfd_ctx *ctx;
+
+	if (!(args->flags & DRM_D3DQ_FENCE_EVENT_SYNCOBJ)) {
+		if (args->syncobj || args->pad || args->point)
+			return -EINVAL;
+		/* -EBADF for a closed fd, -EINVAL for anything else. */
+		ctx = eventfd_ctx_fdget(args->eventfd);
+		if (IS_ERR(ctx))
+			return PTR_ERR(ctx);
+		cond->ctx = ctx;
+		return 0;
+	}
+	if (args->eventfd || args->pad || !args->point)
+		return -EINVAL;
+	cond->chain = dma_fence_chain_alloc();
+	if (!cond->chain)
+		return -ENOMEM;
+	cond->syncobj = drm_syncobj_find(file, args->syncobj);
+	if (!cond->syncobj) {
+		dma_fence_chain_free(cond->chain);
+		cond->chain = NULL;
+		return -ENOENT;
+	}
+	cond->point = args->point;
+	return 0;
+}
+
+static void d3dq_fence_event_target_put(struct d3dq_fence_cond *cond)
+{
+	if (cond->syncobj) {
+		dma_fence_chain_free(cond->chain);
+		drm_syncobj_put(cond->syncobj);
+	} else {
+		eventfd_ctx_put(cond->ctx);
+	}
+}
+
+int d3dq_ioctl_fence_event(struct drm_device *drm, void *data,
+			   struct drm_file *file)
+{
+	struct d3dq_file *dfile = file->driver_priv;
+	struct drm_d3dq_fence_event *args = data;
+	struct d3dq_fence_evt *evt = NULL;
+	struct d3dq_fence_cond *cond;
+	int ret;
+
+	cond = d3dq_fence_cond_create(dfile, &args->fences,
+				      args->flags & ~DRM_D3DQ_FENCE_EVENT_SYNCOBJ);
+	if (IS_ERR(cond))
+		return PTR_ERR(cond);
+	ret = d3dq_fence_event_target(file, args, cond);
+	if (ret)
+		goto err_free;
+	/* As called: a multi-fence registration is one of its own (R10). */
+	if (cond->ctx && args->fences.count == 1) {
+		evt = kzalloc(sizeof(*evt), D3DQ_GFP);
+		if (!evt) {
+			ret = -ENOMEM;
+			goto err_target;
+		}
+	}
+	ret = d3dq_user_count_fence_event(dfile->user);
+	if (ret)
+		goto err_target;
+	if (evt)
+		d3dq_fence_evt_get(cond, evt);
+
+	cond->dfile = dfile;
+	d3dq_file_get(dfile);
+	INIT_WORK(&cond->work, d3dq_fence_event_free);
+	atomic_inc(&dfile->ddev->count.fence_events);
+	/* It may fire here already; it is freed once both refs are gone. */
+	d3dq_fence_cond_arm(cond);
+	d3dq_fence_cond_put(cond);
+	return 0;
+
+err_target:
+	kfree(evt);
+	d3dq_fence_event_target_put(cond);
+err_free:
+	d3dq_fence_cond_free(cond);
+	return ret;
+}
