@@ -62,26 +62,21 @@ struct mst {
 	uint8_t qops[M_MAXQ][M_QCAP];
 	uint8_t st[M_MAXOPS], aux[M_MAXOPS];
 	uint8_t cnt[M_MAXE], eclosed[M_MAXE];
-	uint8_t nunits, removed[2];
+	uint8_t nunits;
 	/*
-	 * Per process being removed: the shared fences (bits) whose
-	 * timelines its removal has yet to take to UINT64_MAX for the
-	 * other process, each at an instant of its own.
+	 * Per process: its removal (RM_*). A removal is that process's
+	 * affair (R15, R20): @val stays the real value of a shared fence,
+	 * which the other process keeps reading, signalling and waiting
+	 * for; only the removed process reads UINT64_MAX (fvalp()).
 	 */
-	uint8_t rmpeer[2];
-	/*
-	 * Shared fences (bits) a removal took to UINT64_MAX for good: the
-	 * kernel refuses their CPU signals with -ENODEV in every process
-	 * and ignores their queue signals.
-	 */
-	uint8_t fgone;
+	uint8_t removed[2];
 	/*
 	 * pending eventfd writes: efd, writes still owed, writes allowed,
 	 * and 1 + the shared fence whose later changes by another process
 	 * may still join the unit (0: none may)
 	 */
 	uint8_t ue[MAXU], umin[MAXU], umax[MAXU], umg[MAXU];
-	uint8_t pad[2];
+	uint8_t pad[5];
 };
 
 /* States are hashed whole: no padding the compiler might not copy. */
@@ -376,35 +371,28 @@ static void on_value(struct ctx *c, struct mst *s, int f, uint64_t v,
 	on_value_in(c, s, f, v, -1, src);
 }
 
-/* Removal (R15): stopped (work refused, the engine idle), then released. */
+/*
+ * Removal (R15): stopped (work refused, the engine idle, the pending
+ * signals of the process dropped), then released (its view of every
+ * fence at UINT64_MAX, its waiters released).
+ */
 enum { RM_NONE, RM_STOPPED, RM_RELEASED };
 
 /*
- * The removal of process @proc's device takes shared fence @f's timeline
- * to UINT64_MAX, as the other process sees it (an internal step between
- * the removal's stop and its release, one per fence).
+ * f's value as process @proc reads it: a removed device reads UINT64_MAX
+ * for every fence it holds from its release on (its local fences are at
+ * UINT64_MAX for good then), its view of a shared fence too, while the
+ * other process still reads the real value (R20).
  */
-static void rm_peer(struct ctx *c, struct mst *s, int proc, int f)
-{
-	s->rmpeer[proc] &= ~(1u << f);
-	if (s->fdead[f])
-		return;
-	s->fgone |= 1u << f;
-	s->val[f] = M_MAX;
-	on_value_in(c, s, f, M_MAX, 1 - proc, proc);
-}
-
-/* f's value as process @proc reads it. */
 static uint64_t fvalp(const struct ctx *c, const struct mst *s, int f,
 		      int proc)
 {
-	/* A removed device's shared fences read UINT64_MAX once stopped. */
-	if (c->p->fshared[f] && s->removed[proc])
+	if (c->p->fshared[f] && s->removed[proc] == RM_RELEASED)
 		return M_MAX;
 	return s->val[f];
 }
 
-#define fval(c, s, f) fvalp(c, s, f, proc)
+#define fval(s, f) fvalp(c, s, f, proc)
 
 static void queue_append(struct ctx *c, struct mst *s, int q, int op)
 {
@@ -470,16 +458,18 @@ static bool do_step(struct ctx *c, struct mst *s, const struct step *st,
 	switch (o->kind) {
 	case K_CSIG:
 		/*
-		 * A removal took the shared fence to UINT64_MAX for good, in
-		 * every process: the kernel refuses the signal.
+		 * Refused once this process's device is removed; another
+		 * process's removal changes nothing here (R20).
 		 */
-		want_ret = s->removed[proc] || (s->fgone >> o->f & 1) ?
-			   -ENODEV : 0;
+		want_ret = s->removed[proc] ? -ENODEV : 0;
 		if ((c->relax & M_RELAX_REMOVAL) && ob->ret == 0) {
 			s->val[o->f] = o->v;
 			on_value(c, s, o->f, o->v, -1);
 			return true;
 		}
+		/* diagnosis: refused by another process's removal */
+		if ((c->relax & M_RELAX_REMOVAL) && ob->ret == -ENODEV)
+			return true;
 		if (ob->ret != want_ret)
 			goto bad_ret;
 		if (want_ret)
@@ -497,29 +487,29 @@ static bool do_step(struct ctx *c, struct mst *s, const struct step *st,
 		on_value(c, s, o->f, o->v, p->fshared[o->f] ? proc : -1);
 		return true;
 	case K_READ:
-		if (ob->val == fval(c, s, o->f))
+		if (ob->val == fval(s, o->f))
 			return true;
 		if (explain)
 			say(c, "op %d read F%d = %llu, the model has %llu; ", i,
 			    o->f, (unsigned long long)ob->val,
-			    (unsigned long long)fval(c, s, o->f));
+			    (unsigned long long)fval(s, o->f));
 		return false;
 	case K_WAIT:
 	case K_BLOCK:
-		ok = fval(c, s, o->f) >= o->v;
+		ok = fval(s, o->f) >= o->v;
 		if ((ob->ret == 0 && ok) || (ob->ret == -ETIMEDOUT && !ok))
 			return true;
 		if (explain)
 			say(c, "op %d %s F%d >= %llu returned %lld while the model has F%d = %llu; ",
 			    i, kind_name(o->kind), o->f,
 			    (unsigned long long)o->v, (long long)ob->ret, o->f,
-			    (unsigned long long)fval(c, s, o->f));
+			    (unsigned long long)fval(s, o->f));
 		return false;
 	case K_EVENT:
 		if (ob->ret != 0)
 			goto bad_ret;
 		s->st[i] = R_ARMED;
-		if (fval(c, s, o->f) >= o->v) {
+		if (fval(s, o->f) >= o->v) {
 			s->st[i] = R_FIRED;
 			unit_add(c, s, o->e, 1, 1, 0);
 		}
@@ -541,7 +531,7 @@ static bool do_step(struct ctx *c, struct mst *s, const struct step *st,
 		s->st[i] = R_ARMED;
 		s->aux[i] = 0;
 		for (j = 0; j < o->n; j++)
-			if (fval(c, s, o->mf[j]) >= o->mv[j])
+			if (fval(s, o->mf[j]) >= o->mv[j])
 				s->aux[i] |= 1u << j;
 		if (multi_met(o, s->aux[i])) {
 			s->st[i] = R_FIRED;
@@ -588,7 +578,7 @@ static bool do_step(struct ctx *c, struct mst *s, const struct step *st,
 			goto bad_ret;
 		if (s->removed[proc])
 			return true;
-		s->st[i] = fval(c, s, o->f) >= o->v ? W_SAT : W_UNSAT;
+		s->st[i] = fval(s, o->f) >= o->v ? W_SAT : W_UNSAT;
 		/*
 		 * R9: a signal of the same fence earlier on this queue with
 		 * a value at least v satisfies the wait by queue order.
@@ -648,47 +638,47 @@ static bool do_step(struct ctx *c, struct mst *s, const struct step *st,
 		if (ob->ret != 0)
 			goto bad_ret;
 		if (st->part == 0) {
-			if (s->removed[proc] != RM_NONE)
-				return true;
-			s->removed[proc] = RM_STOPPED;
 			/*
-			 * R15 and issue 10 defect 9: every shared timeline
-			 * this process has open (it created or imported it;
-			 * the child imports every shared fence) goes to
-			 * UINT64_MAX for the other process too, so that a
-			 * peer waiting for a value this process would have
-			 * signalled sees the removal (library.rst). The
-			 * other process sees each timeline get there on its
-			 * own, between the stop and the release (one
-			 * SYNCOBJ_TIMELINE_SIGNAL, but the kernel signals
-			 * its handles one by one): see rm_peer().
+			 * The stop: queue and CPU signals refused, the
+			 * engine runs nothing more, and the process's
+			 * pending queue signals never take effect (its jobs
+			 * are cancelled), as if it had died: search() and
+			 * quiescent() skip its queues and signals.
 			 */
-			for (j = 0; j < p->nfences; j++)
-				if (p->fshared[j] && !s->fdead[j] &&
-				    !(c->relax & M_RELAX_REMOVAL))
-					s->rmpeer[proc] |= 1u << j;
+			if (s->removed[proc] == RM_NONE)
+				s->removed[proc] = RM_STOPPED;
 			return true;
 		}
 		if (s->removed[proc] != RM_STOPPED)
 			return true;
+		/*
+		 * The release: every fence reads UINT64_MAX in this process
+		 * (fvalp()), and its own waits and registrations are
+		 * released. R20: only its own. The other process keeps the
+		 * real value of a shared fence (val[] does not change), its
+		 * waits and events stay pending, and its signals still take
+		 * effect; only the end of the whole device (unplug) would
+		 * force the shared value, which no program does.
+		 */
 		s->removed[proc] = RM_RELEASED;
 		for (j = 0; j < p->nfences; j++) {
-			if (s->rmpeer[proc] & (1u << j))
-				rm_peer(c, s, proc, j);
 			if (s->fdead[j])
 				continue;
-			if (p->fshared[j]) {
-				s->fgone |= 1u << j;
-				/* This process's own view: at the release. */
+			if (!p->fshared[j]) {
+				if (p->fproc[j] != proc)
+					continue;
+				s->val[j] = M_MAX;
+				on_value(c, s, j, M_MAX, -1);
+			} else if (alt) {
+				/* diagnosis: for everyone, as before uapi 1.9 */
+				s->val[j] = M_MAX;
+				on_value(c, s, j, M_MAX, -1);
+			} else {
+				/* this process's view only */
 				on_value_in(c, s, j, M_MAX, proc,
 					    (c->relax & M_RELAX_REMOVAL) ?
 					    -1 : proc);
-				continue;
 			}
-			if (p->fproc[j] != proc)
-				continue;
-			s->val[j] = M_MAX;
-			on_value(c, s, j, M_MAX, proc);
 		}
 		return true;
 	}
@@ -739,8 +729,6 @@ static bool resolve(struct ctx *c, struct mst *s, int i, bool backwards,
 	s->st[i] = S_APPLIED;
 	if (s->fdead[o->f] || drop) {
 		/* nothing to change */
-	} else if (s->fgone >> o->f & 1) {
-		/* a removal took the shared fence to UINT64_MAX for good */
 	} else if (c->p->fshared[o->f]) {
 		/* R20: as any fence, a lower value too */
 		(void)backwards;
@@ -820,14 +808,21 @@ static bool late(const struct ctx *c, const struct mst *s, uint64_t lo)
 
 /*
  * Diagnosis without the shared timeline rules: an accepted CPU signal of
- * a shared fence may also change nothing (issue 10, defect 3).
+ * a shared fence may also change nothing (issue 10, defect 3). Without
+ * R15: a removal's release may also take the shared fences to UINT64_MAX
+ * for the other process (the rule before uapi 1.9, which R20 withdrew).
  */
 static int alternatives(const struct ctx *c, const struct step *st)
 {
 	const struct m_op *o = &c->p->ops[st->op];
 
-	return (c->relax & M_RELAX_SHARED) && o->kind == K_CSIG &&
-	       c->p->fshared[o->f] && c->l->o[st->op].ret == 0 ? 2 : 1;
+	if ((c->relax & M_RELAX_SHARED) && o->kind == K_CSIG &&
+	    c->p->fshared[o->f] && c->l->o[st->op].ret == 0)
+		return 2;
+	if ((c->relax & M_RELAX_REMOVAL) && o->kind == K_REMOVE &&
+	    st->part == 1 && c->p->nprocs > 1)
+		return 2;
+	return 1;
 }
 
 static bool try(struct ctx *c, const struct mst *s, int ndone)
@@ -885,17 +880,6 @@ static bool search(struct ctx *c, const struct mst *s, int ndone)
 				return true;
 		}
 	}
-	/* Internal steps: a removal reaches a shared timeline. */
-	for (i = 0; i < 2; i++) {
-		for (j = 0; j < p->nfences; j++) {
-			if (!(s->rmpeer[i] & (1u << j)))
-				continue;
-			n = *s;
-			rm_peer(c, &n, i, j);
-			if (try(c, &n, ndone))
-				return true;
-		}
-	}
 	{
 		/* Internal steps: the library applies a completed signal. */
 		for (i = 0; i < p->nops; i++) {
@@ -912,8 +896,16 @@ static bool search(struct ctx *c, const struct mst *s, int ndone)
 				    try(c, &n, ndone))
 					return true;
 			}
-			/* diagnosis: may a queue signal be discarded? */
-			if (c->relax & M_RELAX_R4) {
+			/*
+			 * diagnosis: may a queue signal be discarded (also
+			 * one of a shared fence after a removal, as before
+			 * uapi 1.9)?
+			 */
+			if ((c->relax & M_RELAX_R4) ||
+			    ((c->relax & M_RELAX_REMOVAL) &&
+			     p->fshared[p->ops[i].f] &&
+			     (s->removed[0] == RM_RELEASED ||
+			      s->removed[1] == RM_RELEASED))) {
 				n = *s;
 				if (resolve(c, &n, i, false, true) &&
 				    try(c, &n, ndone))
@@ -948,7 +940,11 @@ static bool search(struct ctx *c, const struct mst *s, int ndone)
 				 * engine may pass the wait once a signal of a
 				 * value >= v has completed on the engine, if the
 				 * fence really takes a value >= v by the time
-				 * that signal takes effect or is discarded.
+				 * that signal takes effect or is discarded. Only
+				 * a signal of the waiting process: the kernel
+				 * counts on pending signals of the same file
+				 * alone, and another process's removal may drop
+				 * its signal (R20), which no promise survives.
 				 */
 				if (c->relax & M_RELAX_R18) {
 					n = *s;
@@ -960,7 +956,8 @@ static bool search(struct ctx *c, const struct mst *s, int ndone)
 					const struct m_op *so = &p->ops[j];
 
 					if (so->kind != K_QSIG || so->f != xo->f ||
-					    s->st[j] != S_GPU || so->v < xo->v)
+					    s->st[j] != S_GPU || so->v < xo->v ||
+					    p->qproc[so->q] != p->qproc[q])
 						continue;
 					n = *s;
 					n.st[x] = W_PROMISED;

@@ -35,10 +35,10 @@ static bool is_signal(const struct m_op *o)
 }
 
 /*
- * Does process @proc remove its device? Its signals may then be refused,
- * which releases its own waiters but not another process's (the shared
- * timelines it owns go to UINT64_MAX only with issue 10's defect 9
- * fixed: a blocking call must not count on that).
+ * Does process @proc remove its device? Its signals may then be refused
+ * or dropped, which releases its own waiters but not another process's:
+ * a removal leaves the other holders of a shared fence as they are (R15,
+ * R20), so their waits must not count on the removed one's signals.
  */
 static bool removes(const struct m_prog *p, int proc)
 {
@@ -137,10 +137,9 @@ static bool value_sure(const struct m_prog *p, const struct facts *fa,
 		if (o->kind == K_DESTROY && o->f == f && fa->called[i])
 			return true;
 		/*
-		 * A removal releases its own process. (Another process sees
-		 * it through the shared timelines the removed one owns, but a
-		 * blocking call must not count on that: it is issue 10's
-		 * defect 9 where it is missing.)
+		 * A removal releases its own process, and only that one
+		 * (R20: another process keeps the real value of a shared
+		 * fence and its waits stay pending).
 		 */
 		if (o->kind == K_REMOVE && fa->called[i] &&
 		    op_proc(p, o) == p->tproc[t])
