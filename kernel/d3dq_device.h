@@ -285,6 +285,18 @@ struct d3dq_file {
 	struct xarray fences;
 	struct list_head fence_pages;
 	bool fences_removed;
+	/*
+	 * The file's armed jobs' fence signals that have not taken effect
+	 * (&struct d3dq_fence_qsignal) and its held jobs' fence waits not
+	 * bound to one (&struct d3dq_fence_node), each an rbtree by fence,
+	 * then value: what a submit of this file binds its waits to, and
+	 * what an armed signal of this file binds. @fence_jobs_lock, taken
+	 * under the fence's lock (interrupts off) of the entries it
+	 * touches, protects both.
+	 */
+	spinlock_t fence_jobs_lock;
+	struct rb_root fence_signals;
+	struct rb_root fence_held;
 };
 
 /* d3dq_drv.c */

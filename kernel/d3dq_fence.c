@@ -45,8 +45,7 @@ static void d3dq_fence_release(struct kref *ref)
 
 	/* Every node and job signal holds a reference: none is left. */
 	WARN_ON(!RB_EMPTY_ROOT(&fence->nodes.rb_root));
-	WARN_ON(!list_empty(&fence->pending));
-	WARN_ON(!list_empty(&fence->evts));
+	WARN_ON(!RB_EMPTY_ROOT(&fence->evts));
 	spin_lock(&ddev->fences_lock);
 	list_del_init(&fence->link);
 	spin_unlock(&ddev->fences_lock);
@@ -95,8 +94,7 @@ static struct d3dq_fence *d3dq_fence_create(struct d3dq_file *dfile,
 	spin_lock_init(&fence->lock);
 	INIT_LIST_HEAD(&fence->link);
 	fence->nodes = RB_ROOT_CACHED;
-	INIT_LIST_HEAD(&fence->pending);
-	INIT_LIST_HEAD(&fence->evts);
+	fence->evts = RB_ROOT;
 	fence->shared = shared;
 	fence->value = &fence->fpage->values[fence->slot];
 	/* Nobody else sees the fence yet. */
@@ -466,6 +464,9 @@ void d3dq_fence_file_init(struct d3dq_file *dfile)
 {
 	mutex_init(&dfile->fence_lock);
 	mutex_init(&dfile->fence_view_lock);
+	spin_lock_init(&dfile->fence_jobs_lock);
+	dfile->fence_signals = RB_ROOT;
+	dfile->fence_held = RB_ROOT;
 	xa_init_flags(&dfile->fences, XA_FLAGS_ALLOC1);
 	INIT_LIST_HEAD(&dfile->fence_pages);
 }

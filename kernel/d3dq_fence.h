@@ -67,16 +67,11 @@ struct d3dq_fence {
 	 */
 	struct rb_root_cached nodes;
 	/*
-	 * Fence signals of armed jobs that have not taken effect yet
-	 * (&struct d3dq_fence_qsignal), in the order they were armed.
-	 */
-	struct list_head pending;
-	/*
 	 * The eventfds of pending single-fence registrations, each once
-	 * (&struct d3dq_fence_evt), and a count of the value's changes:
-	 * one change signals each of them at most once (R10).
+	 * (&struct d3dq_fence_evt), by eventfd; and a count of the value's
+	 * changes: one change signals each of them at most once (R10).
 	 */
-	struct list_head evts;
+	struct rb_root evts;
 	u64 changes;
 	/*
 	 * While a CPU signal writes the value (under @lock): where the
@@ -91,13 +86,15 @@ struct d3dq_fence {
 /**
  * struct d3dq_fence_qsignal - A fence signal of a job (uapi 1.4).
  *
- * Part of its job. Listed on its fence's @pending, under the fence's
- * lock, from the job's arming until the job completes (the value is
- * written then) or fails (nothing is written): while listed, a fence
- * wait submitted through the same file may depend on @done.
+ * Part of its job. Listed in its file's @fence_signals, under the
+ * fence's lock and the file's @fence_jobs_lock, from the job's arming
+ * until the job completes (the value is written then) or fails (nothing
+ * is written): while listed, a fence wait submitted through the same
+ * file may depend on @done. Only that file's submits look it up, so no
+ * other file's signals cost them anything.
  */
 struct d3dq_fence_qsignal {
-	struct list_head link;		/* fence->pending; empty if not */
+	struct rb_node rb;		/* dfile->fence_signals; or cleared */
 	struct d3dq_fence *fence;	/* holds a reference */
 	/* The submitting file: its job's queue holds it. */
 	struct d3dq_file *dfile;

@@ -74,11 +74,11 @@ struct d3dq_fence_cond;
  *
  * Registrations of one fence with the same eventfd share it (R10: the
  * eventfd is signalled once per change of the value, however many of
- * them the change satisfies). Listed on the fence while a registration
- * uses it; everything under the fence's lock.
+ * them the change satisfies). In the fence's tree of them, by eventfd,
+ * while a registration uses it; everything under the fence's lock.
  */
 struct d3dq_fence_evt {
-	struct list_head link;		/* fence->evts */
+	struct rb_node rb;		/* fence->evts */
 	struct eventfd_ctx *ctx;	/* a key: each user holds the ctx */
 	unsigned int users;
 	u64 signalled;			/* the fence change that last did */
@@ -103,6 +103,11 @@ struct d3dq_fence_node {
 	 */
 	struct d3dq_fence_handle *fh;
 	struct list_head hlink;
+	/*
+	 * A held job's wait not bound yet: in its file's @fence_held (see
+	 * &struct d3dq_file), else cleared.
+	 */
+	struct rb_node hrb;
 	u64 value;
 };
 
@@ -178,6 +183,9 @@ void d3dq_fence_handle_put(struct d3dq_fence_handle *fh);
 struct d3dq_fence *d3dq_fence_lookup(struct d3dq_file *dfile,
 				     u32 handle);
 void d3dq_fence_put(struct d3dq_fence *fence);
+
+/* d3dq_fence_job.c */
+void d3dq_fence_held_unlist(struct d3dq_fence_node *node);
 
 /* d3dq_fence_page.c */
 struct d3dq_fence_page *d3dq_fence_page_create(struct d3dq_device *ddev);

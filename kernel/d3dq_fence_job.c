@@ -36,13 +36,109 @@
 int d3dq_fence_qsignal_init(struct d3dq_file *dfile, u32 handle, u64 value,
 			    struct d3dq_fence_qsignal *qs)
 {
-	INIT_LIST_HEAD(&qs->link);
+	RB_CLEAR_NODE(&qs->rb);
 	qs->fence = d3dq_fence_lookup(dfile, handle);
 	if (!qs->fence)
 		return -ENOENT;
 	qs->dfile = dfile;
 	qs->value = value;
 	return 0;
+}
+
+/*
+ * A file's jobs' fence signals and held waits are trees by fence, then
+ * value (see &struct d3dq_file): a submit or an arming of the file finds
+ * what it binds in O(log n + what it binds), never walking what other
+ * files listed on a shared fence.
+ */
+static int d3dq_fence_key_cmp(const struct d3dq_fence *fa, u64 va,
+			      const struct d3dq_fence *fb, u64 vb)
+{
+	if (fa != fb)
+		return (unsigned long)fa < (unsigned long)fb ? -1 : 1;
+	return va < vb ? -1 : va > vb;
+}
+
+static bool d3dq_fence_qsignal_less(struct rb_node *a,
+				    const struct rb_node *b)
+{
+	const struct d3dq_fence_qsignal *x =
+		rb_entry(a, struct d3dq_fence_qsignal, rb);
+	const struct d3dq_fence_qsignal *y =
+		rb_entry(b, struct d3dq_fence_qsignal, rb);
+
+	return d3dq_fence_key_cmp(x->fence, x->value, y->fence, y->value) < 0;
+}
+
+static bool d3dq_fence_held_less(struct rb_node *a, const struct rb_node *b)
+{
+	const struct d3dq_fence_node *x =
+		rb_entry(a, struct d3dq_fence_node, hrb);
+	const struct d3dq_fence_node *y =
+		rb_entry(b, struct d3dq_fence_node, hrb);
+
+	return d3dq_fence_key_cmp(x->fence, x->value, y->fence, y->value) < 0;
+}
+
+/*
+ * The pending signal of @dfile on @fence with the largest value (of
+ * equal ones, the last armed), or NULL; the fence's lock and the file's
+ * fence_jobs_lock held.
+ */
+static struct d3dq_fence_qsignal *
+d3dq_fence_qsignal_highest(struct d3dq_file *dfile, struct d3dq_fence *fence)
+{
+	struct rb_node *rb = dfile->fence_signals.rb_node;
+	struct d3dq_fence_qsignal *qs, *found = NULL;
+
+	while (rb) {
+		qs = rb_entry(rb, struct d3dq_fence_qsignal, rb);
+		if ((unsigned long)qs->fence > (unsigned long)fence) {
+			rb = rb->rb_left;
+			continue;
+		}
+		if (qs->fence == fence)
+			found = qs;
+		rb = rb->rb_right;
+	}
+	return found;
+}
+
+/*
+ * The held wait of @dfile on @fence with the lowest value (of equal
+ * ones, the first listed), or NULL; both locks held.
+ */
+static struct d3dq_fence_node *
+d3dq_fence_held_lowest(struct d3dq_file *dfile, struct d3dq_fence *fence)
+{
+	struct rb_node *rb = dfile->fence_held.rb_node;
+	struct d3dq_fence_node *node, *found = NULL;
+
+	while (rb) {
+		node = rb_entry(rb, struct d3dq_fence_node, hrb);
+		if ((unsigned long)node->fence < (unsigned long)fence) {
+			rb = rb->rb_right;
+			continue;
+		}
+		if (node->fence == fence)
+			found = node;
+		rb = rb->rb_left;
+	}
+	return found;
+}
+
+/*
+ * A held wait leaves its file's tree: it was bound, satisfied or
+ * released (the fence's lock held).
+ */
+void d3dq_fence_held_unlist(struct d3dq_fence_node *node)
+{
+	struct d3dq_file *dfile = node->fh->dfile;
+
+	spin_lock(&dfile->fence_jobs_lock);
+	rb_erase(&node->hrb, &dfile->fence_held);
+	RB_CLEAR_NODE(&node->hrb);
+	spin_unlock(&dfile->fence_jobs_lock);
 }
 
 /**
@@ -60,29 +156,37 @@ void d3dq_fence_qsignal_arm(struct d3dq_fence_qsignal *qs,
 			    struct dma_fence *done)
 {
 	struct d3dq_fence *fence = qs->fence;
-	struct d3dq_fence_node *node;
+	struct d3dq_file *dfile = qs->dfile;
+	struct d3dq_fence_node *node, *next;
 	struct d3dq_fence_cond *cond;
 	struct rb_node *rb;
 	unsigned long flags;
 
 	spin_lock_irqsave(&fence->lock, flags);
+	spin_lock(&dfile->fence_jobs_lock);
 	qs->done = done;
-	list_add_tail(&qs->link, &fence->pending);
+	rb_add(&qs->rb, &dfile->fence_signals, d3dq_fence_qsignal_less);
 	/*
 	 * Held fence waits of this file that the signal brings depend on
-	 * its job from now: their jobs may be armed (sorted by value).
+	 * its job from now: their jobs may be armed. They leave the file's
+	 * tree, bound; the lowest first.
 	 */
-	for (rb = rb_first_cached(&fence->nodes); rb; rb = rb_next(rb)) {
-		node = d3dq_fence_node_of(rb);
+	for (node = d3dq_fence_held_lowest(dfile, fence); node; node = next) {
 		if (node->value > qs->value)
 			break;
+		rb = rb_next(&node->hrb);
+		next = rb ? rb_entry(rb, struct d3dq_fence_node, hrb) : NULL;
+		if (next && next->fence != fence)
+			next = NULL;
+		rb_erase(&node->hrb, &dfile->fence_held);
+		RB_CLEAR_NODE(&node->hrb);
 		cond = node->cond;
-		if (!cond->queue || !node->fh || node->fh->dfile != qs->dfile ||
-		    cond->release->waited)
+		if (cond->release->waited)
 			continue;
 		d3dq_release_fence_bind(cond->release, done);
 		d3dq_queue_kick_held(cond->queue);
 	}
+	spin_unlock(&dfile->fence_jobs_lock);
 	spin_unlock_irqrestore(&fence->lock, flags);
 }
 
@@ -103,7 +207,12 @@ void d3dq_fence_qsignal_end(struct d3dq_fence_qsignal *qs, bool write)
 	unsigned long flags;
 
 	spin_lock_irqsave(&fence->lock, flags);
-	list_del_init(&qs->link);
+	if (!RB_EMPTY_NODE(&qs->rb)) {
+		spin_lock(&qs->dfile->fence_jobs_lock);
+		rb_erase(&qs->rb, &qs->dfile->fence_signals);
+		RB_CLEAR_NODE(&qs->rb);
+		spin_unlock(&qs->dfile->fence_jobs_lock);
+	}
 	if (write)
 		d3dq_fence_write_locked(fence, qs->value);
 	spin_unlock_irqrestore(&fence->lock, flags);
@@ -118,8 +227,7 @@ void d3dq_fence_qsignal_fini(struct d3dq_fence_qsignal *qs)
 		return;
 	/* An armed job ended, which unlisted it; an unarmed one never was. */
 	spin_lock_irqsave(&qs->fence->lock, flags);
-	WARN_ON_ONCE(!list_empty(&qs->link));
-	list_del_init(&qs->link);
+	WARN_ON_ONCE(!RB_EMPTY_NODE(&qs->rb));
 	spin_unlock_irqrestore(&qs->fence->lock, flags);
 	d3dq_fence_put(qs->fence);
 }
@@ -175,6 +283,7 @@ static int d3dq_fence_bind(struct d3dq_file *dfile, u32 handle, u64 value,
 	cond->count = 1;
 	node = &cond->nodes[0];
 	RB_CLEAR_NODE(&node->rb);
+	RB_CLEAR_NODE(&node->hrb);
 	INIT_LIST_HEAD(&node->hlink);
 	node->cond = cond;
 	/* An export answers to no handle; the lookup's reference goes. */
@@ -193,12 +302,16 @@ static int d3dq_fence_bind(struct d3dq_file *dfile, u32 handle, u64 value,
 		spin_unlock_irqrestore(&fence->lock, flags);
 		goto out;
 	}
-	list_for_each_entry_reverse(qs, &fence->pending, link) {
-		if (qs->dfile == dfile && qs->value >= value) {
-			found = qs;
-			break;
-		}
+	spin_lock(&dfile->fence_jobs_lock);
+	qs = d3dq_fence_qsignal_highest(dfile, fence);
+	if (qs && qs->value >= value)
+		found = qs;
+	/* Held: nothing published depends on it (see the uapi). */
+	if (!found && hold) {
+		cond->queue = hold;
+		rb_add(&node->hrb, &dfile->fence_held, d3dq_fence_held_less);
 	}
+	spin_unlock(&dfile->fence_jobs_lock);
 	if (!found && !hold) {
 		spin_unlock_irqrestore(&fence->lock, flags);
 		ret = -ENODATA;
@@ -207,9 +320,6 @@ static int d3dq_fence_bind(struct d3dq_file *dfile, u32 handle, u64 value,
 	if (found) {
 		*waitedp = dma_fence_get(found->done);
 		d3dq_release_fence_bind(rf, found->done);
-	} else {
-		/* Held: nothing published depends on it (see the uapi). */
-		cond->queue = hold;
 	}
 	cond->release = rf;
 	/* The node has both references; an export only the fence's. */

@@ -147,6 +147,8 @@ static void d3dq_fence_node_unlist(struct d3dq_fence_node *node)
 	rb_erase_cached(&node->rb, &node->fence->nodes);
 	RB_CLEAR_NODE(&node->rb);
 	list_del_init(&node->hlink);
+	if (!RB_EMPTY_NODE(&node->hrb))
+		d3dq_fence_held_unlist(node);
 }
 
 /*
@@ -288,31 +290,44 @@ void d3dq_fence_cond_free(struct d3dq_fence_cond *cond)
 	kvfree(cond);
 }
 
+/* The fence's eventfds are a tree by eventfd context. */
+static int d3dq_fence_evt_cmp(const void *key, const struct rb_node *rb)
+{
+	unsigned long a = (unsigned long)key;
+	unsigned long b = (unsigned long)rb_entry(rb, struct d3dq_fence_evt,
+						  rb)->ctx;
+
+	return a < b ? -1 : a > b;
+}
+
+static bool d3dq_fence_evt_less(struct rb_node *a, const struct rb_node *b)
+{
+	return d3dq_fence_evt_cmp(rb_entry(a, struct d3dq_fence_evt, rb)->ctx,
+				  b) < 0;
+}
+
 /*
  * Share the eventfd of a single-fence registration with the fence's
  * other registrations of it: @evt, allocated by the caller, is listed if
- * none is, else freed.
+ * none is, else freed. O(log n) in the fence's distinct eventfds.
  */
 static void d3dq_fence_evt_get(struct d3dq_fence_cond *cond,
 			       struct d3dq_fence_evt *evt)
 {
 	struct d3dq_fence *fence = cond->nodes[0].fence;
-	struct d3dq_fence_evt *pos;
+	struct rb_node *rb;
 	unsigned long flags;
 
 	spin_lock_irqsave(&fence->lock, flags);
-	list_for_each_entry(pos, &fence->evts, link) {
-		if (pos->ctx == cond->ctx) {
-			pos->users++;
-			cond->evt = pos;
-			break;
-		}
-	}
-	if (!cond->evt) {
+	rb = rb_find(cond->ctx, &fence->evts, d3dq_fence_evt_cmp);
+	if (rb) {
+		cond->evt = rb_entry(rb, struct d3dq_fence_evt, rb);
+		cond->evt->users++;
+	} else {
 		evt->ctx = cond->ctx;
 		evt->users = 1;
 		evt->signalled = fence->changes - 1;
-		list_add(&evt->link, &fence->evts);
+		rb_add(&evt->rb, &fence->evts, d3dq_fence_evt_less);
 		cond->evt = evt;
 		evt = NULL;
 	}
@@ -331,7 +346,7 @@ static void d3dq_fence_evt_put(struct d3dq_fence_cond *cond)
 	fence = cond->nodes[0].fence;
 	spin_lock_irqsave(&fence->lock, flags);
 	if (--evt->users == 0)
-		list_del(&evt->link);
+		rb_erase(&evt->rb, &fence->evts);
 	else
 		evt = NULL;
 	spin_unlock_irqrestore(&fence->lock, flags);
@@ -463,6 +478,7 @@ d3dq_fence_cond_create(struct d3dq_file *dfile,
 	for (i = 0; i < cond->count; i++) {
 		node = &cond->nodes[i];
 		RB_CLEAR_NODE(&node->rb);
+		RB_CLEAR_NODE(&node->hrb);
 		INIT_LIST_HEAD(&node->hlink);
 		node->cond = cond;
 	}
