@@ -251,7 +251,11 @@ int d3dq_ioctl_submit(struct drm_device *drm, void *data,
 		      struct drm_file *file);
 int d3dq_ioctl_wait_release(struct drm_device *drm, void *data,
 			    struct drm_file *file);
+
+/* d3dq_publish.c */
 void d3dq_publish_free(struct d3dq_publish *publish);
+
+/* d3dq_arm.c */
 bool d3dq_job_hold_ready(struct d3dq_job *job);
 void d3dq_queue_arm_held(struct work_struct *work);
 void d3dq_queue_arm_now(struct d3dq_queue *queue);

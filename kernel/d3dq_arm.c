@@ -1,0 +1,301 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * d3dq held jobs (uapi 1.5) and their arming: hold a job whose fence
+ * waits are not met yet, arm and push (or run) a queue's held jobs that
+ * may run, from the arming work or in a CPU signal's call, and free those
+ * of a queue that is lost or destroyed. See "Held jobs" in
+ * Documentation/driver.rst.
+ *
+ * Lock order (Documentation/driver.rst, "Locking"): files_lock ->
+ * file.lock -> submit_lock -> dma_resv / queue.lock -> dispatch.lock. For
+ * held jobs ("Held jobs"): submit_lock -> reservation locks (as in
+ * SUBMIT) -> a d3dq fence's lock -> a release fence's or a job fence's
+ * lock (binding); queue->lock (a spinlock) is taken before a d3dq fence's
+ * lock or alone, never under it: for the held list, which is changed
+ * under both submit_lock and queue->lock and read under either
+ * (WAIT_RELEASE finds held jobs under queue->lock), and to arm a tail's
+ * signals. The write path takes a fence's lock and queues work: it never
+ * takes submit_lock or a reservation lock.
+ *
+ * Copyright (C) 2026 The d3dq authors
+ */
+
+#include <linux/dma-fence.h>
+#include <linux/list.h>
+#include <linux/mutex.h>
+#include <linux/sched.h>
+#include <linux/slab.h>
+#include <linux/workqueue.h>
+
+#include "d3dq_device.h"
+#include "d3dq_fdinfo.h"
+#include "d3dq_job.h"
+#include "d3dq_queue.h"
+#include "d3dq_submit.h"
+#include "d3dq_trace.h"
+
+/*
+ * Whether every fence wait of @waits is satisfied (its release fence
+ * signalled: marked for good by the value write) or depends on an armed
+ * signal's job (its release fence bound). Syncobj waits always are.
+ */
+bool d3dq_waits_ready(const struct d3dq_wait *waits, u32 count)
+{
+	struct d3dq_release_fence *rf;
+	u32 i;
+
+	for (i = 0; i < count; i++) {
+		rf = waits[i].release;
+		if (!waits[i].cond || !rf || READ_ONCE(rf->waited))
+			continue;
+		if (!dma_fence_is_signaled(&rf->base))
+			return false;
+	}
+	return true;
+}
+
+/**
+ * d3dq_job_hold_ready - May a held job be armed?
+ * @job: the job
+ *
+ * Whether each of its fence waits is satisfied or depends on an armed
+ * signal's job (d3dq_waits_ready()).
+ */
+bool d3dq_job_hold_ready(struct d3dq_job *job)
+{
+	return d3dq_waits_ready(job->waits, job->nwaits);
+}
+
+/* Put @job at the end of its queue's held jobs. */
+static void d3dq_job_hold(struct d3dq_job *job)
+{
+	struct d3dq_queue *queue = job->queue;
+	struct d3dq_file *dfile = queue->dfile;
+
+	lockdep_assert_held(&queue->submit_lock);
+
+	job->held = true;
+	spin_lock(&queue->lock);
+	list_add_tail(&job->link, &queue->held);
+	spin_unlock(&queue->lock);
+	queue->nheld++;
+	atomic_inc(&dfile->jobs_held);
+	atomic_inc(&dfile->user->jobs_held);
+	trace_d3dq_hold(queue->usage->client_id, queue->id,
+			d3dq_job_seqno(job), 0);
+}
+
+/* Take @job, held, off its queue's held jobs. */
+static void d3dq_job_unhold(struct d3dq_job *job)
+{
+	struct d3dq_queue *queue = job->queue;
+	struct d3dq_file *dfile = queue->dfile;
+
+	lockdep_assert_held(&queue->submit_lock);
+
+	spin_lock(&queue->lock);
+	list_del_init(&job->link);
+	spin_unlock(&queue->lock);
+	job->held = false;
+	queue->nheld--;
+	atomic_dec(&dfile->jobs_held);
+	atomic_dec(&dfile->user->jobs_held);
+}
+
+/*
+ * Held jobs one pass runs on the arming thread: bounds the time a CPU
+ * signal spends running another queue's jobs (the rest go through the
+ * scheduler, in order behind them).
+ */
+#define D3DQ_ARM_DIRECT_MAX	16
+
+/*
+ * Arm and push @queue's held jobs that may run, in their order, each once
+ * its waits allow it (d3dq_job_hold_ready()); the first one that must
+ * wait keeps the later ones held. A job that nothing stands before runs
+ * at once on this thread instead (up to %D3DQ_ARM_DIRECT_MAX of them),
+ * exactly as in SUBMIT, and goes on @ran for the caller to free once the
+ * submit lock is dropped.
+ *
+ * Return: whether the queue is usable (if not, nothing was armed).
+ */
+static bool d3dq_queue_arm_ready_locked(struct d3dq_queue *queue,
+					struct list_head *ran)
+{
+	struct d3dq_publish *publish;
+	struct dma_fence *fence;
+	unsigned int ndirect = 0;
+	struct d3dq_job *job;
+	bool direct;
+
+	lockdep_assert_held(&queue->submit_lock);
+
+	if (!d3dq_queue_is_usable(queue))
+		return false;
+	for (;;) {
+		job = list_first_entry_or_null(&queue->held, struct d3dq_job,
+					       link);
+		if (!job || !d3dq_job_hold_ready(job))
+			break;
+		publish = job->publish;
+		/*
+		 * Out of memory for a fence slot: try again later. Nothing
+		 * else fails here (no signal reaches a kernel worker).
+		 */
+		if (d3dq_bo_set_lock(&publish->bos)) {
+			mod_delayed_work(d3dq_wq.arm, &queue->arm_work,
+					 HZ / 10);
+			break;
+		}
+		d3dq_job_unhold(job);
+		job->publish = NULL;
+		direct = ndirect < D3DQ_ARM_DIRECT_MAX &&
+			 d3dq_job_claim_direct(job, publish->nsignals,
+					       publish->bos.count);
+		ndirect += direct;
+		fence = direct ? &job->hw->base : d3dq_job_arm(job);
+		trace_d3dq_arm(queue->usage->client_id, queue->id,
+			       d3dq_job_seqno(job), 0);
+		d3dq_job_publish(job, fence, publish->signals,
+				 publish->nsignals, &publish->bos);
+		if (direct) {
+			d3dq_job_run_claimed(job);
+			list_add_tail(&job->link, ran);
+		} else {
+			/* The job may be freed from here on. */
+			d3dq_job_push(job);
+		}
+		d3dq_publish_free(publish);
+		/* Up to max_pending_jobs of them. */
+		cond_resched();
+	}
+	return true;
+}
+
+/*
+ * Free jobs taken off their queue's lists (submit lock dropped); @list
+ * is left empty, ready to be used again.
+ */
+void d3dq_jobs_free(struct list_head *list)
+{
+	struct d3dq_job *job, *tmp;
+
+	list_for_each_entry_safe(job, tmp, list, link)
+		d3dq_job_free(job);
+	INIT_LIST_HEAD(list);
+}
+
+/**
+ * d3dq_queue_arm_held - Arm and push a queue's held jobs that may run.
+ * @work: the queue's arm_work
+ *
+ * See "Held jobs" in Documentation/driver.rst. The value write path only
+ * marks waits satisfied and queues this; here, in process context on
+ * d3dq-arm and outside any fence signalling path, the submit lock and the
+ * reservation locks are taken as in SUBMIT, and a small job that nothing
+ * stands before is run here (d3dq_job_claim_direct()), sparing the
+ * scheduler's wake-up. A lost or destroyed queue's held jobs are freed
+ * instead, never armed.
+ */
+void d3dq_queue_arm_held(struct work_struct *work)
+{
+	struct d3dq_queue *queue = container_of(to_delayed_work(work),
+						struct d3dq_queue, arm_work);
+	LIST_HEAD(ran);
+	bool usable;
+
+	mutex_lock(&queue->submit_lock);
+	usable = d3dq_queue_arm_ready_locked(queue, &ran);
+	mutex_unlock(&queue->submit_lock);
+	d3dq_jobs_free(&ran);
+	if (!usable)
+		d3dq_queue_drop_held(queue);
+}
+
+/**
+ * d3dq_queue_arm_now - Arm a queue's held jobs in a CPU signal's call.
+ * @queue: the queue, a reference held by the caller
+ *
+ * %DRM_IOCTL_D3DQ_FENCE_SIGNAL's value write released a wait of @queue:
+ * arm its held jobs that may run on the signalling thread, in process
+ * context and outside any fence signalling path like the arming work,
+ * running there a small one that nothing stands before, so that a waiter
+ * is woken by the job's own completion, two wake-ups earlier. The
+ * signaller never sleeps for another submitter: if the submit lock is
+ * taken, or the queue is lost, the arming work does it.
+ */
+void d3dq_queue_arm_now(struct d3dq_queue *queue)
+{
+	LIST_HEAD(ran);
+	bool usable;
+
+	if (!mutex_trylock(&queue->submit_lock)) {
+		d3dq_queue_kick_held(queue);
+		return;
+	}
+	usable = d3dq_queue_arm_ready_locked(queue, &ran);
+	mutex_unlock(&queue->submit_lock);
+	d3dq_jobs_free(&ran);
+	if (!usable)
+		d3dq_queue_kick_held(queue);
+}
+
+/**
+ * d3dq_queue_drop_held - Free a queue's held jobs and carried waits.
+ * @queue: the queue, lost or destroyed (or its device removed); the
+ *	   caller holds a reference or runs its arm_work
+ *
+ * Their signal points were never attached and their fence signals never
+ * listed: nothing of them was published, so nothing is left to signal.
+ */
+void d3dq_queue_drop_held(struct d3dq_queue *queue)
+{
+	struct d3dq_job *job, *tmp;
+	LIST_HEAD(list);
+
+	mutex_lock(&queue->submit_lock);
+	list_for_each_entry_safe(job, tmp, &queue->held, link) {
+		trace_d3dq_cancel(queue->usage->client_id, queue->id,
+				  d3dq_job_seqno(job), -ECANCELED);
+		d3dq_job_unhold(job);
+		list_add_tail(&job->link, &list);
+	}
+	d3dq_carry_take_locked(queue, &list);
+	mutex_unlock(&queue->submit_lock);
+
+	list_for_each_entry_safe(job, tmp, &list, link)
+		d3dq_job_free(job);
+}
+
+/*
+ * Hold a job (see "Held jobs" in the uapi header): keep what its arming
+ * will publish, number it and list it behind the queue's other held
+ * jobs, with the carried waits it takes. Under the submit lock; fails
+ * only for want of memory, before anything was taken.
+ */
+int d3dq_submit_hold(struct d3dq_job *job, struct d3dq_signal **signals,
+		     u32 nsignals, struct d3dq_bo_set *bos,
+		     struct d3dq_carry *carry)
+{
+	struct d3dq_queue *queue = job->queue;
+	struct d3dq_file *dfile = queue->dfile;
+
+	job->publish = kzalloc(sizeof(*job->publish), D3DQ_GFP);
+	if (!job->publish)
+		return -ENOMEM;
+	d3dq_carry_commit(job, carry);
+	job->publish->signals = *signals;
+	job->publish->nsignals = nsignals;
+	*signals = NULL;
+	d3dq_bo_set_move(&job->publish->bos, bos);
+
+	job->seqno = ++queue->njobs;
+	job->file_seqno = atomic64_inc_return(&dfile->job_seqno);
+	d3dq_trace_submit(queue, job, job->publish->signals, nsignals);
+	d3dq_job_hold(job);
+	/* Submits sleeping at a limit now fail instead (-ENOSPC). */
+	wake_up_all(&queue->pending_wq);
+	wake_up_all(&dfile->wq);
+	wake_up_all(&dfile->user->wq);
+	return 0;
+}
