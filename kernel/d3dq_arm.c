@@ -103,9 +103,10 @@ static void d3dq_job_unhold(struct d3dq_job *job)
 }
 
 /*
- * Held jobs one pass runs on the arming thread: bounds the time a CPU
- * signal spends running another queue's jobs (the rest go through the
- * scheduler, in order behind them).
+ * Held jobs one pass runs on the arming thread, for the queue's own
+ * file (the arming work, a CPU signal of the same file): bounds the time
+ * spent running jobs there (the rest go through the scheduler, in order
+ * behind them).
  */
 #define D3DQ_ARM_DIRECT_MAX	16
 
@@ -117,16 +118,23 @@ static void d3dq_job_unhold(struct d3dq_job *job)
  * exactly as in SUBMIT, and goes on @ran for the caller to free once the
  * submit lock is dropped.
  *
+ * With @foreign the caller is a CPU signal of another file, whose call
+ * must not pay for this queue's work nor wait for its submitters: it
+ * arms the first ready job only, running it if it is small, and only if
+ * the job's reservations can be taken without sleeping; everything else
+ * is left to the queue's arming work, queued at once.
+ *
  * Return: whether the queue is usable (if not, nothing was armed).
  */
 static bool d3dq_queue_arm_ready_locked(struct d3dq_queue *queue,
-					struct list_head *ran)
+					struct list_head *ran, bool foreign)
 {
+	unsigned int ndirect = 0, narmed = 0;
 	struct d3dq_publish *publish;
 	struct dma_fence *fence;
-	unsigned int ndirect = 0;
 	struct d3dq_job *job;
 	bool direct;
+	int ret;
 
 	lockdep_assert_held(&queue->submit_lock);
 
@@ -137,19 +145,28 @@ static bool d3dq_queue_arm_ready_locked(struct d3dq_queue *queue,
 					       link);
 		if (!job || !d3dq_job_hold_ready(job))
 			break;
-		publish = job->publish;
-		/*
-		 * Out of memory for a fence slot: try again later. Nothing
-		 * else fails here (no signal reaches a kernel worker).
-		 */
-		if (d3dq_bo_set_lock(&publish->bos)) {
-			mod_delayed_work(d3dq_wq.arm, &queue->arm_work,
-					 HZ / 10);
+		if (foreign && narmed) {
+			/* Another file's budget is spent: the work goes on. */
+			mod_delayed_work(d3dq_wq.arm, &queue->arm_work, 0);
 			break;
 		}
+		publish = job->publish;
+		ret = foreign ? d3dq_bo_set_trylock(&publish->bos) :
+				d3dq_bo_set_lock(&publish->bos);
+		if (ret) {
+			/*
+			 * Out of memory for a fence slot: try again later.
+			 * Busy (a CPU signal does not wait for another file)
+			 * or interrupted: the arming work does it at once.
+			 */
+			mod_delayed_work(d3dq_wq.arm, &queue->arm_work,
+					 ret == -ENOMEM ? HZ / 10 : 0);
+			break;
+		}
+		narmed++;
 		d3dq_job_unhold(job);
 		job->publish = NULL;
-		direct = ndirect < D3DQ_ARM_DIRECT_MAX &&
+		direct = ndirect < (foreign ? 1 : D3DQ_ARM_DIRECT_MAX) &&
 			 d3dq_job_claim_direct(job, publish->nsignals,
 					       publish->bos.count);
 		ndirect += direct;
@@ -205,7 +222,7 @@ void d3dq_queue_arm_held(struct work_struct *work)
 	bool usable;
 
 	mutex_lock(&queue->submit_lock);
-	usable = d3dq_queue_arm_ready_locked(queue, &ran);
+	usable = d3dq_queue_arm_ready_locked(queue, &ran, false);
 	mutex_unlock(&queue->submit_lock);
 	d3dq_jobs_free(&ran);
 	if (!usable)
@@ -215,6 +232,7 @@ void d3dq_queue_arm_held(struct work_struct *work)
 /**
  * d3dq_queue_arm_now - Arm a queue's held jobs in a CPU signal's call.
  * @queue: the queue, a reference held by the caller
+ * @dfile: the signalling file
  *
  * %DRM_IOCTL_D3DQ_FENCE_SIGNAL's value write released a wait of @queue:
  * arm its held jobs that may run on the signalling thread, in process
@@ -222,9 +240,11 @@ void d3dq_queue_arm_held(struct work_struct *work)
  * running there a small one that nothing stands before, so that a waiter
  * is woken by the job's own completion, two wake-ups earlier. The
  * signaller never sleeps for another submitter: if the submit lock is
- * taken, or the queue is lost, the arming work does it.
+ * taken, or the queue is lost, the arming work does it. For a queue of
+ * another file the call's budget is one job, armed only if its
+ * reservations are free, run if small (d3dq_queue_arm_ready_locked()).
  */
-void d3dq_queue_arm_now(struct d3dq_queue *queue)
+void d3dq_queue_arm_now(struct d3dq_queue *queue, struct d3dq_file *dfile)
 {
 	LIST_HEAD(ran);
 	bool usable;
@@ -233,7 +253,8 @@ void d3dq_queue_arm_now(struct d3dq_queue *queue)
 		d3dq_queue_kick_held(queue);
 		return;
 	}
-	usable = d3dq_queue_arm_ready_locked(queue, &ran);
+	usable = d3dq_queue_arm_ready_locked(queue, &ran,
+					     queue->dfile != dfile);
 	mutex_unlock(&queue->submit_lock);
 	d3dq_jobs_free(&ran);
 	if (!usable)

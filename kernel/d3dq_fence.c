@@ -452,7 +452,7 @@ int d3dq_ioctl_fence_signal(struct drm_device *drm, void *data,
 	d3dq_fence_put(fence);
 	/* Held jobs it released: armed (and run, if small) here. */
 	for (i = 0; i < kicks.count; i++) {
-		d3dq_queue_arm_now(kicks.queues[i]);
+		d3dq_queue_arm_now(kicks.queues[i], dfile);
 		d3dq_queue_put(kicks.queues[i]);
 	}
 	return ret;

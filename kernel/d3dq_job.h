@@ -258,7 +258,7 @@ void d3dq_publish_free(struct d3dq_publish *publish);
 /* d3dq_arm.c */
 bool d3dq_job_hold_ready(struct d3dq_job *job);
 void d3dq_queue_arm_held(struct work_struct *work);
-void d3dq_queue_arm_now(struct d3dq_queue *queue);
+void d3dq_queue_arm_now(struct d3dq_queue *queue, struct d3dq_file *dfile);
 void d3dq_queue_drop_held(struct d3dq_queue *queue);
 
 #endif /* _D3DQ_JOB_H_ */

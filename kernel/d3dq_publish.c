@@ -148,6 +148,48 @@ int d3dq_bo_set_lock(struct d3dq_bo_set *set)
 	return 0;
 }
 
+/**
+ * d3dq_bo_set_trylock - d3dq_bo_set_lock() without sleeping on anyone.
+ * @set: the buffers
+ *
+ * For a CPU signal that arms another file's held job in its own call: it
+ * must never wait for that file's submitters. Each reservation is
+ * trylocked in the same acquire context, so that the unlock of
+ * d3dq_bo_set_lock() applies.
+ *
+ * Return: 0 (locked, a fence slot reserved in each), -EBUSY if one was
+ * taken, or -ENOMEM; nothing is locked on failure.
+ */
+int d3dq_bo_set_trylock(struct d3dq_bo_set *set)
+{
+	u32 i, locked;
+	int ret;
+
+	if (!set->count)
+		return 0;
+	ww_acquire_init(&set->ctx, &reservation_ww_class);
+	for (locked = 0; locked < set->count; locked++) {
+		if (!ww_mutex_trylock(&set->objs[locked]->resv->lock,
+				      &set->ctx)) {
+			ret = -EBUSY;
+			goto err_unlock;
+		}
+	}
+	ww_acquire_done(&set->ctx);
+	for (i = 0; i < set->count; i++) {
+		ret = dma_resv_reserve_fences(set->objs[i]->resv, 1);
+		if (ret)
+			goto err_unlock;
+	}
+	return 0;
+
+err_unlock:
+	for (i = 0; i < locked; i++)
+		dma_resv_unlock(set->objs[i]->resv);
+	ww_acquire_fini(&set->ctx);
+	return ret;
+}
+
 /* Add @fence to every buffer of the locked @set, then unlock it. */
 static void d3dq_bo_set_publish(struct d3dq_bo_set *set,
 				struct dma_fence *fence)

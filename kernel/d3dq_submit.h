@@ -87,6 +87,7 @@ int d3dq_get_signals(struct drm_file *file,
 void d3dq_bo_set_free(struct d3dq_bo_set *set);
 int d3dq_bo_set_init(struct d3dq_bo_set *set, struct d3dq_job *job);
 int d3dq_bo_set_lock(struct d3dq_bo_set *set);
+int d3dq_bo_set_trylock(struct d3dq_bo_set *set);
 void d3dq_bo_set_move(struct d3dq_bo_set *dst, struct d3dq_bo_set *src);
 void d3dq_signals_publish(struct d3dq_signal *signals, u32 nsignals,
 			  struct dma_fence *fence);

@@ -436,8 +436,10 @@ TEST_F(direct, switched_off)
  * runs there those that nothing stands before: when FENCE_SIGNAL returns
  * nothing is held, the points are attached, and (engine idle) the jobs
  * have written and signalled. A signal from another file (through a
- * shared fence) does the same for this file's queue; with direct_submit=0
- * the jobs are only armed there.
+ * shared fence) spends a budget of one job on this file's queue (issue
+ * 38, item 4): the first job has run when its call returns, the second
+ * is the arming work's, and runs soon after; with direct_submit=0 the
+ * jobs are only armed there.
  */
 TEST_F(direct, held_jobs_run_in_cpu_signal)
 {
@@ -483,9 +485,17 @@ TEST_F(direct, held_jobs_run_in_cpu_signal)
 		sfd = r == 2 ? peer : self->fd;
 		sh = r == 2 ? pf.handle : f.handle;
 		ASSERT_EQ(0, t_fence_signal(sfd, sh, r));
-		EXPECT_EQ(0, t_held(self->fd)) TH_LOG("round %d", r);
-		EXPECT_EQ(2 * r, t_submitted(self->fd, tl)) TH_LOG("round %d", r);
-		if (r < 3) {
+		if (r == 2) {
+			/* The peer's call ran the first job only for sure. */
+			EXPECT_LE(2 * r - 1, t_submitted(self->fd, tl));
+			EXPECT_LE(2 * r - 1, t_value_load(g.v));
+			EXPECT_EQ(100 + r, self->map[0]);
+		} else {
+			EXPECT_EQ(0, t_held(self->fd)) TH_LOG("round %d", r);
+			EXPECT_EQ(2 * r, t_submitted(self->fd, tl))
+				TH_LOG("round %d", r);
+		}
+		if (r == 1) {
 			EXPECT_EQ(2 * r, t_value_load(g.v)) TH_LOG("round %d", r);
 			EXPECT_EQ(100 + r, self->map[0]);
 			EXPECT_EQ(200 + r, self->map[1]);
