@@ -223,6 +223,9 @@ void d3dq_queue_arm_held(struct work_struct *work)
 
 	mutex_lock(&queue->submit_lock);
 	usable = d3dq_queue_arm_ready_locked(queue, &ran, false);
+	/* Carried waits all satisfied hold no room (d3dq_submit_carry()). */
+	if (usable)
+		d3dq_carry_prune_locked(queue, &ran);
 	mutex_unlock(&queue->submit_lock);
 	d3dq_jobs_free(&ran);
 	if (!usable)

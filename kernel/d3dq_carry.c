@@ -160,9 +160,20 @@ void d3dq_carry_commit(struct d3dq_job *job, struct d3dq_carry *carry)
 	carry->waits = NULL;
 }
 
+/* Any context: the waits' dependency signalled; the job holds the queue. */
+static void d3dq_carry_signalled(struct dma_fence *fence,
+				 struct dma_fence_cb *cb)
+{
+	struct d3dq_job *job = container_of(cb, struct d3dq_job, carry_cb);
+
+	d3dq_queue_kick_held(job->queue);
+}
+
 /*
  * Carry @job's waits on its queue (submit lock held), counted as a held
- * job until the queue's next job takes them (see "Carried waits").
+ * job until the queue's next job takes them, or until they are all
+ * satisfied: then the queue's arming work frees them (see "Carried
+ * waits").
  */
 void d3dq_submit_carry(struct d3dq_job *job)
 {
@@ -174,6 +185,13 @@ void d3dq_submit_carry(struct d3dq_job *job)
 	spin_lock(&queue->lock);
 	list_add_tail(&job->link, &queue->carried);
 	spin_unlock(&queue->lock);
+	if (job->carry_dep) {
+		job->carry_cb_set = !dma_fence_add_callback(job->carry_dep,
+							    &job->carry_cb,
+							    d3dq_carry_signalled);
+		if (!job->carry_cb_set)
+			d3dq_queue_kick_held(queue);
+	}
 	queue->ncarried++;
 	atomic_inc(&dfile->jobs_held);
 	atomic_inc(&dfile->user->jobs_held);

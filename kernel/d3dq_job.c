@@ -343,6 +343,9 @@ void d3dq_job_free(struct d3dq_job *job)
 	if (job->base.s_fence)
 		drm_sched_job_cleanup(&job->base);
 
+	/* Carried waits: no pruning kick once the job goes. */
+	if (job->carry_cb_set)
+		dma_fence_remove_callback(job->carry_dep, &job->carry_cb);
 	for (i = 0; i < job->nwaits; i++) {
 		struct d3dq_release_fence *rf = job->waits[i].release;
 

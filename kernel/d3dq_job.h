@@ -140,6 +140,13 @@ struct d3dq_job {
 	 * or NULL; the job that takes the waits depends on it.
 	 */
 	struct dma_fence *carry_dep;
+	/*
+	 * On @carry_dep while the waits are carried (@carry_cb_set): its
+	 * signal has the queue's arming work free them if they are all
+	 * satisfied, so that they hold no room until the queue's next job.
+	 */
+	struct dma_fence_cb carry_cb;
+	bool carry_cb_set;
 
 	/* Fence signals, set when the job completes (uapi 1.4). */
 	struct d3dq_fence_qsignal *fsignals;

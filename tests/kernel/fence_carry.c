@@ -634,6 +634,60 @@ TEST_F(clim, satisfied_carried_waits_make_room)
 	t_fence_unmap(&f);
 }
 
+/* Whether @fd's held jobs (carried waits included) become @n within 10 s. */
+static bool held_becomes(int fd, long long n)
+{
+	int i;
+
+	for (i = 0; i < 1000; i++) {
+		if (t_held(fd) == n)
+			return true;
+		usleep(10000);
+	}
+	return false;
+}
+
+/*
+ * Carried waits that are all satisfied are freed without a submit of
+ * their queue (issue 38, item 5): they held room of the file and of the
+ * user until the queue's next carrying submit, which a queue that only
+ * waits may never make. A rewind after the value was reached changes
+ * nothing (R6).
+ */
+TEST_F(clim, satisfied_carried_waits_leave_by_themselves)
+{
+	struct drm_d3dq_sync w[1];
+	struct t_fence f;
+	uint32_t q1, q2;
+	struct t_cs cs;
+	int i;
+
+	q1 = t_queue(self->fd, 0, 0);
+	q2 = t_queue(self->fd, 0, 0);
+	ASSERT_NE(0, q1);
+	ASSERT_NE(0, q2);
+	ASSERT_EQ(0, t_fence_new(self->fd, 0, 0, &f));
+	for (i = 0; i < 8; i++) {
+		w[0] = t_fs(f.handle, 1 + i);
+		ASSERT_EQ(0, t_carry(self->fd, q1, w, 1));
+	}
+	EXPECT_EQ(8, t_held(self->fd));
+	ASSERT_EQ(0, t_fence_signal(self->fd, f.handle, 5));
+	ASSERT_EQ(0, t_fence_signal(self->fd, f.handle, 0));
+	EXPECT_TRUE(held_becomes(self->fd, 3)) TH_LOG("%lld held",
+						      t_held(self->fd));
+	ASSERT_EQ(0, t_fence_signal(self->fd, f.handle, 8));
+	EXPECT_TRUE(held_becomes(self->fd, 0)) TH_LOG("%lld held",
+						      t_held(self->fd));
+	/* Nothing of them is left to take: the next job runs at once. */
+	t_cs_init(&cs);
+	t_cs_delay(&cs, 0);
+	EXPECT_EQ(0, t_submit(self->fd, q1, NULL, 0, NULL, 0, &cs));
+	EXPECT_EQ(0, t_submit(self->fd, q2, NULL, 0, NULL, 0, &cs));
+	EXPECT_TRUE(t_jobs_gone(1));
+	t_fence_unmap(&f);
+}
+
 /* Unplug with carried waits: freed, nothing leaks, no WARN. */
 T_UNPLUG_FIXTURE(cunplug)
 
