@@ -105,6 +105,7 @@ static int device_open(const char *path, d3dq_signal_event_fn signal_event,
 	dev->page_size = sysconf(_SC_PAGESIZE);
 	pthread_mutex_init(&dev->lock, NULL);
 	pthread_mutex_init(&dev->remove_lock, NULL);
+	pthread_mutex_init(&dev->reg_lock, NULL);
 	pthread_mutex_init(&dev->page_lock, NULL);
 	list_init(&dev->queues);
 	list_init(&dev->fences);
@@ -161,6 +162,7 @@ D3DQ_EXPORT void d3dq_device_close(struct d3dq_device *dev)
 	close(dev->fd);
 	pthread_mutex_destroy(&dev->lock);
 	pthread_mutex_destroy(&dev->remove_lock);
+	pthread_mutex_destroy(&dev->reg_lock);
 	pthread_mutex_destroy(&dev->page_lock);
 	free(dev);
 }

@@ -4,8 +4,9 @@
  * process maps read-only; the kernel holds events and blocked threads.
  * Destruction releases what waits (R14): a local fence goes to
  * UINT64_MAX; a shared one loses @reg, the handle its waits and events
- * were made through, and @wake, which blocked threads wait for too,
- * goes to 1. Handles live until the last reference (none is reused).
+ * were made through (under dev->reg_lock, see wait_all()), and @wake,
+ * which threads blocked in ANY waits wait for too, goes to 1. Handles
+ * live until the last reference (none is reused).
  *
  * Copyright (C) 2026 The d3dq authors
  */
@@ -194,8 +195,10 @@ D3DQ_EXPORT void d3dq_fence_destroy(struct d3dq_fence *f)
 	if (!f->shared) {
 		kfence_signal(dev->fd, f->handle, UINT64_MAX);
 	} else {
+		pthread_mutex_lock(&dev->reg_lock);
 		kfence_destroy(dev->fd, f->reg);
 		f->reg = 0;
+		pthread_mutex_unlock(&dev->reg_lock);
 		kfence_signal(dev->fd, f->wake, 1);
 	}
 	fence_unref(f);
@@ -221,6 +224,17 @@ D3DQ_EXPORT int d3dq_fence_signal(struct d3dq_fence *f, uint64_t value)
 	ret = kfence_signal(f->dev->fd, f->handle, value);
 	if (ret == -ENODEV)
 		d3dqp_dev_removal_error(f->dev);
+	return ret;
+}
+
+/* A blocking wait's answer. */
+static int wait_ret(struct d3dq_device *dev, int ret)
+{
+	if (ret == -ETIME)
+		return -ETIMEDOUT;
+	/* Unplugged before the wait: every value is UINT64_MAX. */
+	if (ret == -ENODEV && d3dqp_dev_removal_error(dev))
+		return 0;
 	return ret;
 }
 
@@ -267,12 +281,86 @@ static int wait_any(struct d3dq_device *dev, struct d3dq_fence *const *fs,
 		fence_unref(fs[i]);
 	if (fv != stack)
 		free(fv);
-	if (ret == -ETIME)
-		return -ETIMEDOUT;
-	/* Unplugged before the wait: every value is UINT64_MAX. */
-	if (ret == -ENODEV && d3dqp_dev_removal_error(dev))
+	return wait_ret(dev, ret);
+}
+
+/*
+ * Block until ALL holds (R6, R13): every fence reached its value, each at
+ * some moment since the call, so that one reached and rewound while the
+ * thread waits for another still counts, or was destroyed (R14). The
+ * kernel keeps that condition, in one call, with flags 0. Without shared
+ * fences it is one FENCE_WAIT naming their handles (destruction sets a
+ * local fence to UINT64_MAX). A shared fence is named, as its events
+ * name it, through @reg, whose destruction releases what was made through
+ * it, and which no call may name once destroyed (the kernel gives its
+ * number to the next new handle): the names are read, and the kernel takes
+ * them, under reg_lock, which destruction takes too, in one FENCE_EVENT
+ * (ALL) adding point 1 to a syncobj of the call, which the thread then
+ * waits for. (A FENCE_WAIT takes its names only once the thread sleeps,
+ * with no lock of the library held; and @wake, which ends an ANY wait,
+ * cannot end one fence's part of an ALL.)
+ */
+static int wait_all(struct d3dq_device *dev, struct d3dq_fence *const *fs,
+		    const uint64_t *values, uint32_t n)
+{
+	struct drm_d3dq_fence_value stack[8] = { { 0 } }, *fv = stack;
+	struct drm_d3dq_fence_wait wait = { .deadline_ns = INT64_MAX };
+	bool reached = true, shared = false;
+	uint32_t i, m = 0, sobj = 0;
+	uint64_t point = 1;
+	int ret = 0;
+
+	for (i = 0; i < n; i++) {
+		reached = reached && fence_value(fs[i]) >= values[i];
+		shared = shared || fs[i]->shared;
+	}
+	if (reached)
 		return 0;
-	return ret;
+	if (n > dev->max_syncs)
+		return -EINVAL;
+	if (n > sizeof(stack) / sizeof(stack[0])) {
+		fv = calloc(n, sizeof(*fv));
+		if (!fv)
+			return -ENOMEM;
+	}
+	for (i = 0; i < n; i++)
+		atomic_fetch_add(&fs[i]->refs, 1);
+	if (!shared) {
+		for (i = 0; i < n; i++) {
+			fv[i].handle = fs[i]->handle;
+			fv[i].value = values[i];
+		}
+		wait.fences = (struct drm_d3dq_obj_array)DRM_D3DQ_OBJ_ARRAY(n, fv);
+		ret = d3dqp_ioctl(dev->fd, DRM_IOCTL_D3DQ_FENCE_WAIT, &wait);
+	} else if (drmSyncobjCreate(dev->fd, 0, &sobj)) {
+		ret = -errno;
+	} else {
+		pthread_mutex_lock(&dev->reg_lock);
+		for (i = 0; i < n; i++) {
+			/* 0: destroyed since the call, as if reached. */
+			fv[m].handle = fs[i]->shared ? fs[i]->reg :
+				       fs[i]->handle;
+			fv[m].value = values[i];
+			m += fv[m].handle != 0;
+		}
+		if (m)
+			ret = d3dqp_kfence_event(dev->fd, fv, m,
+						 DRM_D3DQ_FENCE_EVENT_SYNCOBJ,
+						 0, sobj, 1);
+		pthread_mutex_unlock(&dev->reg_lock);
+		/* The point comes once the registration fired. */
+		if (!ret && m &&
+		    drmSyncobjTimelineWait(dev->fd, &sobj, &point, 1, INT64_MAX,
+					   DRM_SYNCOBJ_WAIT_FLAGS_WAIT_FOR_SUBMIT,
+					   NULL))
+			ret = -errno;
+		drmSyncobjDestroy(dev->fd, sobj);
+	}
+	for (i = 0; i < n; i++)
+		fence_unref(fs[i]);
+	if (fv != stack)
+		free(fv);
+	return wait_ret(dev, ret);
 }
 
 D3DQ_EXPORT int d3dq_fence_wait(struct d3dq_fence *f, uint64_t value,
@@ -288,10 +376,9 @@ D3DQ_EXPORT int d3dq_fence_wait(struct d3dq_fence *f, uint64_t value,
 }
 
 /*
- * The event calls: with no event, block until ALL (one fence after the
- * other: each reached its value since the call) or ANY (R11, R13);
- * otherwise one FENCE_EVENT (the kernel holds the eventfd, R19), or a
- * token registration (kernel.c).
+ * The event calls: with no event, block until ALL or ANY holds (R11,
+ * R13; one kernel wait, see above); otherwise one FENCE_EVENT (the kernel
+ * holds the eventfd, R19), or a token registration (kernel.c).
  */
 static int event_call(struct d3dq_device *dev, struct d3dq_fence *const *fs,
 		      const uint64_t *values, uint32_t n, uint32_t flags,
@@ -309,11 +396,10 @@ static int event_call(struct d3dq_device *dev, struct d3dq_fence *const *fs,
 		if (!fs[i] || fs[i]->dev != dev)
 			return -EINVAL;
 	if (tokens ? !token : eventfd < 0) {
-		if (any)
+		/* One fence: reached since the call is ALL and ANY. */
+		if (any || n == 1)
 			return wait_any(dev, fs, values, n, INT64_MAX);
-		for (i = 0; i < n && !ret; i++)
-			ret = wait_any(dev, &fs[i], &values[i], 1, INT64_MAX);
-		return ret;
+		return wait_all(dev, fs, values, n);
 	}
 	if (n > sizeof(stack) / sizeof(stack[0])) {
 		fv = calloc(n, sizeof(*fv));

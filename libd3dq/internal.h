@@ -5,8 +5,10 @@
  * calls it (scripts/lib-layers): dispatch.c and abi.c at the bottom,
  * kernel.c, then fence.c, queue.c, buffer.c, cmdlist.c, clock.c, then
  * device.c. Lock order: queue->lock -> cmdlist->lock -> remove_lock ->
- * dev->lock | page_lock -> the dispatcher's lock; queue->lock is held
- * across that queue's SUBMITs (R16), remove_lock across a removal.
+ * dev->lock | page_lock | reg_lock -> the dispatcher's lock; queue->lock
+ * is held across that queue's SUBMITs (R16), remove_lock across a
+ * removal, reg_lock across the destruction of a shared fence's @reg and
+ * a blocking ALL wait's registration through it (fence.c).
  *
  * Copyright (C) 2026 The d3dq authors
  */
@@ -86,6 +88,7 @@ struct d3dq_device {
 
 	_Atomic int reason;		/* removal reason once known */
 	pthread_mutex_t remove_lock;	/* serialises d3dqp_dev_remove() */
+	pthread_mutex_t reg_lock;	/* shared fences' @reg, see fence.c */
 
 	pthread_mutex_t lock;		/* the lists */
 	struct list queues;

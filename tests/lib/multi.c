@@ -5,10 +5,16 @@
  *
  * Copyright (C) 2026 The d3dq authors
  */
+#define _GNU_SOURCE
 #include <errno.h>
+#include <fcntl.h>
 #include <malloc.h>
 #include <pthread.h>
 #include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 #include "kselftest_harness.h"
@@ -177,6 +183,152 @@ TEST_F(mf, all_blocking)
 	pthread_join(t1, NULL);
 	pthread_join(t3, NULL);
 	d3dq_queue_destroy(q);
+}
+
+struct all_waiter {
+	struct d3dq_device *dev;
+	struct d3dq_fence *fs[3];
+	uint64_t v[3];
+	uint32_t n;
+	_Atomic pid_t tid;
+	_Atomic int ret;
+	int done;		/* an eventfd, set when the call returned */
+};
+
+static void *all_waiter_main(void *arg)
+{
+	struct all_waiter *w = arg;
+	uint64_t one = 1;
+
+	atomic_store(&w->tid, (pid_t)syscall(SYS_gettid));
+	atomic_store(&w->ret, d3dq_device_set_event_on_multiple_fence_completion(
+			     w->dev, w->fs, w->v, w->n, ALL, -1));
+	if (write(w->done, &one, 8) != 8)
+		atomic_store(&w->ret, -EIO);
+	return NULL;
+}
+
+/* Read /proc/self/task/@tid/@what into @buf: its length, or -1. */
+static int task_read(pid_t tid, const char *what, char *buf, size_t size)
+{
+	char path[64];
+	ssize_t n;
+	int fd;
+
+	snprintf(path, sizeof(path), "/proc/self/task/%d/%s", tid, what);
+	fd = open(path, O_RDONLY);
+	if (fd < 0)
+		return -1;
+	n = read(fd, buf, size - 1);
+	close(fd);
+	if (n < 0)
+		return -1;
+	buf[n] = 0;
+	return (int)n;
+}
+
+/*
+ * Wait (10 s at most) until thread @tid sleeps in the kernel, in a call
+ * into the driver: its state is S (stat) and the system call it is in is
+ * ioctl(2) (syscall), not a lock of the C library or a sleep of its own.
+ * (wchan names the kernel function only for some waits: "0" for a DRM
+ * syncobj wait on 6.12.)
+ */
+static bool asleep_in_driver(pid_t tid)
+{
+	char stat[512], call[256], *p;
+	int i;
+
+	for (i = 0; i < 10000; i++) {
+		if (task_read(tid, "stat", stat, sizeof(stat)) <= 0 ||
+		    task_read(tid, "syscall", call, sizeof(call)) <= 0)
+			return false;
+		p = strrchr(stat, ')');
+		if (p && p[1] == ' ' && p[2] == 'S' &&
+		    atol(call) == SYS_ioctl && call[0] != 'r')
+			return true;
+		usleep(1000);
+	}
+	return false;
+}
+
+static int all_waiter_start(struct all_waiter *w, pthread_t *t)
+{
+	w->done = util_eventfd();
+	if (w->done < 0)
+		return -1;
+	atomic_store(&w->ret, 1);
+	if (pthread_create(t, NULL, all_waiter_main, w))
+		return -1;
+	while (!atomic_load(&w->tid))
+		usleep(1000);
+	return asleep_in_driver(atomic_load(&w->tid)) ? 0 : -1;
+}
+
+/*
+ * R6, R13: a blocking ALL holds once every fence reached its value, each
+ * at some moment since the call. F1 reaches its value and is rewound
+ * while the thread waits, F0 only later: the call returns. (The library
+ * once waited for one fence after the other: it waited for F0, missed
+ * F1's 1 and then waited for F1 for ever.)
+ */
+TEST_F(mf, all_blocking_sees_a_rewound_fence)
+{
+	struct all_waiter w = {
+		.dev = self->dev, .fs = { self->f[0], self->f[1] },
+		.v = { 10, 1 }, .n = 2,
+	};
+	pthread_t t;
+
+	ASSERT_EQ(0, all_waiter_start(&w, &t));
+	ASSERT_EQ(0, d3dq_fence_signal(self->f[1], 1));
+	ASSERT_EQ(0, d3dq_fence_signal(self->f[1], 0));
+	EXPECT_EQ(0, util_event_take(w.done));
+	ASSERT_EQ(0, d3dq_fence_signal(self->f[0], 10));
+	EXPECT_EQ(1, util_event_wait(w.done, 10000));
+	if (atomic_load(&w.ret) == 1)
+		/* Still blocked: release it for the join. */
+		ASSERT_EQ(0, d3dq_fence_signal(self->f[1], 1));
+	pthread_join(t, NULL);
+	EXPECT_EQ(0, atomic_load(&w.ret));
+	close(w.done);
+}
+
+/*
+ * The same with shared fences, which the kernel names through their
+ * second handle (as events do): S1 is reached and rewound, S2 destroyed
+ * (R14: as if it reached UINT64_MAX) while the thread waits, and neither
+ * ends the wait on its own; L0 (local) reaches its value last.
+ */
+TEST_F(mf, all_blocking_shared_rewound_and_destroyed)
+{
+	struct d3dq_fence *s1, *s2;
+	struct all_waiter w = { .dev = self->dev, .v = { 5, 10, 1 }, .n = 3 };
+	pthread_t t;
+
+	ASSERT_EQ(0, d3dq_fence_create(self->dev, 0, D3DQ_FENCE_FLAG_SHARED,
+				       &s1));
+	ASSERT_EQ(0, d3dq_fence_create(self->dev, 0, D3DQ_FENCE_FLAG_SHARED,
+				       &s2));
+	w.fs[0] = s2;
+	w.fs[1] = self->f[0];
+	w.fs[2] = s1;
+	ASSERT_EQ(0, all_waiter_start(&w, &t));
+	d3dq_fence_destroy(s2);
+	ASSERT_TRUE(asleep_in_driver(atomic_load(&w.tid)));
+	EXPECT_EQ(0, util_event_take(w.done));
+	ASSERT_EQ(0, d3dq_fence_signal(s1, 1));
+	ASSERT_EQ(0, d3dq_fence_signal(s1, 0));
+	ASSERT_TRUE(asleep_in_driver(atomic_load(&w.tid)));
+	EXPECT_EQ(0, util_event_take(w.done));
+	ASSERT_EQ(0, d3dq_fence_signal(self->f[0], 10));
+	EXPECT_EQ(1, util_event_wait(w.done, 10000));
+	if (atomic_load(&w.ret) == 1)
+		ASSERT_EQ(0, d3dq_fence_signal(s1, 1));
+	pthread_join(t, NULL);
+	EXPECT_EQ(0, atomic_load(&w.ret));
+	d3dq_fence_destroy(s1);
+	close(w.done);
 }
 
 TEST_F(mf, any_blocking)
