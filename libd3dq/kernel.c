@@ -162,16 +162,23 @@ int d3dqp_dev_removal_error(struct d3dq_device *dev)
  * Remove the device (R15): REMOVE stops every job, then sets every fence
  * to UINT64_MAX; the first reason stays. Unplugged (-ENODEV), it is
  * removed already; refused otherwise (a seccomp filter), it stays as it
- * was and the error is returned.
+ * was and the error is returned. The kernel may have removed the file
+ * first (a loss nobody asked about yet): its REMOVE then changes nothing,
+ * and REMOVE_QUERY tells; only its -ENODEV, this REMOVE's, is @reason.
  */
 int d3dqp_dev_remove(struct d3dq_device *dev, int reason)
 {
 	struct drm_d3dq_remove args = { 0 };
+	struct drm_d3dq_remove query = { .flags = DRM_D3DQ_REMOVE_QUERY };
 	int ret = 0;
 
 	pthread_mutex_lock(&dev->remove_lock);
 	if (!atomic_load(&dev->reason)) {
 		ret = d3dqp_ioctl(dev->fd, DRM_IOCTL_D3DQ_REMOVE, &args);
+		if (!ret && !d3dqp_ioctl(dev->fd, DRM_IOCTL_D3DQ_REMOVE,
+					 &query) &&
+		    query.reason && query.reason != -ENODEV)
+			reason = query.reason;
 		if (!ret)
 			atomic_store(&dev->reason, reason);
 	}

@@ -123,6 +123,29 @@ TEST_F(r, execute_recording_list)
 	d3dq_cmdlist_destroy(l);
 }
 
+/*
+ * The first removal's reason stays (the kernel keeps it): the driver
+ * removed the device for a job timeout, and nobody asked for the reason
+ * yet when a list still recording is executed, which removes the device
+ * again with -EINVAL. The library once kept its own reason then.
+ */
+TEST_F_TIMEOUT(r, first_reason_stays, 60)
+{
+	struct d3dq_cmdlist *l;
+
+	ASSERT_EQ(0, d3dq_cmdlist_create(self->e.dev, &l));
+	ASSERT_EQ(0, d3dq_cmdlist_write64(l, self->e.buf, 0, 1));
+	/* Longer than the module's default job timeout (2 s). */
+	ASSERT_EQ(0, util_exec_delay(self->e.dev, self->e.a, 3000 * MS));
+	ASSERT_EQ(0, d3dq_queue_signal(self->e.a, self->e.g, 5));
+	/* Released by the removal, which reads no reason. */
+	ASSERT_EQ(0, d3dq_fence_wait(self->e.g, 1000, D3DQ_TIMEOUT_INFINITE));
+	EXPECT_EQ(-EINVAL, d3dq_queue_execute(self->e.b, &l, 1));
+	check_removed(_metadata, self, -ETIMEDOUT);
+	EXPECT_EQ(0, util_read64(self->e.buf, 0));
+	d3dq_cmdlist_destroy(l);
+}
+
 struct racer {
 	struct d3dq_fence *f;
 	int efd;
