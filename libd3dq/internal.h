@@ -178,8 +178,8 @@ void d3dqp_vpage_unmap(struct d3dq_device *dev, struct vpage *page);
 int d3dqp_dev_removal_error(struct d3dq_device *dev);
 int d3dqp_dev_link_object(struct d3dq_device *dev, struct list *link,
 			  struct list *head);
-/* Wait for @q's oldest job if it is armed (false: none is). */
-bool d3dqp_queue_wait_armed(struct d3dq_queue *q);
+/* Wait for @q's oldest job if it is armed: 1, 0 (none is) or -errno. */
+int d3dqp_queue_wait_armed(struct d3dq_queue *q);
 /* 0, or REMOVE's error (the device then stays as it was). */
 int d3dqp_dev_remove(struct d3dq_device *dev, int reason);
 /* Call the device's callback with @token once (@fv, @n, @flags) hold. */

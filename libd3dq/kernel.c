@@ -113,24 +113,36 @@ int d3dqp_dev_link_object(struct d3dq_device *dev, struct list *link,
 }
 
 /*
- * Wait for @q's oldest unfinished job if it is armed (point n of q->tl
- * signals with job n; jobs are armed in order and pending_jobs counts
- * armed ones): bounded. False if none is (held ones wait for values).
+ * Wait for @q's oldest unfinished job if it is armed: 1 once it finished
+ * (or 1 s passed; the caller looks again), 0 if no job is armed (held
+ * ones wait for values, which may never come), or -errno if a call
+ * failed (the caller gives up rather than try again at once, for ever).
+ * Point n of q->tl signals with job n; jobs are armed in order, held ones
+ * come after every armed one, and pending_jobs counts armed ones. The
+ * timeline is read before the state, so that the point waited for is
+ * that of a job that had finished or was armed when the state was read:
+ * never a held one's, which would make the caller sleep its full second
+ * for nothing while it holds the queue's lock. An armed job ends within
+ * the driver's job timeout, as the kernel's own sleep at a limit does.
  */
-bool d3dqp_queue_wait_armed(struct d3dq_queue *q)
+int d3dqp_queue_wait_armed(struct d3dq_queue *q)
 {
 	struct drm_d3dq_queue_get_state st = { .id = q->id };
 	uint64_t done = 0, next;
+	int ret;
 
-	if (d3dqp_ioctl(q->dev->fd, DRM_IOCTL_D3DQ_QUEUE_GET_STATE, &st) ||
-	    st.state == DRM_D3DQ_QUEUE_STATE_LOST || !st.pending_jobs ||
-	    drmSyncobjQuery(q->dev->fd, &q->tl, &done, 1))
-		return false;
+	if (drmSyncobjQuery(q->dev->fd, &q->tl, &done, 1))
+		return -errno;
+	ret = d3dqp_ioctl(q->dev->fd, DRM_IOCTL_D3DQ_QUEUE_GET_STATE, &st);
+	if (ret || st.state == DRM_D3DQ_QUEUE_STATE_LOST || !st.pending_jobs)
+		return ret;
 	next = done + 1;
-	drmSyncobjTimelineWait(q->dev->fd, &q->tl, &next, 1,
-			       d3dqp_abs_timeout(1000000000ull),
-			       DRM_SYNCOBJ_WAIT_FLAGS_WAIT_FOR_SUBMIT, NULL);
-	return true;
+	if (drmSyncobjTimelineWait(q->dev->fd, &q->tl, &next, 1,
+				   d3dqp_abs_timeout(1000000000ull),
+				   DRM_SYNCOBJ_WAIT_FLAGS_WAIT_FOR_SUBMIT, NULL) &&
+	    errno != ETIME)
+		return -errno;
+	return 1;
 }
 
 /*

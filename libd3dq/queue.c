@@ -59,10 +59,11 @@ static int submit_locked(struct d3dq_queue *q, const struct drm_d3dq_sync *wait,
 		signals[1] = *signal;
 	/*
 	 * Over a limit with jobs held, the kernel does not sleep: wait here
-	 * for the armed jobs of the queue (bounded), never for held ones.
+	 * for the armed jobs of the queue (bounded), never for held ones;
+	 * -ENOSPC once none is left, or if waiting failed.
 	 */
 	while ((ret = d3dqp_ioctl(q->dev->fd, DRM_IOCTL_D3DQ_SUBMIT, &args)) ==
-	       -ENOSPC && d3dqp_queue_wait_armed(q))
+	       -ENOSPC && d3dqp_queue_wait_armed(q) > 0)
 		;
 	/*
 	 * The queue is lost: the device is removed (the kernel removes it
@@ -159,7 +160,10 @@ err:
 	return ret;
 }
 
-/* Armed work finishes (bounded); held work is dropped with the queue. */
+/*
+ * Armed work finishes (bounded; unless waiting for it fails, then it is
+ * cancelled); held work is dropped with the queue.
+ */
 D3DQ_EXPORT void d3dq_queue_destroy(struct d3dq_queue *q)
 {
 	struct drm_d3dq_queue_destroy destroy = { 0 };
@@ -169,7 +173,7 @@ D3DQ_EXPORT void d3dq_queue_destroy(struct d3dq_queue *q)
 		return;
 	dev = q->dev;
 	pthread_mutex_lock(&q->lock);
-	while (d3dqp_queue_wait_armed(q))
+	while (d3dqp_queue_wait_armed(q) > 0)
 		;
 	pthread_mutex_unlock(&q->lock);
 	pthread_mutex_lock(&dev->lock);

@@ -9,7 +9,17 @@
  * Copyright (C) 2026 The d3dq authors
  */
 #include <errno.h>
+#include <linux/audit.h>
+#include <linux/filter.h>
+#include <linux/seccomp.h>
+#include <stddef.h>
 #include <stdlib.h>
+#include <sys/prctl.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <xf86drm.h>
 
 #include "kselftest_harness.h"
 #include "util/util.h"
@@ -51,6 +61,82 @@ TEST_F_TIMEOUT(hl, held_work_meets_the_limit, 300)
 	ASSERT_EQ(0, d3dq_fence_wait(e->done, 2, D3DQ_TIMEOUT_INFINITE));
 	EXPECT_EQ(5, util_read64(e->buf, 0));
 	EXPECT_EQ((uint64_t)i, d3dq_fence_get_completed_value(e->g));
+}
+
+/* Make DRM_IOCTL_SYNCOBJ_TIMELINE_WAIT fail with -EPERM in this process. */
+static int refuse_syncobj_wait(void)
+{
+	struct sock_filter filter[] = {
+		BPF_STMT(BPF_LD | BPF_W | BPF_ABS,
+			 offsetof(struct seccomp_data, arch)),
+		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, AUDIT_ARCH_X86_64, 1, 0),
+		BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
+		BPF_STMT(BPF_LD | BPF_W | BPF_ABS,
+			 offsetof(struct seccomp_data, nr)),
+		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, __NR_ioctl, 0, 3),
+		BPF_STMT(BPF_LD | BPF_W | BPF_ABS,
+			 offsetof(struct seccomp_data, args[1])),
+		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K,
+			 (uint32_t)DRM_IOCTL_SYNCOBJ_TIMELINE_WAIT, 0, 1),
+		BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ERRNO | EPERM),
+		BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
+	};
+	struct sock_fprog prog = {
+		.len = sizeof(filter) / sizeof(filter[0]),
+		.filter = filter,
+	};
+
+	if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0))
+		return -errno;
+	if (syscall(SYS_seccomp, SECCOMP_SET_MODE_FILTER,
+		    SECCOMP_FILTER_FLAG_TSYNC, &prog))
+		return -errno;
+	return 0;
+}
+
+#define ARMED 4	/* armed jobs of 1.5 s each, below the 2 s job timeout */
+
+/*
+ * Over a limit while the queue has armed jobs, the library waits for the
+ * oldest of them and submits again. When that wait fails (a seccomp
+ * filter refuses it here), the call gives up at once with -ENOSPC: it
+ * does not try again and again, holding the queue's lock, until every
+ * armed job has finished (as it once did, ignoring the wait's result).
+ */
+TEST_F_TIMEOUT(hl, failed_wait_for_room, 120)
+{
+	struct util_env *e = &self->e;
+	struct timespec t0, t1;
+	int i, k, ret = 0;
+
+	for (k = 0; k < ARMED; k++) {
+		ASSERT_EQ(0, util_exec_delay(e->dev, e->b, 1500 * MS));
+		ASSERT_EQ(0, util_exec_write64(e->dev, e->b, e->buf, 8 * k,
+					       k + 1));
+	}
+	ASSERT_EQ(0, d3dq_queue_wait(e->b, e->f, 1));
+	ASSERT_EQ(0, refuse_syncobj_wait());
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	for (i = 0; i < TRIES; i++) {
+		ret = d3dq_queue_signal(e->b, e->g, (uint64_t)i + 1);
+		if (ret)
+			break;
+	}
+	clock_gettime(CLOCK_MONOTONIC, &t1);
+	/* The armed work takes 6 s: this must come well before. */
+	TH_LOG("%d signals held before %d, in %ld ms", i, ret,
+	       (long)((t1.tv_sec - t0.tv_sec) * 1000 +
+		      (t1.tv_nsec - t0.tv_nsec) / 1000000));
+	EXPECT_EQ(-ENOSPC, ret);
+	/* Returned while armed work was left. */
+	EXPECT_EQ(0, util_read64(e->buf, 8 * (ARMED - 1)));
+	EXPECT_EQ(0, d3dq_device_removed_reason(e->dev));
+
+	/* Nothing was lost: released, everything runs in order. */
+	ASSERT_EQ(0, d3dq_fence_signal(e->f, 1));
+	ASSERT_EQ(0, d3dq_fence_wait(e->g, (uint64_t)i, D3DQ_TIMEOUT_INFINITE));
+	for (k = 0; k < ARMED; k++)
+		EXPECT_EQ(k + 1, util_read64(e->buf, 8 * k));
 }
 
 /*
