@@ -232,6 +232,9 @@ static int wait_ret(struct d3dq_device *dev, int ret)
 {
 	if (ret == -ETIME)
 		return -ETIMEDOUT;
+	/* The driver's bound, reported as the event calls report theirs. */
+	if (ret == -EDQUOT)
+		return -ENOMEM;
 	/* Unplugged before the wait: every value is UINT64_MAX. */
 	if (ret == -ENODEV && d3dqp_dev_removal_error(dev))
 		return 0;

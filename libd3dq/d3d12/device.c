@@ -41,6 +41,9 @@ void device_remove(struct d3d12_device *d, int err)
 
 	switch (err) {
 	case -ENOMEM:
+	case -ENOSPC:
+	case -EDQUOT:
+		/* No memory, or a bound of the driver's (per queue, per user). */
 		reason = E_OUTOFMEMORY;
 		break;
 	case -EINVAL:

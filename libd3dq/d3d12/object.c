@@ -270,6 +270,7 @@ HRESULT hr_from_errno(struct d3d12_device *device, int err)
 	case -EMFILE:
 	case -ENFILE:
 	case -ENOSPC:
+	case -EDQUOT:	/* a per-user bound of the driver */
 		return E_OUTOFMEMORY;
 	case -EOPNOTSUPP:
 		return DXGI_ERROR_UNSUPPORTED;
