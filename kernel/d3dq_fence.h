@@ -100,6 +100,13 @@ struct d3dq_fence_qsignal {
 	struct d3dq_file *dfile;
 	/* The job's fence, while listed: the job holds it. */
 	struct dma_fence *done;
+	/*
+	 * The fence waits of the same file whose release fences are bound
+	 * to @done (&struct d3dq_fence_node, under the fence's lock): if
+	 * the job ends without writing, each is bound to another pending
+	 * signal of the file that brings its value, if there is one.
+	 */
+	struct list_head bound;
 	u64 value;
 };
 

@@ -108,6 +108,12 @@ struct d3dq_fence_node {
 	 * &struct d3dq_file), else cleared.
 	 */
 	struct rb_node hrb;
+	/*
+	 * A job's wait bound to a pending signal of its file: that signal,
+	 * and the link on its @bound (under the fence's lock), else NULL.
+	 */
+	struct d3dq_fence_qsignal *bound_to;
+	struct list_head blink;
 	u64 value;
 };
 

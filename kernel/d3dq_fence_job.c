@@ -37,6 +37,7 @@ int d3dq_fence_qsignal_init(struct d3dq_file *dfile, u32 handle, u64 value,
 			    struct d3dq_fence_qsignal *qs)
 {
 	RB_CLEAR_NODE(&qs->rb);
+	INIT_LIST_HEAD(&qs->bound);
 	qs->fence = d3dq_fence_lookup(dfile, handle);
 	if (!qs->fence)
 		return -ENOENT;
@@ -184,10 +185,42 @@ void d3dq_fence_qsignal_arm(struct d3dq_fence_qsignal *qs,
 		if (cond->release->waited)
 			continue;
 		d3dq_release_fence_bind(cond->release, done);
+		node->bound_to = qs;
+		list_add_tail(&node->blink, &qs->bound);
 		d3dq_queue_kick_held(cond->queue);
 	}
 	spin_unlock(&dfile->fence_jobs_lock);
 	spin_unlock_irqrestore(&fence->lock, flags);
+}
+
+/*
+ * @qs's job ends without writing (the fence's lock and the file's
+ * fence_jobs_lock held, @qs out of the file's tree, its job's fence not
+ * signalled yet), or wrote to a removed fence: a wait of the file bound
+ * to it is satisfied by any signal that reaches its value, so each is
+ * bound to the file's pending signal with the largest value if that
+ * brings it, and fails with the job only if none does. An export keeps
+ * its job (it is never on @qs->bound): its sync_file stands for that
+ * job's signal (uapi 1.7).
+ */
+static void d3dq_fence_qsignal_rebind(struct d3dq_fence_qsignal *qs)
+{
+	struct d3dq_fence_qsignal *next;
+	struct d3dq_fence_node *node;
+
+	next = d3dq_fence_qsignal_highest(qs->dfile, qs->fence);
+	while ((node = list_first_entry_or_null(&qs->bound,
+						struct d3dq_fence_node,
+						blink))) {
+		list_del_init(&node->blink);
+		node->bound_to = NULL;
+		if (!next || next->value < node->value ||
+		    !d3dq_release_fence_rebind(node->cond->release,
+					       next->done))
+			continue;
+		node->bound_to = next;
+		list_add_tail(&node->blink, &next->bound);
+	}
 }
 
 /**
@@ -215,6 +248,15 @@ void d3dq_fence_qsignal_end(struct d3dq_fence_qsignal *qs, bool write)
 	}
 	if (write)
 		d3dq_fence_write_locked(fence, qs->value);
+	/*
+	 * The write satisfied every wait bound to it, unless the fence was
+	 * removed; the waits of a job that failed are bound again.
+	 */
+	if (!list_empty(&qs->bound)) {
+		spin_lock(&qs->dfile->fence_jobs_lock);
+		d3dq_fence_qsignal_rebind(qs);
+		spin_unlock(&qs->dfile->fence_jobs_lock);
+	}
 	spin_unlock_irqrestore(&fence->lock, flags);
 }
 
@@ -228,6 +270,7 @@ void d3dq_fence_qsignal_fini(struct d3dq_fence_qsignal *qs)
 	/* An armed job ended, which unlisted it; an unarmed one never was. */
 	spin_lock_irqsave(&qs->fence->lock, flags);
 	WARN_ON_ONCE(!RB_EMPTY_NODE(&qs->rb));
+	WARN_ON_ONCE(!list_empty(&qs->bound));
 	spin_unlock_irqrestore(&qs->fence->lock, flags);
 	d3dq_fence_put(qs->fence);
 }
@@ -285,6 +328,7 @@ static int d3dq_fence_bind(struct d3dq_file *dfile, u32 handle, u64 value,
 	RB_CLEAR_NODE(&node->rb);
 	RB_CLEAR_NODE(&node->hrb);
 	INIT_LIST_HEAD(&node->hlink);
+	INIT_LIST_HEAD(&node->blink);
 	node->cond = cond;
 	/* An export answers to no handle; the lookup's reference goes. */
 	node->fh = export ? NULL : fh;
@@ -320,6 +364,10 @@ static int d3dq_fence_bind(struct d3dq_file *dfile, u32 handle, u64 value,
 	if (found) {
 		*waitedp = dma_fence_get(found->done);
 		d3dq_release_fence_bind(rf, found->done);
+		if (!export) {
+			node->bound_to = found;
+			list_add_tail(&node->blink, &found->bound);
+		}
 	}
 	cond->release = rf;
 	/* The node has both references; an export only the fence's. */

@@ -149,6 +149,10 @@ static void d3dq_fence_node_unlist(struct d3dq_fence_node *node)
 	list_del_init(&node->hlink);
 	if (!RB_EMPTY_NODE(&node->hrb))
 		d3dq_fence_held_unlist(node);
+	if (node->bound_to) {
+		list_del_init(&node->blink);
+		node->bound_to = NULL;
+	}
 }
 
 /*
@@ -480,6 +484,7 @@ d3dq_fence_cond_create(struct d3dq_file *dfile,
 		RB_CLEAR_NODE(&node->rb);
 		RB_CLEAR_NODE(&node->hrb);
 		INIT_LIST_HEAD(&node->hlink);
+		INIT_LIST_HEAD(&node->blink);
 		node->cond = cond;
 	}
 	atomic_set(&cond->remaining, any ? 1 : cond->count);

@@ -253,8 +253,12 @@ bool d3dq_job_dependency_failed(struct d3dq_job *job)
 		if (rf && READ_ONCE(rf->released))
 			continue;
 		fence = job->waits[i].fence;
-		/* A held fence wait bound when its signal was armed. */
-		if (!fence && rf)
+		/*
+		 * A fence wait depends on the signal its release fence is
+		 * bound to now: bound when its signal was armed (held), or
+		 * bound again when the first one's job failed.
+		 */
+		if (rf && job->waits[i].cond && READ_ONCE(rf->waited))
 			fence = READ_ONCE(rf->waited);
 		if (!fence)
 			continue;
@@ -653,6 +657,33 @@ void d3dq_release_fence_bind(struct d3dq_release_fence *rf,
 		d3dq_release_fence_waited(rf, waited);
 		dma_fence_put(&rf->base);
 	}
+}
+
+/**
+ * d3dq_release_fence_rebind - Move a release fence to another waited fence.
+ * @rf: the fence, bound to a fence that has not signalled
+ * @waited: what it stands for from now
+ *
+ * For a fence wait whose signal's job ends without writing the value
+ * (d3dq_fence_qsignal_end()), called before that job's fence signals,
+ * under the d3dq fence's lock: the wait then depends on another pending
+ * signal that brings its value. Allocates nothing and sleeps nowhere.
+ *
+ * Return: false if @rf's callback had run already (nothing changed).
+ */
+bool d3dq_release_fence_rebind(struct d3dq_release_fence *rf,
+			       struct dma_fence *waited)
+{
+	struct dma_fence *old = rf->waited;
+
+	if (!old || !dma_fence_remove_callback(old, &rf->cb))
+		return false;
+	/* The callback's reference; the job's holds @rf. */
+	dma_fence_put(&rf->base);
+	d3dq_release_fence_bind(rf, waited);
+	/* The ending job holds its own fence: not the last reference. */
+	dma_fence_put(old);
+	return true;
 }
 
 /* Drop a release fence that was never bound (nothing depends on it). */

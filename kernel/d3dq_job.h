@@ -248,6 +248,8 @@ struct d3dq_release_fence *d3dq_release_fence_create(struct dma_fence *waited);
 struct d3dq_release_fence *d3dq_release_fence_alloc(void);
 void d3dq_release_fence_bind(struct d3dq_release_fence *rf,
 			     struct dma_fence *waited);
+bool d3dq_release_fence_rebind(struct d3dq_release_fence *rf,
+			       struct dma_fence *waited);
 void d3dq_release_fence_discard(struct d3dq_release_fence *rf);
 void d3dq_release_fence_signal(struct d3dq_release_fence *rf, bool released);
 void d3dq_release_fence_release(struct d3dq_release_fence *rf);

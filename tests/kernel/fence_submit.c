@@ -671,6 +671,61 @@ TEST_F(fs, cancelled_job_sets_nothing)
 	EXPECT_EQ(5, t_value_load(f.v));
 }
 
+/*
+ * A wait is satisfied by any signal that reaches its value (issue 38,
+ * item 5): bound at submit to the last armed of two pending signals of
+ * 5, it does not fail with that one's job when an earlier one will
+ * still write 5; it is bound to that one and runs after it. The failed
+ * job sets nothing.
+ */
+TEST_F(fs, failed_signal_rebinds_wait)
+{
+	struct drm_d3dq_queue_get_state st;
+	struct drm_d3dq_sync w[1], s[2];
+	struct t_fence f;
+	struct t_cs cs;
+	uint64_t seqno;
+
+	ASSERT_EQ(0, t_fence_new(self->fd, 1, 0, &f));
+	ASSERT_EQ(0, gate_open(&self->g1, self->fd));
+	ASSERT_EQ(0, gate_open(&self->g2, self->fd));
+	/* A, behind gate 1, and B, behind gate 2, both bring 5. */
+	w[0] = gate_wait(&self->g1);
+	s[0] = t_fs(f.handle, 5);
+	s[1] = t_tl(self->out1, 1);
+	ASSERT_EQ(0, job(self->fd, self->q1, w, 1, s, 2, NULL, &seqno, NULL));
+	gate_holds(&self->g1, self->q1, seqno);
+	w[0] = gate_wait(&self->g2);
+	s[1] = t_tl(self->out3, 1);
+	ASSERT_EQ(0, job(self->fd, self->q3, w, 1, s, 2, NULL, NULL, NULL));
+	/* C waits for 5: bound to B's signal, the last armed. */
+	w[0] = t_fs(f.handle, 5);
+	s[0] = t_tl(self->out2, 1);
+	t_cs_init(&cs);
+	t_cs_write64(&cs, self->bo, 0, 7);
+	ASSERT_EQ(0, job(self->fd, self->q2, w, 1, s, 1, &cs, NULL, NULL));
+
+	/* B is cancelled: its queue destroyed, its gate failed. */
+	ASSERT_EQ(0, t_queue_destroy(self->fd, self->q3));
+	self->q3 = 0;
+	gate_close(&self->g2);
+	ASSERT_EQ(0, t_wait(self->fd, self->out3, 1, 10 * T_SEC));
+	EXPECT_GT(0, done1(self->fd, self->out3));
+	/* C did not fail with B (it may have run already if A did). */
+	EXPECT_LE(0, done1(self->fd, self->out2));
+
+	/* A runs (its gate may have opened by itself): 5, then C. */
+	gate_release(&self->g1);
+	ASSERT_EQ(0, t_wait(self->fd, self->out2, 1, 10 * T_SEC));
+	EXPECT_EQ(1, done1(self->fd, self->out1));
+	EXPECT_EQ(1, done1(self->fd, self->out2));
+	EXPECT_EQ(5, t_value_load(f.v));
+	EXPECT_EQ(7, self->map[0]);
+	ASSERT_EQ(0, t_queue_state(self->fd, self->q2, &st));
+	EXPECT_EQ(DRM_D3DQ_QUEUE_STATE_OK, st.state);
+	gate_close(&self->g1);
+}
+
 /* A job that times out sets nothing either. */
 TEST_F(fs, timed_out_job_sets_nothing)
 {

@@ -680,8 +680,11 @@ struct drm_d3dq_queue_get_state {
  *   as the fence's value reaches v by any other means (a CPU signal,
  *   another job, another process): the first write of a value >= v
  *   satisfies the wait for good, a later lower value does not take it
- *   back. If the signal's job fails before the value was reached, its
- *   error reaches the job as for any wait: the queue becomes lost.
+ *   back. If the signal's job fails before the value was reached, the
+ *   wait depends from then on upon another pending signal of the same
+ *   file that brings at least v, if one is armed (from 1.9); only
+ *   otherwise does its error reach the job as for any wait: the queue
+ *   becomes lost.
  *   Destroying the fence handle (or closing the file) releases the
  *   wait too. Signals of other files are never used: their process's
  *   exit or removal must not stop this one's queues.
