@@ -66,6 +66,7 @@ extern unsigned int d3dq_max_device_queues;
 extern unsigned int d3dq_max_user_fences;
 extern unsigned int d3dq_max_user_fence_events;
 extern unsigned int d3dq_max_user_fence_nodes;
+extern unsigned int d3dq_max_file_held_jobs;
 
 /**
  * struct d3dq_workqueues - The module's workqueues, shared by devices.

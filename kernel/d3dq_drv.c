@@ -108,6 +108,11 @@ module_param_named(max_user_fence_events, d3dq_max_user_fence_events, uint,
 MODULE_PARM_DESC(max_user_fence_events,
 		 "Pending fence event registrations and sync_file exports of one user on a device (default 65536)");
 
+unsigned int d3dq_max_file_held_jobs = 16384;
+module_param_named(max_file_held_jobs, d3dq_max_file_held_jobs, uint, 0444);
+MODULE_PARM_DESC(max_file_held_jobs,
+		 "Held jobs and carried waits one open file may have, a part of max_user_jobs (default 16384)");
+
 unsigned int d3dq_max_user_fence_nodes = 262144;
 module_param_named(max_user_fence_nodes, d3dq_max_user_fence_nodes, uint,
 		   0444);
@@ -160,6 +165,8 @@ static int d3dq_params_check(void)
 		return -EINVAL;
 	if (d3dq_max_user_fence_nodes < 1 ||
 	    d3dq_max_user_fence_nodes > 1 << 24)
+		return -EINVAL;
+	if (d3dq_max_file_held_jobs < 1 || d3dq_max_file_held_jobs > 1 << 24)
 		return -EINVAL;
 	return 0;
 }

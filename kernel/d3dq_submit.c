@@ -48,19 +48,47 @@ void d3dq_trace_submit(struct d3dq_queue *queue, struct d3dq_job *job,
 }
 
 /*
+ * Held jobs and carried waits one file may have: max_file_held_jobs, and
+ * at most a quarter of max_user_jobs, so that one program's held backlog
+ * leaves room to the others of its user.
+ */
+static bool d3dq_file_held_full(struct d3dq_file *dfile)
+{
+	u32 bound = min(d3dq_max_file_held_jobs,
+			max(1u, d3dq_max_user_jobs / 4));
+
+	return atomic_read(&dfile->jobs_held) >= (int)bound;
+}
+
+/* Armed jobs of the file or user not freed yet: they make room alone. */
+static int d3dq_file_armed(struct d3dq_file *dfile)
+{
+	return READ_ONCE(dfile->jobs) - atomic_read(&dfile->jobs_held);
+}
+
+static int d3dq_user_armed(struct d3dq_user *user)
+{
+	return atomic_read(&user->jobs) - atomic_read(&user->jobs_held);
+}
+
+/*
  * Take the queue's submit lock once the queue holds fewer than
  * max_pending_jobs unfinished jobs (held ones and carried waits included),
  * the file's jobs
  * leave room for this one (max_file_job_bytes) and its user's number of
  * jobs too (max_user_jobs), and count the job against the file and the
  * user. The sleeps end in bounded time: armed jobs finish and are freed
- * whatever userspace does. Held jobs and carried waits do not (R5: a
- * submit must not wait for userspace; both count in the file's and the
- * user's jobs_held): when the limit that is full counts held jobs (the
- * queue's, the file's or the user's), the submit fails at once with
- * -ENOSPC. Carried waits count in the queue's limit for a carrying
- * submit (@pruned not NULL) only: a job takes them all, so it always has
- * the room they hold. A carrying submit first takes the carried waits
+ * whatever userspace does, so a submit sleeps while the limit that is
+ * full holds armed jobs, whoever's (another process of the same user
+ * included). Held jobs and carried waits do not (R5: a submit must not
+ * wait for userspace; both count in the file's and the user's
+ * jobs_held): when held jobs alone fill the limit (the queue's, the
+ * file's or the user's), the submit fails at once with -ENOSPC; held
+ * jobs are bounded per file too (d3dq_file_held_full()), so one
+ * program's held backlog leaves room to the others of its user. Carried
+ * waits count in the queue's limit for a carrying submit (@pruned not
+ * NULL) only: a job takes them all, so it always has the room they
+ * hold. A carrying submit first takes the carried waits
  * satisfied since off the queue, onto @pruned, for the caller to free
  * once the submit lock is dropped (also when this fails): a queue that
  * only ever waits has no job to take them. Fails with -ECANCELED if the
@@ -97,9 +125,9 @@ static int d3dq_queue_reserve(struct d3dq_queue *queue, struct d3dq_job *job,
 			}
 		}
 		ret = 0;
-		if (full ? queue->nheld + (carry ? queue->ncarried : 0) :
-		    atomic_read(charge == D3DQ_USER_FULL ? &user->jobs_held :
-				&dfile->jobs_held))
+		if (full ? !atomic_read(&queue->pending) :
+		    (charge == D3DQ_USER_FULL ? d3dq_user_armed(user) :
+		     d3dq_file_armed(dfile)) <= 0)
 			ret = -ENOSPC;
 		mutex_unlock(&queue->submit_lock);
 		if (ret)
@@ -107,24 +135,28 @@ static int d3dq_queue_reserve(struct d3dq_queue *queue, struct d3dq_job *job,
 		if (carry)
 			d3dq_jobs_free(pruned);
 
-		/* Jobs held meanwhile wake these up (d3dq_job_hold()). */
+		/*
+		 * Until there is room, or only held jobs are left in it
+		 * (then -ENOSPC above): jobs held or freed meanwhile wake
+		 * these up (d3dq_job_hold(), the job's free).
+		 */
 		if (full)
 			ret = wait_event_interruptible(queue->pending_wq,
-						       atomic_read(&queue->pending) <
+						       atomic_read(&queue->pending) +
+						       READ_ONCE(queue->nheld) +
+						       (carry ? READ_ONCE(queue->ncarried) : 0) <
 						       d3dq_max_pending_jobs ||
-						       READ_ONCE(queue->nheld) ||
-						       (carry &&
-							READ_ONCE(queue->ncarried)) ||
+						       !atomic_read(&queue->pending) ||
 						       !d3dq_queue_is_usable(queue));
 		else if (charge == D3DQ_USER_FULL)
 			ret = wait_event_interruptible(user->wq,
 						       d3dq_user_job_fits(user) ||
-						       atomic_read(&user->jobs_held) ||
+						       d3dq_user_armed(user) <= 0 ||
 						       !d3dq_queue_is_usable(queue));
 		else
 			ret = wait_event_interruptible(dfile->wq,
 						       d3dq_file_job_fits(dfile, job->bytes) ||
-						       atomic_read(&dfile->jobs_held) ||
+						       d3dq_file_armed(dfile) <= 0 ||
 						       !d3dq_queue_is_usable(queue));
 		if (ret)
 			return ret;
@@ -219,6 +251,12 @@ int d3dq_ioctl_submit(struct drm_device *drm, void *data,
 	if (carry) {
 		bool satisfied = d3dq_carry_satisfied(job);
 
+		if (!satisfied && d3dq_file_held_full(dfile)) {
+			mutex_unlock(&queue->submit_lock);
+			d3dq_jobs_free(&pruned);
+			ret = -ENOSPC;
+			goto err_bos;
+		}
 		if (!satisfied)
 			d3dq_submit_carry(job);
 		mutex_unlock(&queue->submit_lock);
@@ -242,7 +280,9 @@ int d3dq_ioctl_submit(struct drm_device *drm, void *data,
 	 * the arming work, which runs once the submit lock is dropped.
 	 */
 	if (queue->nheld || !d3dq_carry_ready(job, &taken)) {
-		ret = d3dq_submit_hold(job, &signals, args->signals.count,
+		/* The file's held backlog is bounded (R5: -ENOSPC at once). */
+		ret = d3dq_file_held_full(dfile) ? -ENOSPC :
+		      d3dq_submit_hold(job, &signals, args->signals.count,
 				       &bos, &taken);
 		mutex_unlock(&queue->submit_lock);
 		if (ret) {

@@ -58,13 +58,12 @@ static int submit_locked(struct d3dq_queue *q, const struct drm_d3dq_sync *wait,
 	if (signal)
 		signals[1] = *signal;
 	/*
-	 * Over a limit with jobs held, the kernel does not sleep: wait here
-	 * for the armed jobs of the queue (bounded), never for held ones;
-	 * -ENOSPC once none is left, or if waiting failed.
+	 * Over a limit, the kernel sleeps while armed jobs (of any queue,
+	 * file or process of the user) hold part of it, and returns
+	 * -ENOSPC only once held jobs alone fill it (uapi 1.9): nothing
+	 * to retry here, and no wait for held work (R5).
 	 */
-	while ((ret = d3dqp_ioctl(q->dev->fd, DRM_IOCTL_D3DQ_SUBMIT, &args)) ==
-	       -ENOSPC && d3dqp_queue_wait_armed(q) > 0)
-		;
+	ret = d3dqp_ioctl(q->dev->fd, DRM_IOCTL_D3DQ_SUBMIT, &args);
 	/*
 	 * The queue is lost: the device is removed (the kernel removes it
 	 * on loss), or being removed. The kernel stops the queues before

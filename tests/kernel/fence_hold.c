@@ -552,6 +552,117 @@ TEST_F(hlim, held_jobs_fill_limits)
 	t_fence_unmap(&f);
 }
 
+/*
+ * Files of one user (issue 39, item 1): held jobs are bounded per file
+ * (max_file_held_jobs, at most a quarter of max_user_jobs), and a submit
+ * that meets the user's bound while armed jobs hold part of it sleeps
+ * until they are freed, whoever armed them; only when held jobs alone
+ * fill it does it fail at once with -ENOSPC (R5).
+ */
+#define ULIM_FILES	4
+
+FIXTURE(ulim) {
+	int fd[ULIM_FILES];
+	uint32_t q[ULIM_FILES];
+	struct t_fence f[ULIM_FILES];
+};
+
+FIXTURE_SETUP(ulim)
+{
+	int i;
+
+	for (i = 0; i < ULIM_FILES; i++)
+		self->fd[i] = -1;
+	if (!t_can_reload())
+		SKIP(return, "D3DQ_MODULE not set or module not loaded");
+	/* 3 held jobs per file: min(3, 12 / 4). */
+	ASSERT_EQ(0, t_reload("max_user_jobs=12 max_file_held_jobs=3"));
+	for (i = 0; i < ULIM_FILES; i++) {
+		self->fd[i] = t_open(0);
+		ASSERT_LE(0, self->fd[i]);
+		self->q[i] = t_queue(self->fd[i], 0, 0);
+		ASSERT_NE(0, self->q[i]);
+		ASSERT_EQ(0, t_fence_new(self->fd[i], 0, 0, &self->f[i]));
+	}
+}
+
+FIXTURE_TEARDOWN(ulim)
+{
+	int i;
+
+	t_value_unmap_all();
+	for (i = 0; i < ULIM_FILES; i++)
+		if (self->fd[i] >= 0)
+			close(self->fd[i]);
+	if (!t_can_reload())
+		return;
+	T_EXPECT_IDLE(20000);
+	EXPECT_EQ(0, t_reload(NULL));
+}
+
+/* Hold @n jobs of @fd's queue @q on F >= 1. */
+static int hold_n(int fd, uint32_t q, uint32_t handle, int n)
+{
+	struct drm_d3dq_sync w = t_fs(handle, 1);
+	uint32_t flags;
+	int i, ret;
+
+	for (i = 0; i < n; i++) {
+		flags = 0;
+		ret = t_submit_hold(fd, q, &w, 1, NULL, 0, NULL, &flags, NULL);
+		if (ret)
+			return ret;
+		if (!(flags & DRM_D3DQ_SUBMIT_HELD))
+			return -EPROTO;
+	}
+	return 0;
+}
+
+TEST_F(ulim, armed_jobs_are_waited_for)
+{
+	struct t_cs cs;
+	int i;
+
+	/* A's held backlog stops at 3: the user has room left for B. */
+	ASSERT_EQ(0, hold_n(self->fd[0], self->q[0], self->f[0].handle, 3));
+	EXPECT_EQ(-ENOSPC, hold_n(self->fd[0], self->q[0], self->f[0].handle,
+				  1));
+	EXPECT_EQ(3, t_held(self->fd[0]));
+	/* B fills the rest with armed jobs, then one more: it sleeps. */
+	t_cs_init(&cs);
+	t_cs_delay(&cs, 100 * T_MS);
+	for (i = 0; i < 9; i++)
+		ASSERT_EQ(0, t_submit(self->fd[1], self->q[1], NULL, 0, NULL,
+				      0, &cs));
+	EXPECT_EQ(0, t_submit(self->fd[1], self->q[1], NULL, 0, NULL, 0, &cs));
+	EXPECT_EQ(0, t_held(self->fd[1]));
+	ASSERT_EQ(0, t_fence_signal(self->fd[0], self->f[0].handle, 1));
+	EXPECT_TRUE(t_jobs_gone(ULIM_FILES));
+}
+
+TEST_F(ulim, held_jobs_alone_are_enospc)
+{
+	uint32_t q2;
+	int i;
+
+	q2 = t_queue(self->fd[0], 0, 0);
+	ASSERT_NE(0, q2);
+	/* 3 held jobs of each of four files: the user's 12, all held. */
+	for (i = 0; i < ULIM_FILES; i++)
+		ASSERT_EQ(0, hold_n(self->fd[i], self->q[i], self->f[i].handle,
+				    3));
+	/* Nothing armed frees room: at once, from any file. */
+	EXPECT_EQ(-ENOSPC, t_submit(self->fd[0], q2, NULL, 0, NULL, 0, NULL));
+	EXPECT_EQ(-ENOSPC, t_submit(self->fd[3], self->q[3], NULL, 0, NULL, 0,
+				    NULL));
+	/* Released: everything runs, and there is room again. */
+	for (i = 0; i < ULIM_FILES; i++)
+		ASSERT_EQ(0, t_fence_signal(self->fd[i], self->f[i].handle, 1));
+	EXPECT_TRUE(t_jobs_gone(ULIM_FILES));
+	EXPECT_EQ(0, t_submit(self->fd[0], q2, NULL, 0, NULL, 0, NULL));
+	EXPECT_TRUE(t_jobs_gone(ULIM_FILES));
+}
+
 /* Unplug with held jobs: freed, nothing leaks, no WARN. */
 T_UNPLUG_FIXTURE(hunplug)
 

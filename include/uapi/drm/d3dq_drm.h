@@ -559,8 +559,8 @@ struct drm_d3dq_queue_get_state {
  * wait on a syncobj whose fence is binary; -ENODATA a wait point has no
  * fence yet, or a fence wait's value is neither reached nor brought by
  * an armed signal of this file (without %DRM_D3DQ_SUBMIT_HOLD); -ENOSPC
- * (1.5) a limit below is reached and held jobs count in it (see "Held
- * jobs");
+ * (1.5) a limit below is reached and held jobs alone fill it, or (1.9)
+ * the file holds its bound of held jobs (see "Held jobs");
  * -ECANCELED the queue is lost; -EFAULT bad pointer; -ENOMEM; -EINTR when
  * a signal interrupts a submit sleeping because the queue holds
  * %DRM_D3DQ_PARAM_MAX_PENDING_JOBS jobs, the file's jobs hold
@@ -738,9 +738,13 @@ struct drm_d3dq_queue_get_state {
  *
  * Held jobs count against %DRM_D3DQ_PARAM_MAX_PENDING_JOBS of their
  * queue, %DRM_D3DQ_PARAM_MAX_FILE_JOB_BYTES of the file and the user's
- * job bound. A submit that meets one of these limits while it counts
- * held jobs fails at once with -ENOSPC instead of sleeping: those jobs
- * end only when userspace releases them. Destroying the queue, closing
+ * job bound. A submit that meets one of these limits sleeps while armed
+ * jobs hold part of it (from 1.9, whoever's they are) and fails at once
+ * with -ENOSPC when held jobs alone fill it: those jobs end only when
+ * userspace releases them. From 1.9 held jobs are also bounded per file
+ * (module parameter max_file_held_jobs, at most a quarter of the user's
+ * job bound), so that one program's held backlog leaves room to the
+ * others of its user. Destroying the queue, closing
  * the file, %DRM_D3DQ_REMOVE (which stops the queues before it sets the
  * fences to ~0) and unplug free held jobs without arming them: their
  * points are never attached and their fence signals never take effect.
