@@ -102,6 +102,44 @@ static void d3dq_job_unhold(struct d3dq_job *job)
 	atomic_dec(&dfile->user->jobs_held);
 }
 
+/**
+ * d3dq_job_start - Arm a job and start it: the one arming path.
+ * @job: the job, its queue's submit_lock held, its waits ready
+ * @signals: its signal points
+ * @nsignals: how many
+ * @bos: its buffers, locked with a fence slot reserved in each
+ * @may_direct: the caller allows running it on this thread
+ *
+ * SUBMIT, the arming work and a CPU signal's call all start a job here:
+ * a job that nothing stands before takes the engine and runs on this
+ * thread once its hardware fence, which its signal points and buffers
+ * get, is published and the reservation locks are dropped (nothing in
+ * between sleeps: preemption is off); any other is armed, published and
+ * pushed to the scheduler.
+ *
+ * Return: whether the job ran here (its hardware fence has signalled;
+ * the caller frees it once the submit lock is dropped). Otherwise the
+ * job may be freed from here on.
+ */
+bool d3dq_job_start(struct d3dq_job *job, struct d3dq_signal *signals,
+		    u32 nsignals, struct d3dq_bo_set *bos, bool may_direct)
+{
+	struct dma_fence *fence;
+	bool direct;
+
+	lockdep_assert_held(&job->queue->submit_lock);
+
+	direct = may_direct && d3dq_job_claim_direct(job, nsignals,
+						     bos->count);
+	fence = direct ? &job->hw->base : d3dq_job_arm(job);
+	d3dq_job_publish(job, fence, signals, nsignals, bos);
+	if (direct)
+		d3dq_job_run_claimed(job);
+	else
+		d3dq_job_push(job);
+	return direct;
+}
+
 /*
  * Held jobs one pass runs on the arming thread, for the queue's own
  * file (the arming work, a CPU signal of the same file): bounds the time
@@ -131,7 +169,6 @@ static bool d3dq_queue_arm_ready_locked(struct d3dq_queue *queue,
 {
 	unsigned int ndirect = 0, narmed = 0;
 	struct d3dq_publish *publish;
-	struct dma_fence *fence;
 	struct d3dq_job *job;
 	bool direct;
 	int ret;
@@ -166,22 +203,15 @@ static bool d3dq_queue_arm_ready_locked(struct d3dq_queue *queue,
 		narmed++;
 		d3dq_job_unhold(job);
 		job->publish = NULL;
-		direct = ndirect < (foreign ? 1 : D3DQ_ARM_DIRECT_MAX) &&
-			 d3dq_job_claim_direct(job, publish->nsignals,
-					       publish->bos.count);
-		ndirect += direct;
-		fence = direct ? &job->hw->base : d3dq_job_arm(job);
 		trace_d3dq_arm(queue->usage->client_id, queue->id,
 			       d3dq_job_seqno(job), 0);
-		d3dq_job_publish(job, fence, publish->signals,
-				 publish->nsignals, &publish->bos);
-		if (direct) {
-			d3dq_job_run_claimed(job);
+		direct = d3dq_job_start(job, publish->signals,
+					publish->nsignals, &publish->bos,
+					ndirect < (foreign ? 1 :
+						   D3DQ_ARM_DIRECT_MAX));
+		ndirect += direct;
+		if (direct)
 			list_add_tail(&job->link, ran);
-		} else {
-			/* The job may be freed from here on. */
-			d3dq_job_push(job);
-		}
 		d3dq_publish_free(publish);
 		/* Up to max_pending_jobs of them. */
 		cond_resched();

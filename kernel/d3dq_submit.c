@@ -175,7 +175,6 @@ int d3dq_ioctl_submit(struct drm_device *drm, void *data,
 	struct d3dq_bo_set bos;
 	LIST_HEAD(pruned);
 	struct d3dq_queue *queue;
-	struct dma_fence *fence;
 	struct d3dq_job *job;
 	bool direct;
 	int ret;
@@ -309,24 +308,10 @@ int d3dq_ioctl_submit(struct drm_device *drm, void *data,
 	args->seqno = job->file_seqno;
 	d3dq_trace_submit(queue, job, signals, args->signals.count);
 
-	/*
-	 * A job that nothing stands before takes the engine now and runs
-	 * once its hardware fence, which its signal points and buffers get,
-	 * is published and the reservation locks are dropped; nothing from
-	 * here to the run may sleep (preemption is disabled).
-	 */
-	direct = d3dq_job_claim_direct(job, args->signals.count, bos.count);
-	fence = direct ? &job->hw->base : d3dq_job_arm(job);
-	d3dq_job_publish(job, fence, signals, args->signals.count, &bos);
-
-	if (direct) {
-		/* Whoever looks sees the job busy: now it writes. */
-		d3dq_job_run_claimed(job);
-		if (dma_fence_get_status(fence) == 1)
-			args->out_flags |= DRM_D3DQ_SUBMIT_DONE;
-	} else {
-		d3dq_job_push(job);
-	}
+	/* Armed, or run here if nothing stands before it. */
+	direct = d3dq_job_start(job, signals, args->signals.count, &bos, true);
+	if (direct && dma_fence_get_status(&job->hw->base) == 1)
+		args->out_flags |= DRM_D3DQ_SUBMIT_DONE;
 	mutex_unlock(&queue->submit_lock);
 
 	d3dq_jobs_free(&taken.taken);

@@ -97,6 +97,8 @@ void d3dq_job_publish(struct d3dq_job *job, struct dma_fence *fence,
 
 /* d3dq_arm.c */
 bool d3dq_waits_ready(const struct d3dq_wait *waits, u32 count);
+bool d3dq_job_start(struct d3dq_job *job, struct d3dq_signal *signals,
+		    u32 nsignals, struct d3dq_bo_set *bos, bool may_direct);
 void d3dq_jobs_free(struct list_head *list);
 int d3dq_submit_hold(struct d3dq_job *job, struct d3dq_signal **signals,
 		     u32 nsignals, struct d3dq_bo_set *bos,
