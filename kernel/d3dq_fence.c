@@ -236,7 +236,7 @@ static void d3dq_fence_handle_quiesce(struct d3dq_fence_handle *fh,
 	spin_lock_irqsave(&fence->lock, flags);
 	if (destroy)
 		fh->released = true;
-	fence->changes++;
+	d3dq_fence_change_locked(fence);
 	while ((node = list_first_entry_or_null(&fh->nodes,
 						struct d3dq_fence_node,
 						hlink)))
@@ -431,6 +431,7 @@ int d3dq_ioctl_fence_signal(struct drm_device *drm, void *data,
 	struct d3dq_fence_kicks kicks = { .count = 0 };
 	struct d3dq_fence *fence;
 	unsigned long flags;
+	u64 change;
 	int ret = 0;
 	u32 i;
 
@@ -441,12 +442,13 @@ int d3dq_ioctl_fence_signal(struct drm_device *drm, void *data,
 	if (!fence)
 		return -ENOENT;
 	spin_lock_irqsave(&fence->lock, flags);
+	/* A write in progress ends first (a batch per hold of the lock). */
+	d3dq_fence_drain_locked(fence, &flags, 0, NULL);
 	if (fence->removed || d3dq_fence_file_removed(dfile)) {
 		ret = -ENODEV;
 	} else {
-		fence->kicks = &kicks;
-		d3dq_fence_write_locked(fence, args->value);
-		fence->kicks = NULL;
+		change = d3dq_fence_write_locked(fence, args->value);
+		d3dq_fence_drain_locked(fence, &flags, change, &kicks);
 	}
 	spin_unlock_irqrestore(&fence->lock, flags);
 	d3dq_fence_put(fence);

@@ -74,6 +74,18 @@ struct d3dq_fence {
 	struct rb_root evts;
 	u64 changes;
 	/*
+	 * A value write satisfies the nodes it reaches a batch per hold of
+	 * @lock (d3dq_fence_drain_locked()): while @draining, the nodes at
+	 * or below @drain_to are those of the write of change @drain_change
+	 * still to satisfy, and no other write begins. @fire_change and
+	 * @fire_drain: the change the nodes being satisfied fire for.
+	 */
+	bool draining;
+	bool fire_drain;
+	u64 drain_to;
+	u64 drain_change;
+	u64 fire_change;
+	/*
 	 * While a CPU signal writes the value (under @lock): where the
 	 * queues whose held jobs it released go, to be armed in its call
 	 * (d3dq_queue_arm_now()) rather than by their arming work.
@@ -110,7 +122,9 @@ struct d3dq_fence_qsignal {
 	u64 value;
 };
 
-void d3dq_fence_write_locked(struct d3dq_fence *fence, u64 value);
+u64 d3dq_fence_write_locked(struct d3dq_fence *fence, u64 value);
+void d3dq_fence_drain_locked(struct d3dq_fence *fence, unsigned long *flags,
+			     u64 change, struct d3dq_fence_kicks *kicks);
 
 int d3dq_fence_qsignal_init(struct d3dq_file *dfile, u32 handle, u64 value,
 			    struct d3dq_fence_qsignal *qs);

@@ -82,6 +82,7 @@ struct d3dq_fence_evt {
 	struct eventfd_ctx *ctx;	/* a key: each user holds the ctx */
 	unsigned int users;
 	u64 signalled;			/* the fence change that last did */
+	u64 drained;			/* the same, for a write's batches */
 };
 
 /*
@@ -206,6 +207,7 @@ void d3dq_fence_view_zap(struct d3dq_file *dfile,
 void d3dq_fence_cond_free(struct d3dq_fence_cond *cond);
 void d3dq_fence_cond_unlink(struct d3dq_fence_cond *cond);
 void d3dq_fence_node_done(struct d3dq_fence_node *node);
+void d3dq_fence_change_locked(struct d3dq_fence *fence);
 bool d3dq_fence_node_gone(struct d3dq_fence_node *node);
 void d3dq_fence_node_list(struct d3dq_fence_node *node);
 struct d3dq_fence_node *d3dq_fence_node_of(struct rb_node *rb);

@@ -240,6 +240,12 @@ void d3dq_fence_qsignal_end(struct d3dq_fence_qsignal *qs, bool write)
 	unsigned long flags;
 
 	spin_lock_irqsave(&fence->lock, flags);
+	/*
+	 * A write in progress ends first; the signal stays pending until
+	 * its own value is stored, so that a wait decided meanwhile binds
+	 * to it (d3dq_fence_bind()).
+	 */
+	d3dq_fence_drain_locked(fence, &flags, 0, NULL);
 	if (!RB_EMPTY_NODE(&qs->rb)) {
 		spin_lock(&qs->dfile->fence_jobs_lock);
 		rb_erase(&qs->rb, &qs->dfile->fence_signals);
@@ -247,7 +253,10 @@ void d3dq_fence_qsignal_end(struct d3dq_fence_qsignal *qs, bool write)
 		spin_unlock(&qs->dfile->fence_jobs_lock);
 	}
 	if (write)
-		d3dq_fence_write_locked(fence, qs->value);
+		d3dq_fence_drain_locked(fence, &flags,
+					d3dq_fence_write_locked(fence,
+								qs->value),
+					NULL);
 	/*
 	 * The write satisfied every wait bound to it, unless the fence was
 	 * removed; the waits of a job that failed are bound again.

@@ -95,10 +95,18 @@ static void d3dq_fence_cond_fire(struct d3dq_fence_node *node)
 	 * eventfd another registration of this fence signalled in the same
 	 * change is not signalled again.
 	 */
-	if (cond->ctx && (!evt || evt->signalled != node->fence->changes)) {
+	if (cond->ctx) {
+		struct d3dq_fence *fence = node->fence;
+		u64 *last = NULL;
+
 		if (evt)
-			evt->signalled = node->fence->changes;
-		d3dq_eventfd_signal(cond->ctx);
+			last = fence->fire_drain ? &evt->drained :
+						   &evt->signalled;
+		if (!last || *last != fence->fire_change) {
+			if (last)
+				*last = fence->fire_change;
+			d3dq_eventfd_signal(cond->ctx);
+		}
 	}
 	d3dq_fence_cond_put(cond);
 }
@@ -156,8 +164,9 @@ static void d3dq_fence_node_unlist(struct d3dq_fence_node *node)
 }
 
 /*
- * A node is satisfied, by the current change of its fence (its fence's
- * lock held).
+ * A node is satisfied (its fence's lock held), by a change of its own
+ * (@fire_change, a new change: a firing at the call, a handle's
+ * destruction) or by a write's batches (@fire_drain).
  */
 void d3dq_fence_node_done(struct d3dq_fence_node *node)
 {
@@ -166,44 +175,119 @@ void d3dq_fence_node_done(struct d3dq_fence_node *node)
 		d3dq_fence_cond_fire(node);
 }
 
-/* Satisfy the nodes @value reaches, lowest first (the fence's lock held). */
-static void d3dq_fence_satisfy_locked(struct d3dq_fence *fence, u64 value)
+/* A change of its own: what d3dq_fence_node_done() fires for. */
+void d3dq_fence_change_locked(struct d3dq_fence *fence)
+{
+	lockdep_assert_held(&fence->lock);
+
+	fence->fire_change = ++fence->changes;
+	fence->fire_drain = false;
+}
+
+/* Nodes one hold of a fence's lock satisfies, at most. */
+#define D3DQ_FENCE_BATCH	64
+
+/*
+ * Satisfy a batch of the nodes the pending write reaches, lowest first
+ * (the fence's lock held): whether some are left.
+ */
+static bool d3dq_fence_drain_batch_locked(struct d3dq_fence *fence)
 {
 	struct d3dq_fence_node *node;
+	unsigned int n;
 
-	/* Each satisfied node leaves the tree: the next is the lowest. */
-	while ((node = d3dq_fence_node_of(rb_first_cached(&fence->nodes)))) {
-		if (node->value > value)
+	for (n = 0; fence->draining; n++) {
+		node = d3dq_fence_node_of(rb_first_cached(&fence->nodes));
+		if (!node || node->value > fence->drain_to) {
+			fence->draining = false;
 			break;
+		}
+		if (n == D3DQ_FENCE_BATCH)
+			return true;
+		fence->fire_change = fence->drain_change;
+		fence->fire_drain = true;
 		d3dq_fence_node_done(node);
+	}
+	return false;
+}
+
+/**
+ * d3dq_fence_drain_locked - Finish a write in progress on a fence.
+ * @fence: the fence, its lock held (with @flags), dropped between batches
+ * @flags: the caller's saved interrupt state of that lock
+ * @change: the write's change (d3dq_fence_write_locked()), or 0 for
+ *	    whatever write is in progress, which must end before another
+ *	    begins
+ * @kicks: where the queues its batches release go (a CPU signal's own
+ *	   write), or NULL
+ *
+ * A write satisfies the nodes it reaches %D3DQ_FENCE_BATCH per hold of
+ * the lock, interrupts enabled in between, however many other files
+ * parked there: whoever wrote finishes it, and whoever writes next
+ * helps first. No other write begins meanwhile, so the nodes at or below
+ * the write's value are exactly those it reached: one armed since (the
+ * value was stored already) is satisfied at its call and never listed.
+ */
+void d3dq_fence_drain_locked(struct d3dq_fence *fence, unsigned long *flags,
+			     u64 change, struct d3dq_fence_kicks *kicks)
+	__must_hold(&fence->lock)
+{
+	bool more;
+
+	lockdep_assert_held(&fence->lock);
+
+	for (;;) {
+		if (!fence->draining || (change && fence->drain_change != change))
+			return;
+		fence->kicks = kicks;
+		more = d3dq_fence_drain_batch_locked(fence);
+		fence->kicks = NULL;
+		if (!more)
+			return;
+		spin_unlock_irqrestore(&fence->lock, *flags);
+		/* A CPU signal's ioctl lets others run; a signalling path spins. */
+		if (preemptible())
+			cond_resched();
+		else
+			cpu_relax();
+		spin_lock_irqsave(&fence->lock, *flags);
 	}
 }
 
 /**
  * d3dq_fence_write_locked - Set a fence's value.
- * @fence: the fence, its lock held
+ * @fence: the fence, its lock held, no write in progress on it (the
+ *	   caller ran d3dq_fence_drain_locked() with @change 0 under the
+ *	   same hold)
  * @value: the new value
  *
- * One release store, which every mapping sees at once, then every node
- * the value reaches is satisfied for good: its waiter is woken or its
- * eventfd signalled: they are taken from the lowest value up, O(log n)
- * each, and the walk stops at the first node the value does not reach.
- * Allocates nothing and sleeps nowhere, so that it can run in any context
- * that can take the fence's lock.
+ * One release store, which every mapping sees at once; the nodes the
+ * value reaches are then satisfied for good by the caller's
+ * d3dq_fence_drain_locked() with the change returned, lowest value
+ * first, O(log n) each: their waiters are woken, eventfds signalled.
+ * Allocates nothing and sleeps nowhere, so that it can run in any
+ * context that can take the fence's lock.
+ *
+ * Return: the write's change, or 0 if the fence was removed (nothing
+ * written).
  */
-void d3dq_fence_write_locked(struct d3dq_fence *fence, u64 value)
+u64 d3dq_fence_write_locked(struct d3dq_fence *fence, u64 value)
 {
 	lockdep_assert_held(&fence->lock);
 
 	if (fence->removed)
-		return;
+		return 0;
+	WARN_ON_ONCE(fence->draining);
 	/*
 	 * Pairs with the acquire load of userspace readers: what was
 	 * written before the signal is seen by whoever sees the value.
 	 */
 	smp_store_release(fence->value, value);
 	fence->changes++;
-	d3dq_fence_satisfy_locked(fence, value);
+	fence->drain_to = value;
+	fence->drain_change = fence->changes;
+	fence->draining = true;
+	return fence->changes;
 }
 
 /*
@@ -218,6 +302,7 @@ void d3dq_fence_remove_value(struct d3dq_fence *fence)
 	unsigned long flags;
 
 	spin_lock_irqsave(&fence->lock, flags);
+	d3dq_fence_drain_locked(fence, &flags, 0, NULL);
 	if (!fence->removed) {
 		/* As in d3dq_fence_write_locked(): userspace's acquire loads. */
 		smp_store_release(fence->value, U64_MAX);
@@ -227,12 +312,17 @@ void d3dq_fence_remove_value(struct d3dq_fence *fence)
 	spin_unlock_irqrestore(&fence->lock, flags);
 }
 
+/* Every node is satisfied, in batches, by the removal's change. */
 void d3dq_fence_remove_nodes(struct d3dq_fence *fence)
 {
 	unsigned long flags;
 
 	spin_lock_irqsave(&fence->lock, flags);
-	d3dq_fence_satisfy_locked(fence, U64_MAX);
+	d3dq_fence_drain_locked(fence, &flags, 0, NULL);
+	fence->drain_to = U64_MAX;
+	fence->drain_change = fence->changes;
+	fence->draining = true;
+	d3dq_fence_drain_locked(fence, &flags, fence->drain_change, NULL);
 	spin_unlock_irqrestore(&fence->lock, flags);
 }
 
@@ -250,7 +340,7 @@ static void d3dq_fence_node_arm(struct d3dq_fence_node *node)
 	spin_lock_irqsave(&fence->lock, flags);
 	if (d3dq_fence_node_gone(node) || *fence->value >= node->value) {
 		/* Firing at its call is a change of its own. */
-		fence->changes++;
+		d3dq_fence_change_locked(fence);
 		d3dq_fence_node_done(node);
 		goto out;
 	}
@@ -331,6 +421,7 @@ static void d3dq_fence_evt_get(struct d3dq_fence_cond *cond,
 		evt->ctx = cond->ctx;
 		evt->users = 1;
 		evt->signalled = fence->changes - 1;
+		evt->drained = fence->changes - 1;
 		rb_add(&evt->rb, &fence->evts, d3dq_fence_evt_less);
 		cond->evt = evt;
 		evt = NULL;
