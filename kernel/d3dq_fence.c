@@ -362,6 +362,11 @@ int d3dq_ioctl_fence_export(struct drm_device *drm, void *data,
 		ret = -EINVAL;
 		goto err_put;
 	}
+	/* A removed file shares nothing any more, as it creates nothing. */
+	if (d3dq_fence_file_removed(dfile)) {
+		ret = -ENODEV;
+		goto err_put;
+	}
 	fd = get_unused_fd_flags(O_CLOEXEC);
 	if (fd < 0) {
 		ret = fd;

@@ -1367,6 +1367,7 @@ TEST_F(fence, remove)
 	EXPECT_EQ(1, t_efd_take(efd));
 	EXPECT_EQ(-ENODEV, t_fence_signal(self->fd, l.handle, 0));
 	EXPECT_EQ(-ENODEV, t_fence_signal(self->fd, s.handle, 0));
+	EXPECT_EQ(-ENODEV, t_fence_export(self->fd, s.handle));
 	sf.handle = s.handle;
 	EXPECT_EQ(-ENODEV, t_ioctl(self->fd, DRM_IOCTL_D3DQ_FENCE_EXPORT_SYNC_FILE,
 				   &sf));
