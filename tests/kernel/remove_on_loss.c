@@ -246,9 +246,11 @@ TEST_F(rol, timeout_removes_file)
  * eventfd fires, each of 10,000 later fences of the file reads ~0
  * already: every value goes to ~0 before any wait or event is released.
  * (Before, each fence was set and its waits released in turn, and a
- * waiter woken by the first could read the others' old values.)
+ * waiter woken by the first could read the others' old values.) The
+ * 10,000 fences take longer than the default 30 s to make on the debug
+ * kernel (KASAN, lockdep) of a loaded host.
  */
-TEST_F(rol, removal_seen_whole)
+TEST_F_TIMEOUT(rol, removal_seen_whole, 120)
 {
 	enum { N = 10000, PAGE_VALUES = 512 };
 	static struct t_fence many[N];
