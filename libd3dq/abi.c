@@ -6,6 +6,7 @@
  *
  * Copyright (C) 2026 The d3dq authors
  */
+#define _GNU_SOURCE
 #include <string.h>
 
 #include "internal.h"

@@ -1,16 +1,30 @@
 // SPDX-License-Identifier: MIT
 /*
- * libd3dq: buffers (shmem GEM objects mapped into the process).
+ * libd3dq: buffers (shmem GEM objects mapped into the process). The
+ * destruction unmaps the buffer and closes its handle; the memory stays
+ * for the calls in progress that name it (a command list's recording).
  *
  * Copyright (C) 2026 The d3dq authors
  */
+#define _GNU_SOURCE
 #include <stdlib.h>
 #include <sys/mman.h>
 
 #include "internal.h"
 
-D3DQ_EXPORT int d3dq_buffer_create(struct d3dq_device *dev, uint64_t size,
-				   struct d3dq_buffer **out)
+void d3dqp_buffer_put(struct d3dq_buffer *buf)
+{
+	struct d3dq_device *dev = buf->dev;
+
+	if (atomic_fetch_sub(&buf->refs, 1) != 1)
+		return;
+	free(buf);
+	d3dqp_dev_put(dev);
+}
+
+/* A buffer of @dev, whose reference the caller holds. */
+static int buffer_new(struct d3dq_device *dev, uint64_t size,
+		      struct d3dq_buffer **out)
 {
 	struct drm_d3dq_bo_create create = { .size = size };
 	struct drm_d3dq_bo_mmap_offset off = { 0 };
@@ -18,11 +32,6 @@ D3DQ_EXPORT int d3dq_buffer_create(struct d3dq_device *dev, uint64_t size,
 	struct d3dq_buffer *buf;
 	int ret;
 
-	if (!out)
-		return -EINVAL;
-	*out = NULL;
-	if (!dev || !size)
-		return -EINVAL;
 	ret = d3dqp_dev_removal_error(dev);
 	if (ret)
 		return ret;
@@ -44,6 +53,8 @@ D3DQ_EXPORT int d3dq_buffer_create(struct d3dq_device *dev, uint64_t size,
 		goto err_close;
 	}
 	buf->dev = dev;
+	d3dqp_dev_get(dev);
+	atomic_init(&buf->refs, 1);
 	buf->handle = create.handle;
 	buf->size = size;
 	buf->map_size = create.size;
@@ -51,7 +62,10 @@ D3DQ_EXPORT int d3dq_buffer_create(struct d3dq_device *dev, uint64_t size,
 	ret = d3dqp_dev_link_object(dev, &buf->dev_link, &dev->buffers);
 	if (ret) {
 		munmap(buf->map, buf->map_size);
-		goto err_close;
+		gclose.handle = create.handle;
+		d3dqp_ioctl(dev->fd, DRM_IOCTL_GEM_CLOSE, &gclose);
+		d3dqp_buffer_put(buf);
+		return ret;
 	}
 	*out = buf;
 	return 0;
@@ -64,22 +78,43 @@ err_free:
 	return ret;
 }
 
+D3DQ_EXPORT int d3dq_buffer_create(struct d3dq_device *dev, uint64_t size,
+				   struct d3dq_buffer **out)
+{
+	int ret;
+
+	if (!out)
+		return -EINVAL;
+	*out = NULL;
+	if (!dev || !size)
+		return -EINVAL;
+	ret = d3dqp_dev_enter(dev);
+	if (ret)
+		return ret;
+	ret = buffer_new(dev, size, out);
+	d3dqp_dev_put(dev);
+	return ret;
+}
+
 D3DQ_EXPORT void *d3dq_buffer_map(struct d3dq_buffer *buf)
 {
 	return buf ? buf->map : NULL;
 }
 
+/* Once (the device's close may destroy it too). */
 D3DQ_EXPORT void d3dq_buffer_destroy(struct d3dq_buffer *buf)
 {
 	struct drm_gem_close gclose = { 0 };
+	struct d3dq_device *dev;
 
-	if (!buf)
+	if (!buf || atomic_exchange(&buf->destroyed, true))
 		return;
-	pthread_mutex_lock(&buf->dev->lock);
+	dev = buf->dev;
+	pthread_mutex_lock(&dev->lock);
 	list_del(&buf->dev_link);
-	pthread_mutex_unlock(&buf->dev->lock);
+	pthread_mutex_unlock(&dev->lock);
 	munmap(buf->map, buf->map_size);
 	gclose.handle = buf->handle;
-	d3dqp_ioctl(buf->dev->fd, DRM_IOCTL_GEM_CLOSE, &gclose);
-	free(buf);
+	d3dqp_ioctl(dev->fd, DRM_IOCTL_GEM_CLOSE, &gclose);
+	d3dqp_buffer_put(buf);
 }

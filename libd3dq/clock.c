@@ -9,6 +9,7 @@
  * in the ticks DRM_D3DQ_PARAM_TIMESTAMP_FREQUENCY gives: one reading of
  * CLOCK_MONOTONIC is both sides of a calibration.
  */
+#define _GNU_SOURCE
 #include <time.h>
 
 #include "internal.h"
@@ -22,10 +23,13 @@ static int timestamp_frequency(struct d3dq_device *dev, uint64_t *frequency)
 	};
 	int ret;
 
-	ret = d3dqp_dev_removal_error(dev);
+	ret = d3dqp_dev_enter(dev);
 	if (ret)
 		return ret;
-	ret = d3dqp_ioctl(dev->fd, DRM_IOCTL_D3DQ_GET_PARAM, &args);
+	ret = d3dqp_dev_removal_error(dev);
+	if (!ret)
+		ret = d3dqp_ioctl(dev->fd, DRM_IOCTL_D3DQ_GET_PARAM, &args);
+	d3dqp_dev_put(dev);
 	if (ret)
 		return ret;
 	if (!args.value)

@@ -1,14 +1,55 @@
 // SPDX-License-Identifier: MIT
 /*
  * libd3dq: command lists, recorded in user memory as the engine's command
- * stream (see "Commands" in d3dq_drm.h).
+ * stream (see "Commands" in d3dq_drm.h). A call holds a reference of
+ * the list (and of the buffers it names) until it returns; a list
+ * destroyed meanwhile is dead (-ENODEV) under its lock.
  *
  * Copyright (C) 2026 The d3dq authors
  */
+#define _GNU_SOURCE
 #include <stdlib.h>
 #include <string.h>
 
 #include "internal.h"
+
+void d3dqp_cmdlist_put(struct d3dq_cmdlist *l)
+{
+	struct d3dq_device *dev = l->dev;
+
+	if (atomic_fetch_sub(&l->refs, 1) != 1)
+		return;
+	pthread_mutex_destroy(&l->lock);
+	free(l->data);
+	free(l);
+	d3dqp_dev_put(dev);
+}
+
+/*
+ * A call on @l: its lock held and a reference, or -ENODEV (its device
+ * closed, or destroyed) and neither.
+ */
+static int list_lock(struct d3dq_cmdlist *l)
+{
+	int ret = d3dqp_dev_usable(l->dev);
+
+	if (ret)
+		return ret;
+	obj_get(l);
+	pthread_mutex_lock(&l->lock);
+	if (l->dead) {
+		pthread_mutex_unlock(&l->lock);
+		d3dqp_cmdlist_put(l);
+		return -ENODEV;
+	}
+	return 0;
+}
+
+static void list_unlock(struct d3dq_cmdlist *l)
+{
+	pthread_mutex_unlock(&l->lock);
+	d3dqp_cmdlist_put(l);
+}
 
 D3DQ_EXPORT int d3dq_cmdlist_create(struct d3dq_device *dev,
 				    struct d3dq_cmdlist **out)
@@ -21,36 +62,42 @@ D3DQ_EXPORT int d3dq_cmdlist_create(struct d3dq_device *dev,
 	*out = NULL;
 	if (!dev)
 		return -EINVAL;
-	ret = d3dqp_dev_removal_error(dev);
+	ret = d3dqp_dev_enter(dev);
 	if (ret)
 		return ret;
-	l = calloc(1, sizeof(*l));
-	if (!l)
-		return -ENOMEM;
-	l->dev = dev;
-	l->state = CMDLIST_RECORDING;
-	pthread_mutex_init(&l->lock, NULL);
-	list_init(&l->dev_link);
-	ret = d3dqp_dev_link_object(dev, &l->dev_link, &dev->cmdlists);
-	if (ret) {
-		pthread_mutex_destroy(&l->lock);
-		free(l);
-		return ret;
+	ret = d3dqp_dev_removal_error(dev);
+	l = ret ? NULL : calloc(1, sizeof(*l));
+	if (!ret && !l)
+		ret = -ENOMEM;
+	if (l) {
+		l->dev = dev;
+		d3dqp_dev_get(dev);
+		atomic_init(&l->refs, 1);
+		l->state = CMDLIST_RECORDING;
+		pthread_mutex_init(&l->lock, NULL);
+		list_init(&l->dev_link);
+		ret = d3dqp_dev_link_object(dev, &l->dev_link, &dev->cmdlists);
+		if (ret)
+			d3dqp_cmdlist_put(l);
+		else
+			*out = l;
 	}
-	*out = l;
-	return 0;
+	d3dqp_dev_put(dev);
+	return ret;
 }
 
+/* Once (the device's close may destroy it too). */
 D3DQ_EXPORT void d3dq_cmdlist_destroy(struct d3dq_cmdlist *l)
 {
-	if (!l)
+	if (!l || atomic_exchange(&l->destroyed, true))
 		return;
 	pthread_mutex_lock(&l->dev->lock);
 	list_del(&l->dev_link);
 	pthread_mutex_unlock(&l->dev->lock);
-	pthread_mutex_destroy(&l->lock);
-	free(l->data);
-	free(l);
+	pthread_mutex_lock(&l->lock);
+	l->dead = true;
+	pthread_mutex_unlock(&l->lock);
+	d3dqp_cmdlist_put(l);
 }
 
 D3DQ_EXPORT int d3dq_cmdlist_close(struct d3dq_cmdlist *l)
@@ -59,26 +106,32 @@ D3DQ_EXPORT int d3dq_cmdlist_close(struct d3dq_cmdlist *l)
 
 	if (!l)
 		return -EINVAL;
-	pthread_mutex_lock(&l->lock);
+	ret = list_lock(l);
+	if (ret)
+		return ret;
 	if (l->state != CMDLIST_RECORDING) {
 		ret = -EINVAL;
 	} else {
 		l->state = CMDLIST_CLOSED;
 		ret = l->error;
 	}
-	pthread_mutex_unlock(&l->lock);
+	list_unlock(l);
 	return ret;
 }
 
 D3DQ_EXPORT int d3dq_cmdlist_reset(struct d3dq_cmdlist *l)
 {
+	int ret;
+
 	if (!l)
 		return -EINVAL;
-	pthread_mutex_lock(&l->lock);
+	ret = list_lock(l);
+	if (ret)
+		return ret;
 	l->state = CMDLIST_RECORDING;
 	l->error = 0;
 	l->len = 0;
-	pthread_mutex_unlock(&l->lock);
+	list_unlock(l);
 	return 0;
 }
 
@@ -93,7 +146,9 @@ static int append(struct d3dq_cmdlist *l, const void *cmd, size_t size,
 
 	if (!l)
 		return -EINVAL;
-	pthread_mutex_lock(&l->lock);
+	ret = list_lock(l);
+	if (ret)
+		return ret;
 	if (l->state != CMDLIST_RECORDING) {
 		ret = -EINVAL;
 		goto out;
@@ -123,21 +178,30 @@ record:
 	if (!l->error)
 		l->error = ret;
 out:
-	pthread_mutex_unlock(&l->lock);
+	list_unlock(l);
 	return ret;
 }
 
-/* A range of @b that @l's commands may use: its handle in @handle. */
-static int check_range(const struct d3dq_cmdlist *l, const struct d3dq_buffer *b,
+/*
+ * A range of @b that @l's commands may use: its handle in @handle. A
+ * buffer destroyed meanwhile is not one (its handle is closed).
+ */
+static int check_range(const struct d3dq_cmdlist *l, struct d3dq_buffer *b,
 		       uint64_t offset, uint64_t size, uint64_t align,
 		       uint32_t *handle)
 {
+	int ret = 0;
+
 	if (!l || !b || b->dev != l->dev)
 		return -EINVAL;
-	if (offset % align || offset > b->size || size > b->size - offset)
-		return -EINVAL;
-	*handle = b->handle;
-	return 0;
+	obj_get(b);
+	if (atomic_load(&b->destroyed) || offset % align || offset > b->size ||
+	    size > b->size - offset)
+		ret = -EINVAL;
+	else
+		*handle = b->handle;
+	d3dqp_buffer_put(b);
+	return ret;
 }
 
 D3DQ_EXPORT int d3dq_cmdlist_write64(struct d3dq_cmdlist *l,

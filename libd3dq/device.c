@@ -93,6 +93,8 @@ static int device_open(const char *path, d3dq_signal_event_fn signal_event,
 		return ret;
 	}
 	dev->fd = fd;
+	atomic_init(&dev->refs, 1);
+	atomic_init(&dev->closed, false);
 	dev->signal_event = signal_event;
 	dev->event_context = context;
 	dev->has_realtime = v[1] & DRM_D3DQ_FEATURE_PRIORITY;
@@ -105,7 +107,7 @@ static int device_open(const char *path, d3dq_signal_event_fn signal_event,
 	dev->page_size = sysconf(_SC_PAGESIZE);
 	pthread_mutex_init(&dev->lock, NULL);
 	pthread_mutex_init(&dev->remove_lock, NULL);
-	pthread_mutex_init(&dev->reg_lock, NULL);
+	pthread_rwlock_init(&dev->reg_lock, NULL);
 	pthread_mutex_init(&dev->page_lock, NULL);
 	list_init(&dev->queues);
 	list_init(&dev->fences);
@@ -138,46 +140,112 @@ D3DQ_EXPORT int d3dq_device_open_desc(const struct d3dq_device_desc *desc,
 	return device_open(d.path, d.signal_event, d.context, out);
 }
 
-/* Queues first, then fences (R14: callbacks are called before return). */
+/*
+ * @obj: the first object of @head, unlinked, with a reference for the
+ * caller; NULL once there is none. dev->lock held.
+ */
+#define POP(obj, head)							\
+	do {								\
+		(obj) = NULL;						\
+		if ((head)->next != (head)) {				\
+			(obj) = container_of((head)->next,		\
+					     __typeof__(*(obj)), dev_link); \
+			list_del(&(obj)->dev_link);			\
+			obj_get(obj);					\
+		}							\
+	} while (0)
+
+/*
+ * Destroy what the program did not, queues first, then fences (R14:
+ * callbacks are called before return). Each object leaves the list under
+ * the lock with a reference of this close, so that a destruction of it
+ * by another thread meanwhile is one destruction, and its memory stays
+ * for the calls still in progress on it, which return -ENODEV (or 0 for
+ * a wait its destruction released). The device goes with the last of
+ * them: its descriptor is never closed under a call that may use it.
+ */
 D3DQ_EXPORT void d3dq_device_close(struct d3dq_device *dev)
 {
-	struct list *pos, *tmp;
+	struct d3dq_cmdlist *l;
+	struct d3dq_buffer *b;
+	struct d3dq_queue *q;
+	struct d3dq_fence *f;
 
 	if (!dev)
 		return;
-	list_for_each_safe(pos, tmp, &dev->queues)
-		d3dq_queue_destroy(container_of(pos, struct d3dq_queue,
-						dev_link));
-	list_for_each_safe(pos, tmp, &dev->fences)
-		d3dq_fence_destroy(container_of(pos, struct d3dq_fence,
-						dev_link));
-	list_for_each_safe(pos, tmp, &dev->buffers)
-		d3dq_buffer_destroy(container_of(pos, struct d3dq_buffer,
-						 dev_link));
-	list_for_each_safe(pos, tmp, &dev->cmdlists)
-		d3dq_cmdlist_destroy(container_of(pos, struct d3dq_cmdlist,
-						  dev_link));
+	pthread_mutex_lock(&dev->lock);
+	if (atomic_exchange(&dev->closed, true)) {
+		/* Closed twice: the second is the program's error. */
+		pthread_mutex_unlock(&dev->lock);
+		return;
+	}
+	for (;;) {
+		POP(q, &dev->queues);
+		if (!q)
+			break;
+		pthread_mutex_unlock(&dev->lock);
+		d3dq_queue_destroy(q);
+		d3dqp_queue_put(q);
+		pthread_mutex_lock(&dev->lock);
+	}
+	for (;;) {
+		POP(f, &dev->fences);
+		if (!f)
+			break;
+		pthread_mutex_unlock(&dev->lock);
+		d3dq_fence_destroy(f);
+		d3dqp_fence_put(f);
+		pthread_mutex_lock(&dev->lock);
+	}
+	for (;;) {
+		POP(b, &dev->buffers);
+		if (!b)
+			break;
+		pthread_mutex_unlock(&dev->lock);
+		d3dq_buffer_destroy(b);
+		d3dqp_buffer_put(b);
+		pthread_mutex_lock(&dev->lock);
+	}
+	for (;;) {
+		POP(l, &dev->cmdlists);
+		if (!l)
+			break;
+		pthread_mutex_unlock(&dev->lock);
+		d3dq_cmdlist_destroy(l);
+		d3dqp_cmdlist_put(l);
+		pthread_mutex_lock(&dev->lock);
+	}
+	pthread_mutex_unlock(&dev->lock);
 	if (dev->signal_event)
 		d3dqp_dispatch_put(dev);
-	close(dev->fd);
-	pthread_mutex_destroy(&dev->lock);
-	pthread_mutex_destroy(&dev->remove_lock);
-	pthread_mutex_destroy(&dev->reg_lock);
-	pthread_mutex_destroy(&dev->page_lock);
-	free(dev);
+	d3dqp_dev_put(dev);
 }
 
 D3DQ_EXPORT int d3dq_device_removed_reason(struct d3dq_device *dev)
 {
+	int ret;
+
 	/* -EFAULT means "not a device": no removal has that reason. */
 	if (!dev)
 		return -EFAULT;
-	return d3dqp_dev_removal_error(dev);
+	/* Closed under a call in progress. */
+	if (d3dqp_dev_enter(dev))
+		return -ENODEV;
+	ret = d3dqp_dev_removal_error(dev);
+	d3dqp_dev_put(dev);
+	return ret;
 }
 
 D3DQ_EXPORT int d3dq_device_remove(struct d3dq_device *dev)
 {
+	int ret;
+
 	if (!dev)
 		return -EINVAL;
-	return d3dqp_dev_remove(dev, -ENODEV);
+	ret = d3dqp_dev_enter(dev);
+	if (ret)
+		return ret;
+	ret = d3dqp_dev_remove(dev, -ENODEV);
+	d3dqp_dev_put(dev);
+	return ret;
 }

@@ -20,7 +20,7 @@
 struct token_reg {
 	struct token_reg *next;
 	uint32_t handle;		/* in @home */
-	const void *owner;		/* the device, NULL once closed */
+	const struct d3dq_device *owner; /* NULL once closed */
 	uint32_t key_handle;		/* single: fence handle, value */
 	uint64_t key_value;
 	d3dq_signal_event_fn fn;
@@ -165,9 +165,9 @@ out:
 	return ret;
 }
 
-int d3dqp_dispatch_add(const void *owner, int sobj_fd, uint32_t key_handle,
-		       uint64_t key_value, d3dq_signal_event_fn fn, void *token,
-		       void *context)
+int d3dqp_dispatch_add(struct d3dq_device *owner, int sobj_fd,
+		       uint32_t key_handle, uint64_t key_value,
+		       d3dq_signal_event_fn fn, void *token, void *context)
 {
 	struct token_reg *r = calloc(1, sizeof(*r));
 	int ret;
@@ -175,6 +175,16 @@ int d3dqp_dispatch_add(const void *owner, int sobj_fd, uint32_t key_handle,
 	if (!r)
 		return -ENOMEM;
 	pthread_mutex_lock(&lock);
+	/*
+	 * Its close waited for its registrations already: a registration
+	 * made after it (by a call in progress then) would come after the
+	 * close, whose context the program may have freed.
+	 */
+	if (owner->tokens_closed || home < 0) {
+		pthread_mutex_unlock(&lock);
+		free(r);
+		return -ENODEV;
+	}
 	if (drmSyncobjFDToHandle(home, sobj_fd, &r->handle)) {
 		ret = -errno;
 		pthread_mutex_unlock(&lock);
@@ -194,8 +204,9 @@ int d3dqp_dispatch_add(const void *owner, int sobj_fd, uint32_t key_handle,
 	return 0;
 }
 
-bool d3dqp_dispatch_pending(const void *owner, uint32_t key_handle,
-			    uint64_t key_value, void *token)
+bool d3dqp_dispatch_pending(const struct d3dq_device *owner,
+			    uint32_t key_handle, uint64_t key_value,
+			    void *token)
 {
 	struct token_reg *r;
 	bool found = false;
@@ -208,13 +219,14 @@ bool d3dqp_dispatch_pending(const void *owner, uint32_t key_handle,
 	return found;
 }
 
-void d3dqp_dispatch_put(const void *owner)
+void d3dqp_dispatch_put(struct d3dq_device *owner)
 {
 	struct token_reg *r;
 	bool join;
 	pthread_t t;
 
 	pthread_mutex_lock(&lock);
+	owner->tokens_closed = true;
 	for (r = regs; r;) {
 		/* Called first, unless this is the thread (a callback). */
 		if (r->owner != owner || on_thread_locked()) {

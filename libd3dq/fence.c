@@ -42,7 +42,12 @@ static int kfence_signal(int fd, uint32_t handle, uint64_t value)
 	return d3dqp_ioctl(fd, DRM_IOCTL_D3DQ_FENCE_SIGNAL, &args);
 }
 
-static void fence_unref(struct d3dq_fence *f)
+/*
+ * The last reference: the program destroyed the fence and no call uses
+ * it any more. It holds one of its device, so the descriptor is still
+ * this device's.
+ */
+void d3dqp_fence_put(struct d3dq_fence *f)
 {
 	struct d3dq_device *dev = f->dev;
 
@@ -54,6 +59,25 @@ static void fence_unref(struct d3dq_fence *f)
 	kfence_destroy(dev->fd, f->wake);
 	kfence_destroy(dev->fd, f->handle);
 	free(f);
+	d3dqp_dev_put(dev);
+}
+
+/*
+ * A call on @f: a reference for its duration, or -ENODEV if the fence
+ * was destroyed or its device closed (a call in progress then).
+ */
+static int fence_enter(struct d3dq_fence *f)
+{
+	int ret = d3dqp_dev_usable(f->dev);
+
+	if (ret)
+		return ret;
+	obj_get(f);
+	if (atomic_load(&f->destroyed)) {
+		d3dqp_fence_put(f);
+		return -ENODEV;
+	}
+	return 0;
 }
 
 /*
@@ -86,6 +110,7 @@ static int fence_new(struct d3dq_device *dev, uint64_t value, uint32_t flags,
 	if (!f)
 		return -ENOMEM;
 	f->dev = dev;
+	d3dqp_dev_get(dev);
 	atomic_init(&f->refs, 1);
 	list_init(&f->dev_link);
 	f->shared = xfd >= 0 || (flags & DRM_D3DQ_FENCE_SHARED);
@@ -121,7 +146,7 @@ static int fence_new(struct d3dq_device *dev, uint64_t value, uint32_t flags,
 	if (!ret)
 		ret = d3dqp_dev_link_object(dev, &f->dev_link, &dev->fences);
 	if (ret) {
-		fence_unref(f);
+		d3dqp_fence_put(f);
 		/* The driver refuses new fences once the device is removed. */
 		return ret == -ENODEV && d3dqp_dev_removal_error(dev) ?
 		       d3dqp_dev_removal_error(dev) : ret;
@@ -134,20 +159,34 @@ D3DQ_EXPORT int d3dq_fence_create(struct d3dq_device *dev,
 				  uint64_t initial_value, uint32_t flags,
 				  struct d3dq_fence **out)
 {
+	int ret;
+
 	if (!out)
 		return -EINVAL;
 	*out = NULL;
 	if (!dev || (flags & ~(uint32_t)D3DQ_FENCE_FLAG_SHARED))
 		return -EINVAL;
-	return fence_new(dev, initial_value, flags & D3DQ_FENCE_FLAG_SHARED ?
-			 DRM_D3DQ_FENCE_SHARED : 0, -1, out);
+	ret = d3dqp_dev_enter(dev);
+	if (ret)
+		return ret;
+	ret = fence_new(dev, initial_value, flags & D3DQ_FENCE_FLAG_SHARED ?
+			DRM_D3DQ_FENCE_SHARED : 0, -1, out);
+	d3dqp_dev_put(dev);
+	return ret;
 }
 
 D3DQ_EXPORT int d3dq_fence_export(struct d3dq_fence *f, int *fd)
 {
+	int ret;
+
 	if (!f || !fd || !f->shared)
 		return -EINVAL;
-	return kfence_export(f->dev->fd, f->handle, fd);
+	ret = fence_enter(f);
+	if (ret)
+		return ret;
+	ret = kfence_export(f->dev->fd, f->handle, fd);
+	d3dqp_fence_put(f);
+	return ret;
 }
 
 D3DQ_EXPORT int d3dq_fence_export_sync_file(struct d3dq_fence *f,
@@ -160,32 +199,45 @@ D3DQ_EXPORT int d3dq_fence_export_sync_file(struct d3dq_fence *f,
 		return -EINVAL;
 	if (!f->dev->has_sync_file)
 		return -EOPNOTSUPP;
+	ret = fence_enter(f);
+	if (ret)
+		return ret;
 	args.handle = f->handle;
 	ret = d3dqp_ioctl(f->dev->fd, DRM_IOCTL_D3DQ_FENCE_EXPORT_SYNC_FILE,
 			  &args);
 	if (!ret)
 		*fd = args.fd;
+	d3dqp_fence_put(f);
 	return ret;
 }
 
 D3DQ_EXPORT int d3dq_fence_import(struct d3dq_device *dev, int fd,
 				  struct d3dq_fence **out)
 {
+	int ret;
+
 	if (!out)
 		return -EINVAL;
 	*out = NULL;
 	if (!dev || fd < 0)
 		return -EINVAL;
-	if (fcntl(fd, F_GETFD) < 0)
-		return -EBADF;
-	return fence_new(dev, 0, 0, fd, out);
+	ret = d3dqp_dev_enter(dev);
+	if (ret)
+		return ret;
+	ret = fcntl(fd, F_GETFD) < 0 ? -EBADF : fence_new(dev, 0, 0, fd, out);
+	d3dqp_dev_put(dev);
+	return ret;
 }
 
+/*
+ * Once (d3dq_device_close() may destroy it too); the memory stays for
+ * the calls still in progress on it.
+ */
 D3DQ_EXPORT void d3dq_fence_destroy(struct d3dq_fence *f)
 {
 	struct d3dq_device *dev;
 
-	if (!f)
+	if (!f || atomic_exchange(&f->destroyed, true))
 		return;
 	dev = f->dev;
 	pthread_mutex_lock(&dev->lock);
@@ -195,13 +247,13 @@ D3DQ_EXPORT void d3dq_fence_destroy(struct d3dq_fence *f)
 	if (!f->shared) {
 		kfence_signal(dev->fd, f->handle, UINT64_MAX);
 	} else {
-		pthread_mutex_lock(&dev->reg_lock);
+		pthread_rwlock_wrlock(&dev->reg_lock);
 		kfence_destroy(dev->fd, f->reg);
 		f->reg = 0;
-		pthread_mutex_unlock(&dev->reg_lock);
+		pthread_rwlock_unlock(&dev->reg_lock);
 		kfence_signal(dev->fd, f->wake, 1);
 	}
-	fence_unref(f);
+	d3dqp_fence_put(f);
 }
 
 D3DQ_EXPORT uint64_t d3dq_fence_get_completed_value(struct d3dq_fence *f)
@@ -215,6 +267,9 @@ D3DQ_EXPORT int d3dq_fence_signal(struct d3dq_fence *f, uint64_t value)
 
 	if (!f)
 		return -EINVAL;
+	ret = fence_enter(f);
+	if (ret)
+		return ret;
 	/*
 	 * -ENODEV: a removal set it to UINT64_MAX for good. The driver sets
 	 * a file's fences one after the other: if it is this device's
@@ -224,6 +279,7 @@ D3DQ_EXPORT int d3dq_fence_signal(struct d3dq_fence *f, uint64_t value)
 	ret = kfence_signal(f->dev->fd, f->handle, value);
 	if (ret == -ENODEV)
 		d3dqp_dev_removal_error(f->dev);
+	d3dqp_fence_put(f);
 	return ret;
 }
 
@@ -243,7 +299,8 @@ static int wait_ret(struct d3dq_device *dev, int ret)
 
 /*
  * Block until one of @fs reached its value since the call (FENCE_WAIT,
- * ANY), or was destroyed (its wake fence), until @deadline.
+ * ANY), or was destroyed (its wake fence), until @deadline. The caller
+ * holds a reference of each fence, and so of the device.
  */
 static int wait_any(struct d3dq_device *dev, struct d3dq_fence *const *fs,
 		    const uint64_t *values, uint32_t n, int64_t deadline)
@@ -269,7 +326,6 @@ static int wait_any(struct d3dq_device *dev, struct d3dq_fence *const *fs,
 			return -ENOMEM;
 	}
 	for (i = 0, m = 0; i < n; i++) {
-		atomic_fetch_add(&fs[i]->refs, 1);
 		fv[m].handle = fs[i]->handle;
 		fv[m++].value = values[i];
 		if (fs[i]->shared) {
@@ -280,8 +336,6 @@ static int wait_any(struct d3dq_device *dev, struct d3dq_fence *const *fs,
 	/* Restarted on EINTR: the deadline is absolute. */
 	wait.fences = (struct drm_d3dq_obj_array)DRM_D3DQ_OBJ_ARRAY(m, fv);
 	ret = d3dqp_ioctl(dev->fd, DRM_IOCTL_D3DQ_FENCE_WAIT, &wait);
-	for (i = 0; i < n; i++)
-		fence_unref(fs[i]);
 	if (fv != stack)
 		free(fv);
 	return wait_ret(dev, ret);
@@ -297,11 +351,12 @@ static int wait_any(struct d3dq_device *dev, struct d3dq_fence *const *fs,
  * name it, through @reg, whose destruction releases what was made through
  * it, and which no call may name once destroyed (the kernel gives its
  * number to the next new handle): the names are read, and the kernel takes
- * them, under reg_lock, which destruction takes too, in one FENCE_EVENT
- * (ALL) adding point 1 to a syncobj of the call, which the thread then
- * waits for. (A FENCE_WAIT takes its names only once the thread sleeps,
- * with no lock of the library held; and @wake, which ends an ANY wait,
- * cannot end one fence's part of an ALL.)
+ * them, under reg_lock (read), which destruction writes, in one
+ * FENCE_EVENT (ALL) adding point 1 to a syncobj of the call, which the
+ * thread then waits for. (A FENCE_WAIT takes its names only once the
+ * thread sleeps, with no lock of the library held; and @wake, which ends
+ * an ANY wait, cannot end one fence's part of an ALL.) The caller holds a
+ * reference of each fence.
  */
 static int wait_all(struct d3dq_device *dev, struct d3dq_fence *const *fs,
 		    const uint64_t *values, uint32_t n)
@@ -326,8 +381,6 @@ static int wait_all(struct d3dq_device *dev, struct d3dq_fence *const *fs,
 		if (!fv)
 			return -ENOMEM;
 	}
-	for (i = 0; i < n; i++)
-		atomic_fetch_add(&fs[i]->refs, 1);
 	if (!shared) {
 		for (i = 0; i < n; i++) {
 			fv[i].handle = fs[i]->handle;
@@ -338,7 +391,7 @@ static int wait_all(struct d3dq_device *dev, struct d3dq_fence *const *fs,
 	} else if (drmSyncobjCreate(dev->fd, 0, &sobj)) {
 		ret = -errno;
 	} else {
-		pthread_mutex_lock(&dev->reg_lock);
+		pthread_rwlock_rdlock(&dev->reg_lock);
 		for (i = 0; i < n; i++) {
 			/* 0: destroyed since the call, as if reached. */
 			fv[m].handle = fs[i]->shared ? fs[i]->reg :
@@ -350,7 +403,7 @@ static int wait_all(struct d3dq_device *dev, struct d3dq_fence *const *fs,
 			ret = d3dqp_kfence_event(dev->fd, fv, m,
 						 DRM_D3DQ_FENCE_EVENT_SYNCOBJ,
 						 0, sobj, 1);
-		pthread_mutex_unlock(&dev->reg_lock);
+		pthread_rwlock_unlock(&dev->reg_lock);
 		/* The point comes once the registration fired. */
 		if (!ret && m &&
 		    drmSyncobjTimelineWait(dev->fd, &sobj, &point, 1, INT64_MAX,
@@ -359,8 +412,6 @@ static int wait_all(struct d3dq_device *dev, struct d3dq_fence *const *fs,
 			ret = -errno;
 		drmSyncobjDestroy(dev->fd, sobj);
 	}
-	for (i = 0; i < n; i++)
-		fence_unref(fs[i]);
 	if (fv != stack)
 		free(fv);
 	return wait_ret(dev, ret);
@@ -369,25 +420,81 @@ static int wait_all(struct d3dq_device *dev, struct d3dq_fence *const *fs,
 D3DQ_EXPORT int d3dq_fence_wait(struct d3dq_fence *f, uint64_t value,
 				uint64_t timeout_ns)
 {
+	int ret;
+
 	if (!f)
 		return -EINVAL;
+	ret = d3dqp_dev_usable(f->dev);
+	if (ret)
+		return ret;
 	if (fence_value(f) >= value)
 		return 0;
 	if (!timeout_ns)
 		return -ETIMEDOUT;
-	return wait_any(f->dev, &f, &value, 1, d3dqp_abs_timeout(timeout_ns));
+	/*
+	 * The reference keeps the fence, and its device, until the wait
+	 * returned, whoever destroys them meanwhile (R14).
+	 */
+	obj_get(f);
+	ret = wait_any(f->dev, &f, &value, 1, d3dqp_abs_timeout(timeout_ns));
+	d3dqp_fence_put(f);
+	return ret;
+}
+
+/*
+ * An event or token registration: one FENCE_EVENT (the kernel holds the
+ * eventfd, R19), or a token registration (kernel.c), naming each fence
+ * (a shared one through @reg, under reg_lock: -ENODEV if it was
+ * destroyed meanwhile, rather than a number the kernel may have given
+ * to another handle).
+ */
+static int event_register(struct d3dq_device *dev,
+			  struct d3dq_fence *const *fs, const uint64_t *values,
+			  uint32_t n, uint32_t flags, bool tokens, int eventfd,
+			  void *token)
+{
+	struct drm_d3dq_fence_value stack[8] = { { 0 } }, *fv = stack;
+	uint32_t i;
+	int ret = 0;
+
+	if (n > sizeof(stack) / sizeof(stack[0])) {
+		fv = calloc(n, sizeof(*fv));
+		if (!fv)
+			return -ENOMEM;
+	}
+	pthread_rwlock_rdlock(&dev->reg_lock);
+	for (i = 0; i < n && !ret; i++) {
+		fv[i].handle = fs[i]->shared ? fs[i]->reg : fs[i]->handle;
+		fv[i].value = values[i];
+		if (!fv[i].handle)
+			ret = -ENODEV;
+	}
+	if (ret)
+		;
+	else if (tokens)
+		ret = d3dqp_token_add(dev, fv, n, flags, token);
+	else
+		ret = d3dqp_kfence_event(dev->fd, fv, n, flags, eventfd, 0, 0);
+	pthread_rwlock_unlock(&dev->reg_lock);
+	if (fv != stack)
+		free(fv);
+	return ret;
 }
 
 /*
  * The event calls: with no event, block until ALL or ANY holds (R11,
- * R13; one kernel wait, see above); otherwise one FENCE_EVENT (the kernel
- * holds the eventfd, R19), or a token registration (kernel.c).
+ * R13; one kernel wait, see above); otherwise register it. The call
+ * holds a reference of the device, and of each fence, taken from the
+ * caller's array once:
+ * a thread blocked here keeps the fences, and their device, whoever
+ * destroys them, or closes the device, meanwhile (R14; issue 39: the
+ * woken thread used to destroy them on a closed descriptor).
  */
 static int event_call(struct d3dq_device *dev, struct d3dq_fence *const *fs,
 		      const uint64_t *values, uint32_t n, uint32_t flags,
 		      bool tokens, int eventfd, void *token)
 {
-	struct drm_d3dq_fence_value stack[8] = { { 0 } }, *fv = stack;
+	struct d3dq_fence *stack[8], **held = stack;
 	bool any = flags == D3DQ_MULTIPLE_FENCE_WAIT_ANY;
 	uint32_t i;
 	int ret = 0;
@@ -398,33 +505,44 @@ static int event_call(struct d3dq_device *dev, struct d3dq_fence *const *fs,
 	for (i = 0; i < n; i++)
 		if (!fs[i] || fs[i]->dev != dev)
 			return -EINVAL;
+	ret = d3dqp_dev_enter(dev);
+	if (ret)
+		return ret;
+	if (n > sizeof(stack) / sizeof(stack[0])) {
+		held = calloc(n, sizeof(*held));
+		if (!held) {
+			d3dqp_dev_put(dev);
+			return -ENOMEM;
+		}
+	}
+	for (i = 0; i < n; i++) {
+		held[i] = fs[i];
+		obj_get(held[i]);
+	}
 	if (tokens ? !token : eventfd < 0) {
 		/* One fence: reached since the call is ALL and ANY. */
 		if (any || n == 1)
-			return wait_any(dev, fs, values, n, INT64_MAX);
-		return wait_all(dev, fs, values, n);
+			ret = wait_any(dev, held, values, n, INT64_MAX);
+		else
+			ret = wait_all(dev, held, values, n);
+	} else {
+		flags = any && n > 1 ? DRM_D3DQ_FENCE_WAIT_ANY : 0;
+		ret = event_register(dev, held, values, n, flags, tokens,
+				     eventfd, token);
+		/* R19: a closed descriptor is no eventfd either. */
+		if (ret == -EBADF)
+			ret = -EINVAL;
+		/* The library's documented limit is that of the driver. */
+		if (ret == -EDQUOT)
+			ret = -ENOMEM;
 	}
-	if (n > sizeof(stack) / sizeof(stack[0])) {
-		fv = calloc(n, sizeof(*fv));
-		if (!fv)
-			return -ENOMEM;
-	}
-	for (i = 0; i < n; i++) {
-		fv[i].handle = fs[i]->shared ? fs[i]->reg : fs[i]->handle;
-		fv[i].value = values[i];
-	}
-	flags = any && n > 1 ? DRM_D3DQ_FENCE_WAIT_ANY : 0;
-	if (tokens)
-		ret = d3dqp_token_add(dev, fv, n, flags, token);
-	else
-		ret = d3dqp_kfence_event(dev->fd, fv, n, flags, eventfd, 0, 0);
-	if (fv != stack)
-		free(fv);
-	/* R19: a closed descriptor is no eventfd either. */
-	if (ret == -EBADF)
-		ret = -EINVAL;
-	/* The library's documented limit is that of the driver. */
-	return ret == -EDQUOT ? -ENOMEM : ret;
+	for (i = 0; i < n; i++)
+		d3dqp_fence_put(held[i]);
+	if (held != stack)
+		free(held);
+	/* Nothing of the device after this: it may be the last reference. */
+	d3dqp_dev_put(dev);
+	return ret;
 }
 
 D3DQ_EXPORT int d3dq_fence_set_event_on_completion(struct d3dq_fence *f,

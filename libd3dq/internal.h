@@ -7,8 +7,16 @@
  * device.c. Lock order: queue->lock -> cmdlist->lock -> remove_lock ->
  * dev->lock | page_lock | reg_lock -> the dispatcher's lock; queue->lock
  * is held across that queue's SUBMITs (R16), remove_lock across a
- * removal, reg_lock across the destruction of a shared fence's @reg and
- * a blocking ALL wait's registration through it (fence.c).
+ * removal, reg_lock (a reader-writer lock) written across the destruction
+ * of a shared fence's @reg and read across each kernel call that names a
+ * @reg (fence.c, queue.c).
+ *
+ * Lifetimes (issue 39): every object counts references, the program's
+ * (until its *_destroy(), or d3dq_device_close()) and one for each call
+ * in progress on it; each object holds one of its device, whose
+ * descriptor and memory go with the last. A destroyed object and the
+ * objects of a closed device answer -ENODEV to the calls still in
+ * progress on them.
  *
  * Copyright (C) 2026 The d3dq authors
  */
@@ -71,6 +79,9 @@ struct vpage {
 
 struct d3dq_device {
 	int fd;
+	_Atomic int refs;		/* the program's, each object's */
+	_Atomic bool closed;		/* d3dq_device_close(), set under lock */
+	bool tokens_closed;		/* under the dispatcher's lock */
 
 	/* Kernel limits and features. */
 	uint32_t max_syncs;
@@ -88,7 +99,7 @@ struct d3dq_device {
 
 	_Atomic int reason;		/* removal reason once known */
 	pthread_mutex_t remove_lock;	/* serialises d3dqp_dev_remove() */
-	pthread_mutex_t reg_lock;	/* shared fences' @reg, see fence.c */
+	pthread_rwlock_t reg_lock;	/* shared fences' @reg, see fence.c */
 
 	pthread_mutex_t lock;		/* the lists */
 	struct list queues;
@@ -103,6 +114,7 @@ struct d3dq_device {
 struct d3dq_fence {
 	struct d3dq_device *dev;
 	_Atomic int refs;
+	_Atomic bool destroyed;		/* d3dq_fence_destroy() came */
 	bool shared;
 	struct list dev_link;		/* dev->fences, under dev->lock */
 	uint32_t handle, reg, wake;	/* see fence.c */
@@ -112,15 +124,20 @@ struct d3dq_fence {
 
 struct d3dq_queue {
 	struct d3dq_device *dev;
+	_Atomic int refs;
+	_Atomic bool destroyed;		/* d3dq_queue_destroy() came */
 	uint32_t id;			/* kernel queue id */
 	uint32_t tl;			/* timeline: point n = job n done */
 	struct list dev_link;		/* dev->queues, under dev->lock */
 	pthread_mutex_t lock;		/* submission order (R16) */
+	bool dead;			/* @id destroyed, under lock */
 	uint64_t tl_point;		/* last point submitted */
 };
 
 struct d3dq_buffer {
 	struct d3dq_device *dev;
+	_Atomic int refs;
+	_Atomic bool destroyed;		/* d3dq_buffer_destroy() came */
 	struct list dev_link;		/* dev->buffers, under dev->lock */
 	uint32_t handle;
 	uint64_t size;
@@ -132,8 +149,11 @@ enum cmdlist_state { CMDLIST_RECORDING, CMDLIST_CLOSED };
 
 struct d3dq_cmdlist {
 	struct d3dq_device *dev;
+	_Atomic int refs;
+	_Atomic bool destroyed;		/* d3dq_cmdlist_destroy() came */
 	struct list dev_link;		/* dev->cmdlists, under dev->lock */
 	pthread_mutex_t lock;
+	bool dead;			/* destroyed, under lock */
 	enum cmdlist_state state;
 	int error;			/* first recording error */
 	uint8_t *data;
@@ -149,17 +169,25 @@ static inline int d3dqp_ioctl(int fd, unsigned long req, void *arg)
 /* Shared between files: hidden, and prefixed for libd3dq.a's users. */
 /*
  * dispatch.c: get/put when a callback device @fd opens/closes (the
- * thread lives while one is open; put waits for its registrations);
- * add a registration's syncobj (an fd, the caller closes it) with its
- * callback and, for a single fence, the key pending() looks for.
+ * thread lives while one is open; put waits for its registrations and
+ * refuses the owner's later ones); add a registration's syncobj (an fd,
+ * the caller closes it) with its callback and, for a single fence, the
+ * key pending() looks for: -ENODEV once the owner was put.
  */
 int d3dqp_dispatch_get(int fd);
-void d3dqp_dispatch_put(const void *owner);
-int d3dqp_dispatch_add(const void *owner, int sobj_fd, uint32_t key_handle,
-		       uint64_t key_value, d3dq_signal_event_fn fn, void *token,
-		       void *context);
-bool d3dqp_dispatch_pending(const void *owner, uint32_t key_handle,
-			    uint64_t key_value, void *token);
+void d3dqp_dispatch_put(struct d3dq_device *owner);
+int d3dqp_dispatch_add(struct d3dq_device *owner, int sobj_fd,
+		       uint32_t key_handle, uint64_t key_value,
+		       d3dq_signal_event_fn fn, void *token, void *context);
+bool d3dqp_dispatch_pending(const struct d3dq_device *owner,
+			    uint32_t key_handle, uint64_t key_value,
+			    void *token);
+
+/* 0 while calls may use @dev; -ENODEV once closed. */
+static inline int d3dqp_dev_usable(const struct d3dq_device *dev)
+{
+	return atomic_load(&dev->closed) ? -ENODEV : 0;
+}
 
 /* abi.c. -EINVAL, or -EOPNOTSUPP for a priority the driver lacks. */
 int d3dqp_queue_desc_to_uapi(const struct d3dq_queue_desc *desc,
@@ -174,14 +202,43 @@ int d3dqp_kfence_event(int fd, const struct drm_d3dq_fence_value *fv, uint32_t n
 int d3dqp_vpage_map(struct d3dq_device *dev, uint64_t offset, uint32_t value_offset,
 		    struct vpage **page, const uint64_t **vp);
 void d3dqp_vpage_unmap(struct d3dq_device *dev, struct vpage *page);
+/*
+ * A reference to @dev, for an object or a call; the last put closes its
+ * descriptor and frees it.
+ */
+void d3dqp_dev_get(struct d3dq_device *dev);
+void d3dqp_dev_put(struct d3dq_device *dev);
+/*
+ * A call on @dev itself: a reference for its duration (put it with
+ * d3dqp_dev_put()), or -ENODEV and none (closed).
+ */
+static inline int d3dqp_dev_enter(struct d3dq_device *dev)
+{
+	int ret = d3dqp_dev_usable(dev);
+
+	if (!ret)
+		d3dqp_dev_get(dev);
+	return ret;
+}
 /* The removal reason (0: not removed), asking the kernel if needed. */
 int d3dqp_dev_removal_error(struct d3dq_device *dev);
+/* Link an object to @dev: -ENODEV once closed, or the removal reason. */
 int d3dqp_dev_link_object(struct d3dq_device *dev, struct list *link,
 			  struct list *head);
 /* Wait for @q's oldest job if it is armed: 1, 0 (none is) or -errno. */
 int d3dqp_queue_wait_armed(struct d3dq_queue *q);
 /* 0, or REMOVE's error (the device then stays as it was). */
 int d3dqp_dev_remove(struct d3dq_device *dev, int reason);
+/*
+ * The last reference of each kind of object (fence.c, queue.c, buffer.c,
+ * cmdlist.c) frees it; obj_get() takes one.
+ */
+#define obj_get(obj) atomic_fetch_add(&(obj)->refs, 1)
+void d3dqp_fence_put(struct d3dq_fence *f);
+void d3dqp_queue_put(struct d3dq_queue *q);
+void d3dqp_buffer_put(struct d3dq_buffer *buf);
+void d3dqp_cmdlist_put(struct d3dq_cmdlist *l);
+
 /* Call the device's callback with @token once (@fv, @n, @flags) hold. */
 int d3dqp_token_add(struct d3dq_device *dev, const struct drm_d3dq_fence_value *fv,
 		    uint32_t n, uint32_t flags, void *token);

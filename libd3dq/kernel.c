@@ -98,14 +98,41 @@ void d3dqp_vpage_unmap(struct d3dq_device *dev, struct vpage *page)
 	pthread_mutex_unlock(&dev->page_lock);
 }
 
-/* Make an object visible to d3dq_device_close() (and removal). */
+void d3dqp_dev_get(struct d3dq_device *dev)
+{
+	atomic_fetch_add(&dev->refs, 1);
+}
+
+/*
+ * The last reference: the program closed the device and every object
+ * is gone, with the calls that used them, so no call can name the
+ * descriptor any more and it is closed (issue 39: a thread woken from a
+ * wait by d3dq_device_close() used to destroy its fences on a closed,
+ * or reused, descriptor).
+ */
+void d3dqp_dev_put(struct d3dq_device *dev)
+{
+	if (atomic_fetch_sub(&dev->refs, 1) != 1)
+		return;
+	close(dev->fd);
+	pthread_mutex_destroy(&dev->lock);
+	pthread_mutex_destroy(&dev->remove_lock);
+	pthread_rwlock_destroy(&dev->reg_lock);
+	pthread_mutex_destroy(&dev->page_lock);
+	free(dev);
+}
+
+/*
+ * Make an object visible to d3dq_device_close() (and removal); none is
+ * linked once the close began (it set @closed under the same lock).
+ */
 int d3dqp_dev_link_object(struct d3dq_device *dev, struct list *link,
 			  struct list *head)
 {
 	int ret;
 
 	pthread_mutex_lock(&dev->lock);
-	ret = atomic_load(&dev->reason);
+	ret = atomic_load(&dev->closed) ? -ENODEV : atomic_load(&dev->reason);
 	if (!ret)
 		list_add_tail(link, head);
 	pthread_mutex_unlock(&dev->lock);

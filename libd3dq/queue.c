@@ -8,28 +8,74 @@
  * wait held with DRM_D3DQ_SUBMIT_HOLD), Execute the command streams.
  * Every submit but a carried wait also signals the next point of @tl.
  *
+ * A call holds a reference of the queue (and of the fence or lists it
+ * names) until it returns; d3dq_queue_destroy() destroys the kernel
+ * queue under the lock, and the calls that take it afterwards find the
+ * queue dead (-ENODEV) rather than its id, which the kernel may have
+ * given to a new queue.
+ *
  * Copyright (C) 2026 The d3dq authors
  */
+#define _GNU_SOURCE
 #include <stdlib.h>
 #include <string.h>
 
 #include "internal.h"
 
-static void queue_free(struct d3dq_queue *q)
+void d3dqp_queue_put(struct d3dq_queue *q)
 {
+	struct d3dq_device *dev = q->dev;
+
+	if (atomic_fetch_sub(&q->refs, 1) != 1)
+		return;
 	if (q->tl)
-		drmSyncobjDestroy(q->dev->fd, q->tl);
+		drmSyncobjDestroy(dev->fd, q->tl);
 	pthread_mutex_destroy(&q->lock);
 	free(q);
+	d3dqp_dev_put(dev);
+}
+
+/*
+ * A call on @q: a reference for its duration, or -ENODEV (its device
+ * closed). The lock holder still checks q->dead.
+ */
+static int queue_enter(struct d3dq_queue *q)
+{
+	int ret = d3dqp_dev_usable(q->dev);
+
+	if (!ret)
+		obj_get(q);
+	return ret;
+}
+
+/*
+ * One SUBMIT. A wait for a shared fence (@shared) names its @reg, read
+ * under reg_lock, which is held until the kernel took it: 1 without a
+ * SUBMIT if the fence was destroyed (its waits are released, R14).
+ */
+static int submit_ioctl(struct d3dq_queue *q, struct drm_d3dq_submit *args,
+			struct drm_d3dq_sync *wait, struct d3dq_fence *shared)
+{
+	struct d3dq_device *dev = q->dev;
+	int ret = 1;
+
+	if (!shared)
+		return d3dqp_ioctl(dev->fd, DRM_IOCTL_D3DQ_SUBMIT, args);
+	pthread_rwlock_rdlock(&dev->reg_lock);
+	wait->handle = shared->reg;
+	if (wait->handle)
+		ret = d3dqp_ioctl(dev->fd, DRM_IOCTL_D3DQ_SUBMIT, args);
+	pthread_rwlock_unlock(&dev->reg_lock);
+	return ret;
 }
 
 /*
  * One job, or a carried wait; q->lock held; a lost queue is a removed
  * device (-ENODEV).
  */
-static int submit_locked(struct d3dq_queue *q, const struct drm_d3dq_sync *wait,
+static int submit_locked(struct d3dq_queue *q, struct drm_d3dq_sync *wait,
 			 const struct drm_d3dq_sync *signal, const void *cmds,
-			 uint32_t cmd_bytes)
+			 uint32_t cmd_bytes, struct d3dq_fence *shared)
 {
 	bool carry = wait && !signal && !cmd_bytes && q->dev->has_carry;
 	bool tail = signal && !wait && !cmd_bytes && q->dev->has_tail;
@@ -63,7 +109,10 @@ static int submit_locked(struct d3dq_queue *q, const struct drm_d3dq_sync *wait,
 	 * -ENOSPC only once held jobs alone fill it (uapi 1.9): nothing
 	 * to retry here, and no wait for held work (R5).
 	 */
-	ret = d3dqp_ioctl(q->dev->fd, DRM_IOCTL_D3DQ_SUBMIT, &args);
+	ret = submit_ioctl(q, &args, wait, shared);
+	/* The shared fence was destroyed: its wait is released (R14). */
+	if (ret == 1)
+		return 0;
 	/*
 	 * The queue is lost: the device is removed (the kernel removes it
 	 * on loss), or being removed. The kernel stops the queues before
@@ -91,7 +140,7 @@ static int submit_cmds_locked(struct d3dq_queue *q, const uint8_t *cmds,
 
 		if (pos + h->size - start > q->dev->max_cmd_bytes) {
 			ret = submit_locked(q, NULL, NULL, cmds + start,
-					    (uint32_t)(pos - start));
+					    (uint32_t)(pos - start), NULL);
 			if (ret)
 				return ret;
 			start = pos;
@@ -100,50 +149,36 @@ static int submit_cmds_locked(struct d3dq_queue *q, const uint8_t *cmds,
 	}
 	if (pos > start)
 		return submit_locked(q, NULL, NULL, cmds + start,
-				     (uint32_t)(pos - start));
+				     (uint32_t)(pos - start), NULL);
 	return 0;
 }
 
-D3DQ_EXPORT int d3dq_queue_create(struct d3dq_device *dev,
-				  const struct d3dq_queue_desc *desc,
-				  struct d3dq_queue **out)
+/* A queue of @dev, whose reference the caller holds. */
+static int queue_new(struct d3dq_device *dev,
+		     struct drm_d3dq_queue_create *create,
+		     struct d3dq_queue **out)
 {
-	struct drm_d3dq_queue_create create = { 0 };
 	struct drm_d3dq_queue_destroy destroy = { 0 };
 	struct d3dq_queue *q;
 	int ret;
-
-	if (!out)
-		return -EINVAL;
-	*out = NULL;
-	if (!dev)
-		return -EINVAL;
-	ret = d3dqp_queue_desc_to_uapi(desc, &create);
-	if (ret)
-		return ret;
-	/* A driver before uapi 1.1 has no realtime priority. */
-	if (create.priority == DRM_D3DQ_QUEUE_PRIORITY_REALTIME &&
-	    !dev->has_realtime)
-		return -EOPNOTSUPP;
-	ret = d3dqp_dev_removal_error(dev);
-	if (ret)
-		return ret;
 
 	q = calloc(1, sizeof(*q));
 	if (!q)
 		return -ENOMEM;
 	q->dev = dev;
+	d3dqp_dev_get(dev);
+	atomic_init(&q->refs, 1);
 	pthread_mutex_init(&q->lock, NULL);
 	list_init(&q->dev_link);
 
 	ret = drmSyncobjCreate(dev->fd, 0, &q->tl) ? -errno :
-	      d3dqp_ioctl(dev->fd, DRM_IOCTL_D3DQ_QUEUE_CREATE, &create);
+	      d3dqp_ioctl(dev->fd, DRM_IOCTL_D3DQ_QUEUE_CREATE, create);
 	if (ret) {
 		ret = ret == -ENODEV && d3dqp_dev_removal_error(dev) ?
 		      d3dqp_dev_removal_error(dev) : ret;
 		goto err;
 	}
-	q->id = create.id;
+	q->id = create->id;
 
 	ret = d3dqp_dev_link_object(dev, &q->dev_link, &dev->queues);
 	if (ret) {
@@ -155,32 +190,65 @@ D3DQ_EXPORT int d3dq_queue_create(struct d3dq_device *dev,
 	return 0;
 
 err:
-	queue_free(q);
+	d3dqp_queue_put(q);
+	return ret;
+}
+
+D3DQ_EXPORT int d3dq_queue_create(struct d3dq_device *dev,
+				  const struct d3dq_queue_desc *desc,
+				  struct d3dq_queue **out)
+{
+	struct drm_d3dq_queue_create create = { 0 };
+	int ret;
+
+	if (!out)
+		return -EINVAL;
+	*out = NULL;
+	if (!dev)
+		return -EINVAL;
+	ret = d3dqp_queue_desc_to_uapi(desc, &create);
+	if (ret)
+		return ret;
+	ret = d3dqp_dev_enter(dev);
+	if (ret)
+		return ret;
+	/* A driver before uapi 1.1 has no realtime priority. */
+	if (create.priority == DRM_D3DQ_QUEUE_PRIORITY_REALTIME &&
+	    !dev->has_realtime)
+		ret = -EOPNOTSUPP;
+	else
+		ret = d3dqp_dev_removal_error(dev);
+	if (!ret)
+		ret = queue_new(dev, &create, out);
+	d3dqp_dev_put(dev);
 	return ret;
 }
 
 /*
  * Armed work finishes (bounded; unless waiting for it fails, then it is
- * cancelled); held work is dropped with the queue.
+ * cancelled); held work is dropped with the queue. Once (the device's
+ * close may destroy it too); the memory stays for the calls still in
+ * progress on it.
  */
 D3DQ_EXPORT void d3dq_queue_destroy(struct d3dq_queue *q)
 {
 	struct drm_d3dq_queue_destroy destroy = { 0 };
 	struct d3dq_device *dev;
 
-	if (!q)
+	if (!q || atomic_exchange(&q->destroyed, true))
 		return;
 	dev = q->dev;
 	pthread_mutex_lock(&q->lock);
 	while (d3dqp_queue_wait_armed(q) > 0)
 		;
+	destroy.id = q->id;
+	d3dqp_ioctl(dev->fd, DRM_IOCTL_D3DQ_QUEUE_DESTROY, &destroy);
+	q->dead = true;
 	pthread_mutex_unlock(&q->lock);
 	pthread_mutex_lock(&dev->lock);
 	list_del(&q->dev_link);
 	pthread_mutex_unlock(&dev->lock);
-	destroy.id = q->id;
-	d3dqp_ioctl(dev->fd, DRM_IOCTL_D3DQ_QUEUE_DESTROY, &destroy);
-	queue_free(q);
+	d3dqp_queue_put(q);
 }
 
 /* Wait (@signal false) or Signal (@signal true): one job, see above. */
@@ -195,19 +263,27 @@ static int queue_op(struct d3dq_queue *q, struct d3dq_fence *f,
 
 	if (!q || !f || f->dev != q->dev)
 		return -EINVAL;
+	ret = queue_enter(q);
+	if (ret)
+		return ret;
 	/*
 	 * A wait whose value is there at the call is satisfied (R6): no job.
 	 * (UINT64_MAX may be a removal's: the kernel tells.)
 	 */
 	if (!signal && value <= d3dq_fence_get_completed_value(f) &&
 	    d3dq_fence_get_completed_value(f) != UINT64_MAX)
-		return 0;
-	/* A shared fence's waits go through its registration handle. */
-	s.handle = f->shared && !signal ? f->reg : f->handle;
+		goto out;
+	/* A shared fence's waits name its @reg instead (submit_ioctl()). */
+	s.handle = f->handle;
+	obj_get(f);
 	pthread_mutex_lock(&q->lock);
-	ret = submit_locked(q, signal ? NULL : &s, signal ? &s : NULL,
-			    NULL, 0);
+	ret = q->dead ? -ENODEV :
+	      submit_locked(q, signal ? NULL : &s, signal ? &s : NULL, NULL, 0,
+			    f->shared && !signal ? f : NULL);
 	pthread_mutex_unlock(&q->lock);
+	d3dqp_fence_put(f);
+out:
+	d3dqp_queue_put(q);
 	return ret;
 }
 
@@ -244,7 +320,8 @@ static int lists_check(struct d3dq_cmdlist *const *lists, uint32_t count,
 
 	for (i = 0; i < count && !ret; i++) {
 		pthread_mutex_lock(&lists[i]->lock);
-		ret = list_unusable(lists[i]);
+		/* Destroyed by another thread meanwhile: not a misuse. */
+		ret = lists[i]->dead ? -ENODEV : list_unusable(lists[i]);
 		*total += lists[i]->len;
 		pthread_mutex_unlock(&lists[i]->lock);
 	}
@@ -263,7 +340,9 @@ static int lists_submit_locked(struct d3dq_queue *q,
 		struct d3dq_cmdlist *l = lists[i];
 
 		pthread_mutex_lock(&l->lock);
-		if (list_unusable(l)) {
+		if (l->dead) {
+			ret = -ENODEV;
+		} else if (list_unusable(l)) {
 			ret = 1;
 		} else if (len + l->len > cap) {
 			ret = len ? submit_cmds_locked(q, chunk, len) : 0;
@@ -296,8 +375,14 @@ D3DQ_EXPORT int d3dq_queue_execute(struct d3dq_queue *q,
 	for (i = 0; i < count; i++)
 		if (!lists[i] || lists[i]->dev != q->dev)
 			return -EINVAL;
+	ret = queue_enter(q);
+	if (ret)
+		return ret;
+	/* The lists stay, whoever destroys them meanwhile. */
+	for (i = 0; i < count; i++)
+		obj_get(lists[i]);
 	pthread_mutex_lock(&q->lock);
-	ret = lists_check(lists, count, &total);
+	ret = q->dead ? -ENODEV : lists_check(lists, count, &total);
 	if (!ret && total) {
 		/* One list goes from its own buffer (@cap 0). */
 		cap = count == 1 ? 0 : total < q->dev->max_cmd_bytes ? total :
@@ -311,7 +396,10 @@ D3DQ_EXPORT int d3dq_queue_execute(struct d3dq_queue *q,
 	if (ret == 1) {
 		/* D3D12 removes the device for this misuse. */
 		d3dqp_dev_remove(q->dev, -EINVAL);
-		return -EINVAL;
+		ret = -EINVAL;
 	}
+	for (i = 0; i < count; i++)
+		d3dqp_cmdlist_put(lists[i]);
+	d3dqp_queue_put(q);
 	return ret;
 }
