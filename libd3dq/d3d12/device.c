@@ -453,6 +453,11 @@ device_SetEventOnMultipleFenceCompletion(ID3D12Device1 *iface,
 		}
 		fs[i] = f->f;
 	}
+	/*
+	 * A blocking call outlives the fences' Release (R14), and perhaps
+	 * the program's last reference of the device: its own keeps it.
+	 */
+	device_ref(d);
 	/* The flags have libd3dq's numbers: ALL 0, ANY 1. */
 	if (d->tokens)
 		ret = d3dq_device_set_token_on_multiple_fence_completion(
@@ -461,6 +466,7 @@ device_SetEventOnMultipleFenceCompletion(ID3D12Device1 *iface,
 		ret = d3dq_device_set_event_on_multiple_fence_completion(
 			d->dev, fs, values, count, flags, fd);
 	hr = hr_from_errno(d, ret);
+	device_unref(d);
 out:
 	if (fs != stack)
 		free(fs);

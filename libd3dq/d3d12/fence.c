@@ -60,17 +60,25 @@ static HRESULT STDMETHODCALLTYPE fence_SetEventOnCompletion(ID3D12Fence1 *iface,
 							    HANDLE event)
 {
 	struct d3d12_fence *f = impl(iface);
-	int fd;
+	struct d3d12_device *d = f->c.device;
+	HRESULT hr;
+	int fd, ret;
 
-	if (f->c.device->tokens)
-		return hr_from_errno(f->c.device,
-				     d3dq_fence_set_token_on_completion(
-					     f->f, value, event));
-	if (FAILED(handle_to_fd(event, &fd)))
+	if (!d->tokens && FAILED(handle_to_fd(event, &fd)))
 		return E_INVALIDARG;
-	return hr_from_errno(f->c.device,
-			     d3dq_fence_set_event_on_completion(f->f, value,
-								fd));
+	/*
+	 * A blocking call outlives the fence's last Release, which releases
+	 * it (R14), and so perhaps the device's: nothing of @f is used after
+	 * the call, and the call's reference keeps the device (issue 39).
+	 */
+	device_ref(d);
+	if (d->tokens)
+		ret = d3dq_fence_set_token_on_completion(f->f, value, event);
+	else
+		ret = d3dq_fence_set_event_on_completion(f->f, value, fd);
+	hr = hr_from_errno(d, ret);
+	device_unref(d);
+	return hr;
 }
 
 static HRESULT STDMETHODCALLTYPE fence_Signal(ID3D12Fence1 *iface,
