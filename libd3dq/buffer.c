@@ -96,12 +96,17 @@ D3DQ_EXPORT int d3dq_buffer_create(struct d3dq_device *dev, uint64_t size,
 	return ret;
 }
 
+/* NULL for an inherited buffer (fork): it is the parent's memory. */
 D3DQ_EXPORT void *d3dq_buffer_map(struct d3dq_buffer *buf)
 {
-	return buf ? buf->map : NULL;
+	return buf && !d3dqp_inherited(buf->dev) ? buf->map : NULL;
 }
 
-/* Once (the device's close may destroy it too). */
+/*
+ * Once (the device's close may destroy it too). An inherited buffer
+ * (fork) is only unmapped: its mapping is the child's, its handle the
+ * parent's.
+ */
 D3DQ_EXPORT void d3dq_buffer_destroy(struct d3dq_buffer *buf)
 {
 	struct drm_gem_close gclose = { 0 };
@@ -110,6 +115,10 @@ D3DQ_EXPORT void d3dq_buffer_destroy(struct d3dq_buffer *buf)
 	if (!buf || atomic_exchange(&buf->destroyed, true))
 		return;
 	dev = buf->dev;
+	if (d3dqp_inherited(dev)) {
+		munmap(buf->map, buf->map_size);
+		return;
+	}
 	pthread_mutex_lock(&dev->lock);
 	list_del(&buf->dev_link);
 	pthread_mutex_unlock(&dev->lock);

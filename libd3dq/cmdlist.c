@@ -26,8 +26,8 @@ void d3dqp_cmdlist_put(struct d3dq_cmdlist *l)
 }
 
 /*
- * A call on @l: its lock held and a reference, or -ENODEV (its device
- * closed, or destroyed) and neither.
+ * A call on @l: its lock held and a reference, or -ENODEV (inherited,
+ * its device closed, or destroyed) and neither.
  */
 static int list_lock(struct d3dq_cmdlist *l)
 {
@@ -86,10 +86,14 @@ D3DQ_EXPORT int d3dq_cmdlist_create(struct d3dq_device *dev,
 	return ret;
 }
 
-/* Once (the device's close may destroy it too). */
+/*
+ * Once (the device's close may destroy it too). An inherited list (fork)
+ * is the parent's: nothing is done, not even its lock taken.
+ */
 D3DQ_EXPORT void d3dq_cmdlist_destroy(struct d3dq_cmdlist *l)
 {
-	if (!l || atomic_exchange(&l->destroyed, true))
+	if (!l || d3dqp_inherited(l->dev) || atomic_exchange(&l->destroyed,
+							     true))
 		return;
 	pthread_mutex_lock(&l->dev->lock);
 	list_del(&l->dev_link);

@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <unistd.h>
 
 #include "internal.h"
@@ -65,6 +66,8 @@ static int device_open(const char *path, d3dq_signal_event_fn signal_event,
 	int fd, ret = 0;
 	unsigned int i;
 
+	/* Before the first device: a child of fork() must tell its own. */
+	d3dqp_fork_watch();
 	fd = open_node(path);
 	if (fd < 0)
 		return fd;
@@ -95,6 +98,7 @@ static int device_open(const char *path, d3dq_signal_event_fn signal_event,
 	dev->fd = fd;
 	atomic_init(&dev->refs, 1);
 	atomic_init(&dev->closed, false);
+	dev->fork_gen = atomic_load(&d3dqp_fork_gen);
 	dev->signal_event = signal_event;
 	dev->event_context = context;
 	dev->has_realtime = v[1] & DRM_D3DQ_FEATURE_PRIORITY;
@@ -141,6 +145,35 @@ D3DQ_EXPORT int d3dq_device_open_desc(const struct d3dq_device_desc *desc,
 }
 
 /*
+ * An inherited device's close, in a child of fork(): the child's
+ * descriptor of the parent's file and its mappings of it go, so that the
+ * child does not keep the parent's file open; nothing else (no kernel
+ * call, which would act on the parent's file, and no lock, which a
+ * thread the child does not have may hold). The memory is the child's
+ * copy of the parent's and stays.
+ */
+static void close_inherited(struct d3dq_device *dev)
+{
+	struct vpage *p;
+	struct list *pos;
+
+	if (atomic_exchange(&dev->closed, true))
+		return;
+	for (p = dev->pages; p; p = p->next)
+		munmap(p->addr, dev->page_size);
+	/* The lists are whole unless a parent's thread was changing them. */
+	if (!pthread_mutex_trylock(&dev->lock)) {
+		for (pos = dev->buffers.next; pos != &dev->buffers;
+		     pos = pos->next)
+			d3dq_buffer_destroy(container_of(pos,
+							 struct d3dq_buffer,
+							 dev_link));
+		pthread_mutex_unlock(&dev->lock);
+	}
+	close(dev->fd);
+}
+
+/*
  * @obj: the first object of @head, unlinked, with a reference for the
  * caller; NULL once there is none. dev->lock held.
  */
@@ -173,6 +206,10 @@ D3DQ_EXPORT void d3dq_device_close(struct d3dq_device *dev)
 
 	if (!dev)
 		return;
+	if (d3dqp_inherited(dev)) {
+		close_inherited(dev);
+		return;
+	}
 	pthread_mutex_lock(&dev->lock);
 	if (atomic_exchange(&dev->closed, true)) {
 		/* Closed twice: the second is the program's error. */
@@ -228,7 +265,7 @@ D3DQ_EXPORT int d3dq_device_removed_reason(struct d3dq_device *dev)
 	/* -EFAULT means "not a device": no removal has that reason. */
 	if (!dev)
 		return -EFAULT;
-	/* Closed under a call in progress. */
+	/* Inherited (no kernel call), or closed under a call in progress. */
 	if (d3dqp_dev_enter(dev))
 		return -ENODEV;
 	ret = d3dqp_dev_removal_error(dev);

@@ -6,6 +6,15 @@
  * with no lock held. One lock, the innermost; calls nothing of the
  * library. See Documentation/library.rst.
  *
+ * fork(): the child has neither the thread nor a file of its own (@home
+ * is its parent's), so the child's handler forgets both, with the
+ * parent's registrations, and counts the fork in d3dqp_fork_gen: the
+ * child's first callback device starts a thread of its own, and the
+ * parent's devices are its parent's (issue 39: the child took the
+ * thread for running, so its callbacks never came and its close waited
+ * for ever, and it rang the doorbell in the parent's file, where the
+ * parent's thread then woke at once, again and again).
+ *
  * Copyright (C) 2026 The d3dq authors
  */
 #define _GNU_SOURCE
@@ -40,6 +49,8 @@ static bool detached;			/* stopped from inside a callback */
 static bool joining;			/* someone joins it */
 static pthread_t thread;
 
+_Atomic unsigned int d3dqp_fork_gen;
+
 static void ring_locked(void)
 {
 	door_point++;
@@ -51,6 +62,7 @@ static void *dispatch_main(void *arg)
 {
 	uint32_t *handles = NULL, *h, n, i;
 	uint64_t *points = NULL, *p;
+	unsigned int gen = atomic_load(&d3dqp_fork_gen);
 	struct token_reg *r, **rp;
 	int ret;
 
@@ -96,6 +108,12 @@ static void *dispatch_main(void *arg)
 			drmSyncobjDestroy(home, r->handle);
 			pthread_mutex_unlock(&lock);
 			r->fn(r->token, r->context);
+			/*
+			 * The callback forked, and this is the child's copy
+			 * of the thread: nothing here is the child's.
+			 */
+			if (atomic_load(&d3dqp_fork_gen) != gen)
+				return NULL;
 			free(r);
 			pthread_mutex_lock(&lock);
 			pthread_cond_broadcast(&progress);
@@ -266,4 +284,53 @@ void d3dqp_dispatch_put(struct d3dq_device *owner)
 	pthread_mutex_unlock(&lock);
 	if (join)
 		pthread_join(t, NULL);
+}
+
+/*
+ * fork(): the lock is taken across it, so that the child finds the
+ * state whole; the child then forgets the parent's thread, file and
+ * registrations (their memory stays the child's copy of the parent's,
+ * unused), and counts the fork.
+ */
+static void fork_prepare(void)
+{
+	pthread_mutex_lock(&lock);
+}
+
+static void fork_parent(void)
+{
+	pthread_mutex_unlock(&lock);
+}
+
+static void fork_child(void)
+{
+	atomic_fetch_add(&d3dqp_fork_gen, 1);
+	regs = NULL;
+	tail = &regs;
+	/* The child's descriptor of the parent's file: only that goes. */
+	if (home >= 0)
+		close(home);
+	home = -1;
+	door = 0;
+	door_point = 0;
+	users = 0;
+	running = false;
+	quit = false;
+	detached = false;
+	joining = false;
+	/* Its waiters, if any, were threads the child does not have. */
+	progress = (pthread_cond_t)PTHREAD_COND_INITIALIZER;
+	pthread_mutex_unlock(&lock);
+}
+
+static void fork_install(void)
+{
+	pthread_atfork(fork_prepare, fork_parent, fork_child);
+}
+
+void d3dqp_fork_watch(void)
+{
+	static pthread_once_t once = PTHREAD_ONCE_INIT;
+
+	pthread_once(&once, fork_install);
 }

@@ -64,7 +64,8 @@ void d3dqp_fence_put(struct d3dq_fence *f)
 
 /*
  * A call on @f: a reference for its duration, or -ENODEV if the fence
- * was destroyed or its device closed (a call in progress then).
+ * was destroyed or its device closed (a call in progress then), or is
+ * its parent's (fork).
  */
 static int fence_enter(struct d3dq_fence *f)
 {
@@ -231,13 +232,15 @@ D3DQ_EXPORT int d3dq_fence_import(struct d3dq_device *dev, int fd,
 
 /*
  * Once (d3dq_device_close() may destroy it too); the memory stays for
- * the calls still in progress on it.
+ * the calls still in progress on it. An inherited fence (fork) is the
+ * parent's: nothing is done.
  */
 D3DQ_EXPORT void d3dq_fence_destroy(struct d3dq_fence *f)
 {
 	struct d3dq_device *dev;
 
-	if (!f || atomic_exchange(&f->destroyed, true))
+	if (!f || d3dqp_inherited(f->dev) || atomic_exchange(&f->destroyed,
+							     true))
 		return;
 	dev = f->dev;
 	pthread_mutex_lock(&dev->lock);

@@ -16,7 +16,10 @@
  * in progress on it; each object holds one of its device, whose
  * descriptor and memory go with the last. A destroyed object and the
  * objects of a closed device answer -ENODEV to the calls still in
- * progress on them.
+ * progress on them. In a child of fork() the objects the parent opened
+ * are inherited (d3dqp_inherited()): every call refuses them before it
+ * takes a lock or makes a kernel call (their locks may be held by
+ * threads the child does not have, their file is the parent's).
  *
  * Copyright (C) 2026 The d3dq authors
  */
@@ -81,6 +84,7 @@ struct d3dq_device {
 	int fd;
 	_Atomic int refs;		/* the program's, each object's */
 	_Atomic bool closed;		/* d3dq_device_close(), set under lock */
+	unsigned int fork_gen;		/* d3dqp_fork_gen at open */
 	bool tokens_closed;		/* under the dispatcher's lock */
 
 	/* Kernel limits and features. */
@@ -183,10 +187,26 @@ bool d3dqp_dispatch_pending(const struct d3dq_device *owner,
 			    uint32_t key_handle, uint64_t key_value,
 			    void *token);
 
-/* 0 while calls may use @dev; -ENODEV once closed. */
+/*
+ * dispatch.c: fork(). The number of forks this process comes from since
+ * the library was first used: the child's handler adds one (and forgets
+ * the parent's dispatcher, whose thread and file it does not have), so a
+ * device whose fork_gen differs is its parent's. d3dqp_fork_watch()
+ * installs the handlers (once; before the first device opens).
+ */
+extern _Atomic unsigned int d3dqp_fork_gen;
+void d3dqp_fork_watch(void);
+
+static inline bool d3dqp_inherited(const struct d3dq_device *dev)
+{
+	return dev->fork_gen != atomic_load_explicit(&d3dqp_fork_gen,
+						     memory_order_relaxed);
+}
+
+/* 0 while calls may use @dev; -ENODEV once closed, or inherited. */
 static inline int d3dqp_dev_usable(const struct d3dq_device *dev)
 {
-	return atomic_load(&dev->closed) ? -ENODEV : 0;
+	return d3dqp_inherited(dev) || atomic_load(&dev->closed) ? -ENODEV : 0;
 }
 
 /* abi.c. -EINVAL, or -EOPNOTSUPP for a priority the driver lacks. */
@@ -210,7 +230,7 @@ void d3dqp_dev_get(struct d3dq_device *dev);
 void d3dqp_dev_put(struct d3dq_device *dev);
 /*
  * A call on @dev itself: a reference for its duration (put it with
- * d3dqp_dev_put()), or -ENODEV and none (closed).
+ * d3dqp_dev_put()), or -ENODEV and none (closed, or inherited).
  */
 static inline int d3dqp_dev_enter(struct d3dq_device *dev)
 {
@@ -220,7 +240,10 @@ static inline int d3dqp_dev_enter(struct d3dq_device *dev)
 		d3dqp_dev_get(dev);
 	return ret;
 }
-/* The removal reason (0: not removed), asking the kernel if needed. */
+/*
+ * The removal reason (0: not removed), asking the kernel if needed;
+ * -ENODEV for an inherited device (no kernel call).
+ */
 int d3dqp_dev_removal_error(struct d3dq_device *dev);
 /* Link an object to @dev: -ENODEV once closed, or the removal reason. */
 int d3dqp_dev_link_object(struct d3dq_device *dev, struct list *link,

@@ -108,11 +108,13 @@ void d3dqp_dev_get(struct d3dq_device *dev)
  * is gone, with the calls that used them, so no call can name the
  * descriptor any more and it is closed (issue 39: a thread woken from a
  * wait by d3dq_device_close() used to destroy its fences on a closed,
- * or reused, descriptor).
+ * or reused, descriptor). An inherited device's descriptor is the
+ * child's copy, which its close closed already (device.c); its locks
+ * may be held by threads the child does not have, and are left alone.
  */
 void d3dqp_dev_put(struct d3dq_device *dev)
 {
-	if (atomic_fetch_sub(&dev->refs, 1) != 1)
+	if (atomic_fetch_sub(&dev->refs, 1) != 1 || d3dqp_inherited(dev))
 		return;
 	close(dev->fd);
 	pthread_mutex_destroy(&dev->lock);
@@ -182,6 +184,9 @@ int d3dqp_dev_removal_error(struct d3dq_device *dev)
 	struct drm_d3dq_remove args = { .flags = DRM_D3DQ_REMOVE_QUERY };
 	int reason = atomic_load(&dev->reason), ret;
 
+	/* The parent's file: this process knows nothing of it any more. */
+	if (d3dqp_inherited(dev))
+		return -ENODEV;
 	if (reason)
 		return reason;
 	pthread_mutex_lock(&dev->remove_lock);
@@ -211,6 +216,8 @@ int d3dqp_dev_remove(struct d3dq_device *dev, int reason)
 	struct drm_d3dq_remove query = { .flags = DRM_D3DQ_REMOVE_QUERY };
 	int ret = 0;
 
+	if (d3dqp_inherited(dev))
+		return -ENODEV;
 	pthread_mutex_lock(&dev->remove_lock);
 	if (!atomic_load(&dev->reason)) {
 		ret = d3dqp_ioctl(dev->fd, DRM_IOCTL_D3DQ_REMOVE, &args);

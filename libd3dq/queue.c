@@ -36,8 +36,8 @@ void d3dqp_queue_put(struct d3dq_queue *q)
 }
 
 /*
- * A call on @q: a reference for its duration, or -ENODEV (its device
- * closed). The lock holder still checks q->dead.
+ * A call on @q: a reference for its duration, or -ENODEV (inherited, or
+ * its device closed). The lock holder still checks q->dead.
  */
 static int queue_enter(struct d3dq_queue *q)
 {
@@ -228,14 +228,16 @@ D3DQ_EXPORT int d3dq_queue_create(struct d3dq_device *dev,
  * Armed work finishes (bounded; unless waiting for it fails, then it is
  * cancelled); held work is dropped with the queue. Once (the device's
  * close may destroy it too); the memory stays for the calls still in
- * progress on it.
+ * progress on it. An inherited queue (fork) is the parent's: nothing is
+ * done, not even its lock taken.
  */
 D3DQ_EXPORT void d3dq_queue_destroy(struct d3dq_queue *q)
 {
 	struct drm_d3dq_queue_destroy destroy = { 0 };
 	struct d3dq_device *dev;
 
-	if (!q || atomic_exchange(&q->destroyed, true))
+	if (!q || d3dqp_inherited(q->dev) || atomic_exchange(&q->destroyed,
+							     true))
 		return;
 	dev = q->dev;
 	pthread_mutex_lock(&q->lock);
