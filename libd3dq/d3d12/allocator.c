@@ -50,7 +50,8 @@ static void allocator_fini(struct child *c)
 		d3dq_buffer_destroy(chunk->buf);
 		free(chunk);
 	}
-	pthread_mutex_destroy(&a->lock);
+	if (!device_inherited(c->device))
+		pthread_mutex_destroy(&a->lock);
 }
 
 static const struct child_class allocator_class = {
@@ -69,6 +70,9 @@ static HRESULT STDMETHODCALLTYPE allocator_Reset(ID3D12CommandAllocator *iface)
 	struct scratch_chunk *c;
 	HRESULT hr = S_OK;
 
+	/* A parent's (fork): its lock may be held by a thread not here. */
+	if (device_inherited(a->c.device))
+		return DXGI_ERROR_DEVICE_REMOVED;
 	pthread_mutex_lock(&a->lock);
 	if (a->recording) {
 		hr = E_FAIL;

@@ -44,6 +44,8 @@ static void fail_locked(struct d3d12_list *l, HRESULT hr)
 
 static void fail(struct d3d12_list *l, HRESULT hr)
 {
+	if (device_inherited(l->c.device))
+		return;
 	pthread_mutex_lock(&l->lock);
 	if (l->recording)
 		fail_locked(l, hr);
@@ -54,16 +56,22 @@ static void fail(struct d3d12_list *l, HRESULT hr)
 static void check_locked(struct d3d12_list *l, int ret)
 {
 	if (ret)
-		fail_locked(l, ret == -ENOMEM ? E_OUTOFMEMORY : E_INVALIDARG);
+		fail_locked(l, ret == -ENOMEM ? E_OUTOFMEMORY :
+			    ret == -ENODEV ? DXGI_ERROR_DEVICE_REMOVED :
+			    E_INVALIDARG);
 }
 
 /*
  * Lock a list for recording: false (unlocked) if it is not recording;
  * recording into a closed list is ignored, as the D3D12 runtime does
- * without its debug layer.
+ * without its debug layer, and so is recording into a parent's list in a
+ * child of fork() (its lock may be held by a thread the child does not
+ * have).
  */
 static bool record_begin(struct d3d12_list *l)
 {
+	if (device_inherited(l->c.device))
+		return false;
 	pthread_mutex_lock(&l->lock);
 	if (l->recording)
 		return true;
@@ -98,13 +106,16 @@ static struct d3d12_query_heap *query_heap_of(struct d3d12_list *l,
 static void list_fini(struct child *c)
 {
 	struct d3d12_list *l = container_of(c, struct d3d12_list, c);
+	bool inherited = device_inherited(c->device);
 
 	if (l->allocator) {
-		allocator_detach(l->allocator, l);
+		if (!inherited)
+			allocator_detach(l->allocator, l);
 		ID3D12CommandAllocator_Release(&l->allocator->iface);
 	}
 	d3dq_cmdlist_destroy(l->l);
-	pthread_mutex_destroy(&l->lock);
+	if (!inherited)
+		pthread_mutex_destroy(&l->lock);
 }
 
 static const struct child_class list_class = {
@@ -149,6 +160,8 @@ static HRESULT STDMETHODCALLTYPE list_Close(ID3D12GraphicsCommandList2 *iface)
 	HRESULT hr;
 	int ret;
 
+	if (device_inherited(l->c.device))
+		return DXGI_ERROR_DEVICE_REMOVED;
 	pthread_mutex_lock(&l->lock);
 	if (!l->recording) {
 		pthread_mutex_unlock(&l->lock);
@@ -160,6 +173,7 @@ static HRESULT STDMETHODCALLTYPE list_Close(ID3D12GraphicsCommandList2 *iface)
 	if (SUCCEEDED(hr)) {
 		ret = d3dq_cmdlist_close(l->l);
 		hr = ret == -ENOMEM ? E_OUTOFMEMORY :
+		     ret == -ENODEV ? DXGI_ERROR_DEVICE_REMOVED :
 		     ret ? E_INVALIDARG : S_OK;
 	}
 	pthread_mutex_unlock(&l->lock);
@@ -191,6 +205,8 @@ static HRESULT STDMETHODCALLTYPE list_Reset(ID3D12GraphicsCommandList2 *iface,
 
 	if (initial_state)
 		return E_INVALIDARG;
+	if (device_inherited(l->c.device))
+		return DXGI_ERROR_DEVICE_REMOVED;
 	pthread_mutex_lock(&l->lock);
 	if (l->recording) {
 		hr = E_FAIL;

@@ -9,6 +9,13 @@
  * not removed. Every device child holds a reference on its device.
  * d3d12_d3dq_create_device() creates another device each time, whose
  * events are the program's tokens (include/d3dq/d3d12_d3dq.h).
+ *
+ * fork(): the child's first D3D12CreateDevice opens a device of its own
+ * (issue 39: it returned the parent's, on the parent's file, where the
+ * child's hang or misuse removed the parent's device); the parent's
+ * devices and their children answer DXGI_ERROR_DEVICE_REMOVED there
+ * (libd3dq refuses them), and the methods that would take a lock of this
+ * layer check device_inherited() first.
  */
 #include <errno.h>
 #include <limits.h>
@@ -22,6 +29,32 @@
 
 static pthread_mutex_t cache_lock = PTHREAD_MUTEX_INITIALIZER;
 static struct d3d12_device *cache;
+
+_Atomic unsigned int d3d12_fork_gen;
+
+/* The cache lock is taken across fork(); the child forgets the device. */
+static void fork_prepare(void)
+{
+	pthread_mutex_lock(&cache_lock);
+}
+
+static void fork_parent(void)
+{
+	pthread_mutex_unlock(&cache_lock);
+}
+
+static void fork_child(void)
+{
+	atomic_fetch_add(&d3d12_fork_gen, 1);
+	/* Still the program's, with the references it holds. */
+	cache = NULL;
+	pthread_mutex_unlock(&cache_lock);
+}
+
+static void fork_install(void)
+{
+	pthread_atfork(fork_prepare, fork_parent, fork_child);
+}
 
 static const ID3D12Device1Vtbl device_vtbl;
 
@@ -72,7 +105,8 @@ static void device_destroy(struct d3d12_device *d)
 	pthread_mutex_unlock(&cache_lock);
 	priv_free(&d->priv);
 	d3dq_device_close(d->dev);
-	pthread_mutex_destroy(&d->va_lock);
+	if (!device_inherited(d))
+		pthread_mutex_destroy(&d->va_lock);
 	free(d->bufs);
 	free(d);
 }
@@ -91,8 +125,11 @@ static HRESULT device_open(const struct d3d12_d3dq_device_create_info *info,
 	struct d3dq_device_desc desc = D3DQ_DEVICE_DESC_INIT;
 	int ret;
 
+	static pthread_once_t once = PTHREAD_ONCE_INIT;
+
 	if (!d)
 		return E_OUTOFMEMORY;
+	pthread_once(&once, fork_install);
 	if (info) {
 		/*
 		 * The same function type: HRESULT is int32_t, HANDLE void *
@@ -110,6 +147,7 @@ static HRESULT device_open(const struct d3d12_d3dq_device_create_info *info,
 		return ret == -ENOMEM ? E_OUTOFMEMORY : DXGI_ERROR_UNSUPPORTED;
 	}
 	SET_VTBL(&d->iface, &device_vtbl);
+	d->fork_gen = atomic_load(&d3d12_fork_gen);
 	atomic_init(&d->refs, 1);
 	atomic_init(&d->removed_hr, S_OK);
 	priv_init(&d->priv);
@@ -1041,6 +1079,9 @@ void device_del_buffer(struct d3d12_device *d, struct d3d12_resource *r)
 {
 	ptrdiff_t i;
 
+	/* A parent's (fork): its lock may be held by a thread not here. */
+	if (device_inherited(d))
+		return;
 	pthread_mutex_lock(&d->va_lock);
 	i = va_search(d, r->va);
 	if (i >= 0 && d->bufs[i] == r) {

@@ -235,12 +235,28 @@ struct d3d12_device {
 	 */
 	_Atomic HRESULT removed_hr;
 
+	/* d3d12_fork_gen at creation: another one's is a parent's device. */
+	unsigned int fork_gen;
+
 	/* Live buffers sorted by GPU virtual address (they only grow). */
 	pthread_mutex_t va_lock;
 	struct d3d12_resource **bufs;
 	size_t nbufs, capbufs;
 	uint64_t next_va;
 };
+
+/*
+ * The number of forks this process comes from (device.c): a device
+ * created before the last one is its parent's, whose locks may be held
+ * by threads this process does not have.
+ */
+extern _Atomic unsigned int d3d12_fork_gen;
+
+static inline bool device_inherited(const struct d3d12_device *d)
+{
+	return d->fork_gen != atomic_load_explicit(&d3d12_fork_gen,
+						   memory_order_relaxed);
+}
 
 void device_ref(struct d3d12_device *d);
 /*
