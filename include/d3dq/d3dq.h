@@ -5,8 +5,14 @@
  * Copyright (C) 2026 The d3dq authors
  *
  * Every function returning int returns 0 on success or a negative errno.
- * Every object may be used from several threads at once. Passing NULL to a
- * *_destroy() or *_close() function does nothing.
+ * Every object may be used from several threads at once, and destroyed
+ * (or its device closed) while calls begun before are in progress on it:
+ * they use no freed memory and no closed descriptor, and return -ENODEV
+ * (or 0 for a wait the destruction released). Exceptions, which take no
+ * reference: d3dq_fence_get_completed_value() and d3dq_buffer_map(). In
+ * a child of fork(), every call on an object of the parent returns
+ * -ENODEV. See libd3dq(3), THREAD SAFETY. Passing NULL to a *_destroy()
+ * or *_close() function does nothing.
  */
 #ifndef D3DQ_D3DQ_H
 #define D3DQ_D3DQ_H
