@@ -5,7 +5,8 @@
  * differences (memory, counts), so "make bench" cannot rot unnoticed. The
  * figures are those the program lists in its JSON ("figures"), at least
  * the nine of issue 15, figure 10 has its panel with a throttled
- * submitter of direct jobs, and figure 11 its two processes.
+ * submitter of direct jobs, figure 11 its two processes, and figure 12
+ * its signals next to nodes another process parked.
  *
  * Copyright (C) 2026 The d3dq authors
  */
@@ -73,12 +74,18 @@ static double field(const char *line, const char *name)
 
 /*
  * Rows that must be there: figure 10's panel of a submitter of direct
- * jobs, throttled or not (issue 24, item 5), and figure 11's release of
- * a queue in another process next to the raw wake (issue 25).
+ * jobs, throttled or not (issue 24, item 5), figure 11's release of a
+ * queue in another process next to the raw wake (issue 25), and figure
+ * 12's signal next to no node and to the most nodes another process
+ * parked (a few thousand with --smoke) above its value, and at or below
+ * it with the longest gap a 1 ms sleeper saw (issue 38, item 2).
  */
 static const char *const required_keys[] = {
 	"engine_small_hogs", "engine_small_direct_normal",
 	"engine_small_direct_throttled", "xproc_raw_wake", "xproc_lib",
+	"nodes_above_none", "nodes_above_max", "nodes_below_signal_none",
+	"nodes_below_signal_max", "nodes_below_gap_none",
+	"nodes_below_gap_max", "nodes_below_spin_max", "nodes_gap_target",
 };
 
 #define NREQUIRED (sizeof(required_keys) / sizeof(required_keys[0]))

@@ -46,6 +46,8 @@ struct sizes {
 	int idle_queues;	/* figure 8 */
 	int idle_fences;
 	int frames;		/* figure 9, per variant */
+	long nodes_max;		/* figure 12: most nodes parked (0: the bound) */
+	int node_reps;		/* figure 12: signals per N at or below */
 };
 
 extern struct sizes sz;
@@ -186,6 +188,12 @@ struct mem {
 };
 
 struct mem mem_now(void);
+
+/*
+ * The kernel's preemption model, the word in parentheses of debugfs's
+ * sched/preempt ("none voluntary (full)"), or "" if it cannot be read.
+ */
+void preempt_model(char *buf, size_t len);
 
 /* --- library helpers (raw.c) --------------------------------------------- */
 

@@ -30,6 +30,7 @@ static const struct sizes full_sizes = {
 	.gcv_batch = 2000, .query_batch = 50, .pending = 1000,
 	.scale_reps = 3, .scale_max = 1024, .long_signals = 1000000,
 	.idle_queues = 1023, .idle_fences = 10000, .frames = 1000,
+	.nodes_max = 0, .node_reps = 20,
 };
 
 static const struct sizes smoke_sizes = {
@@ -37,6 +38,7 @@ static const struct sizes smoke_sizes = {
 	.gcv_batch = 1000, .query_batch = 20, .pending = 100,
 	.scale_reps = 1, .scale_max = 64, .long_signals = 2000,
 	.idle_queues = 32, .idle_fences = 200, .frames = 20,
+	.nodes_max = 4096, .node_reps = 3,
 };
 
 struct sizes sz;

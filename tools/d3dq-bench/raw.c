@@ -232,6 +232,29 @@ struct mem mem_now(void)
 	return m;
 }
 
+/*
+ * The kernel's preemption model, the word in parentheses of debugfs's
+ * sched/preempt ("none voluntary (full)"), or "" if it cannot be read.
+ */
+void preempt_model(char *buf, size_t len)
+{
+	char line[128] = "", *a, *b;
+	ssize_t n;
+	int fd;
+
+	buf[0] = '\0';
+	fd = open("/sys/kernel/debug/sched/preempt", O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return;
+	n = read(fd, line, sizeof(line) - 1);
+	close(fd);
+	line[n > 0 ? n : 0] = '\0';
+	a = strchr(line, '(');
+	b = a ? strchr(a, ')') : NULL;
+	if (b)
+		snprintf(buf, len, "%.*s", (int)(b - a - 1), a + 1);
+}
+
 /* --- library helpers --- */
 
 struct d3dq_queue *lib_queue(struct d3dq_device *dev)
