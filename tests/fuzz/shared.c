@@ -33,7 +33,8 @@
  * slot changed during the call, ENODEV only once a removal of the file
  * began or the device is being unplugged, ...), and what the uapi
  * promises holds: through a removed file FENCE_CREATE, FENCE_IMPORT,
- * QUEUE_CREATE, FENCE_SIGNAL and FENCE_EXPORT_SYNC_FILE fail with
+ * FENCE_EXPORT, QUEUE_CREATE, FENCE_SIGNAL and FENCE_EXPORT_SYNC_FILE
+ * fail with
  * ENODEV, waits return at once, registrations fire in their call and
  * every value read through a mapping is UINT64_MAX; sentinel fences
  * nobody signals keep their value for every other holder (the other
@@ -674,7 +675,8 @@ static int export(struct ctx *c, const struct ref *r)
 		return -1;
 	}
 	expect(c, "FENCE_EXPORT", xfd,
-	       E(EMFILE) | (same ? 0 : E(ENOENT) | E(EINVAL)));
+	       E(EMFILE) | if_removing(c) |
+	       (same ? 0 : E(ENOENT) | E(EINVAL)));
 	return -1;
 }
 
