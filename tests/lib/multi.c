@@ -19,6 +19,7 @@
 
 #include "kselftest_harness.h"
 #include "util/util.h"
+#include "common/task.h"
 
 #define ALL D3DQ_MULTIPLE_FENCE_WAIT_ALL
 #define ANY D3DQ_MULTIPLE_FENCE_WAIT_ANY
@@ -208,50 +209,6 @@ static void *all_waiter_main(void *arg)
 	return NULL;
 }
 
-/* Read /proc/self/task/@tid/@what into @buf: its length, or -1. */
-static int task_read(pid_t tid, const char *what, char *buf, size_t size)
-{
-	char path[64];
-	ssize_t n;
-	int fd;
-
-	snprintf(path, sizeof(path), "/proc/self/task/%d/%s", tid, what);
-	fd = open(path, O_RDONLY);
-	if (fd < 0)
-		return -1;
-	n = read(fd, buf, size - 1);
-	close(fd);
-	if (n < 0)
-		return -1;
-	buf[n] = 0;
-	return (int)n;
-}
-
-/*
- * Wait (10 s at most) until thread @tid sleeps in the kernel, in a call
- * into the driver: its state is S (stat) and the system call it is in is
- * ioctl(2) (syscall), not a lock of the C library or a sleep of its own.
- * (wchan names the kernel function only for some waits: "0" for a DRM
- * syncobj wait on 6.12.)
- */
-static bool asleep_in_driver(pid_t tid)
-{
-	char stat[512], call[256], *p;
-	int i;
-
-	for (i = 0; i < 10000; i++) {
-		if (task_read(tid, "stat", stat, sizeof(stat)) <= 0 ||
-		    task_read(tid, "syscall", call, sizeof(call)) <= 0)
-			return false;
-		p = strrchr(stat, ')');
-		if (p && p[1] == ' ' && p[2] == 'S' &&
-		    atol(call) == SYS_ioctl && call[0] != 'r')
-			return true;
-		usleep(1000);
-	}
-	return false;
-}
-
 static int all_waiter_start(struct all_waiter *w, pthread_t *t)
 {
 	w->done = util_eventfd();
@@ -262,7 +219,7 @@ static int all_waiter_start(struct all_waiter *w, pthread_t *t)
 		return -1;
 	while (!atomic_load(&w->tid))
 		usleep(1000);
-	return asleep_in_driver(atomic_load(&w->tid)) ? 0 : -1;
+	return task_asleep_in_driver(atomic_load(&w->tid)) ? 0 : -1;
 }
 
 /*
@@ -315,11 +272,11 @@ TEST_F(mf, all_blocking_shared_rewound_and_destroyed)
 	w.fs[2] = s1;
 	ASSERT_EQ(0, all_waiter_start(&w, &t));
 	d3dq_fence_destroy(s2);
-	ASSERT_TRUE(asleep_in_driver(atomic_load(&w.tid)));
+	ASSERT_TRUE(task_asleep_in_driver(atomic_load(&w.tid)));
 	EXPECT_EQ(0, util_event_take(w.done));
 	ASSERT_EQ(0, d3dq_fence_signal(s1, 1));
 	ASSERT_EQ(0, d3dq_fence_signal(s1, 0));
-	ASSERT_TRUE(asleep_in_driver(atomic_load(&w.tid)));
+	ASSERT_TRUE(task_asleep_in_driver(atomic_load(&w.tid)));
 	EXPECT_EQ(0, util_event_take(w.done));
 	ASSERT_EQ(0, d3dq_fence_signal(self->f[0], 10));
 	EXPECT_EQ(1, util_event_wait(w.done, 10000));
