@@ -283,13 +283,15 @@ int d3dq_ioctl_submit(struct drm_device *drm, void *data,
 		ret = d3dq_file_held_full(dfile) ? -ENOSPC :
 		      d3dq_submit_hold(job, &signals, args->signals.count,
 				       &bos, &taken);
+		/* Once the lock is dropped the arming work may free the job. */
+		if (!ret)
+			args->seqno = job->file_seqno;
 		mutex_unlock(&queue->submit_lock);
 		if (ret) {
 			kvfree(taken.waits);
 			goto err_bos;
 		}
 		d3dq_jobs_free(&taken.taken);
-		args->seqno = job->file_seqno;
 		args->out_flags |= DRM_D3DQ_SUBMIT_HELD;
 		return 0;
 	}
