@@ -440,7 +440,7 @@ help:
 	@echo '  make check      lint, then every test suite in a VM per kernel'
 	@echo '  make lint       checkpatch, sparse (C=2) and W=1 module builds only'
 	@echo '  make check-debug  every suite on a debug kernel (KASAN, lockdep, kmemleak; built once, ~1 h)'
-	@echo '  make fuzz-long | stress-long   10^7 fuzzer calls / 20x stress per kernel'
+	@echo '  make fuzz-long | stress-long   10^7 fuzzer calls + 10^6 multi-process operations / 20x stress per kernel'
 	@echo '  make model-long  the reference-model checker, 2 x 15 min per kernel (TCG single + multi)'
 	@echo '  make model-breakage  does the checker catch each tests/model/breakage/*.patch?'
 	@echo '  make check-tsan  tests/lib with a ThreadSanitizer build of the library, in the VM'
