@@ -393,6 +393,26 @@ static void d3dq_job_step_end(struct d3dq_job *job)
 }
 
 /*
+ * The engine times its job itself, at the beginning of each step and at
+ * each DELAY, so that a job never runs past its timeout by more than a
+ * step, however late the timers (d3dq_timedout_job(), the watchdog) run
+ * on a loaded machine. A job that has used its time is expired here (its
+ * queue's lock held).
+ *
+ * Return: the engine time @job has left at @now, zero or less if expired.
+ */
+static s64 d3dq_engine_time_job(struct d3dq_job *job, ktime_t now)
+{
+	s64 left = d3dq_job_left_ns(job, now);
+
+	if (left <= 0 && !job->cancel) {
+		d3dq_job_expire_locked(job);
+		d3dq_job_warn_timeout(job);
+	}
+	return left;
+}
+
+/*
  * Run the queue's job until @budget is spent, a DELAY that has not
  * elapsed, or its end. A job that has more to run goes back to the ready
  * lists.
@@ -404,6 +424,8 @@ static void d3dq_engine_step(struct d3dq_queue *queue, s64 budget)
 	struct d3dq_job *job;
 	bool complete, entered;
 	int err, idx;
+	ktime_t now;
+	s64 left;
 
 	/*
 	 * An unplug cancels every running job before it waits for the
@@ -420,6 +442,7 @@ static void d3dq_engine_step(struct d3dq_queue *queue, s64 budget)
 	if (!entered && !job->cancel)
 		WRITE_ONCE(job->cancel, -ENODEV);
 	d3dq_job_step_begin(job);
+	d3dq_engine_time_job(job, job->since);
 
 	for (;;) {
 		err = job->cancel;
@@ -427,9 +450,21 @@ static void d3dq_engine_step(struct d3dq_queue *queue, s64 budget)
 			break;
 
 		if (job->delaying) {
-			if (ktime_before(ktime_get(), job->delay_end)) {
-				/* Not while cancelled: see d3dq_engine_kick(). */
-				hrtimer_start(&engine->timer, job->delay_end,
+			now = ktime_get();
+			if (ktime_before(now, job->delay_end)) {
+				left = d3dq_engine_time_job(job, now);
+				if (left <= 0)
+					continue;
+				/*
+				 * Not while cancelled: see d3dq_engine_kick().
+				 * At the end of the DELAY or of the job's
+				 * time, whichever comes first.
+				 */
+				hrtimer_start(&engine->timer,
+					      ktime_before(ktime_add_ns(now, left),
+							   job->delay_end) ?
+					      ktime_add_ns(now, left) :
+					      job->delay_end,
 					      HRTIMER_MODE_ABS);
 				d3dq_job_step_end(job);
 				spin_unlock(&queue->lock);

@@ -807,39 +807,64 @@ u64 d3dq_job_ran_ns(const struct d3dq_job *job, ktime_t now)
 }
 
 /**
- * d3dq_job_check_timeout_locked - Stop the engine's job if it ran too long.
- * @job: the engine's current job, its queue's lock held
- * @left: set to the jiffies left if it did not
+ * d3dq_job_left_ns - The engine time a job has left before its timeout.
+ * @job: the job, its queue's lock held
+ * @now: the time to count up to
  *
- * A job that ran for the timeout loses its queue (-ETIMEDOUT) and is
- * cancelled with -ETIMEDOUT; the caller kicks the engine, which stops it
- * at the next command boundary and signals its fences.
- *
- * Return: whether the job timed out.
+ * Return: the time in ns, zero or less once the job has used its time.
  */
-bool d3dq_job_check_timeout_locked(struct d3dq_job *job, unsigned long *left)
+s64 d3dq_job_left_ns(const struct d3dq_job *job, ktime_t now)
+{
+	return (s64)d3dq_job_timeout_ms * NSEC_PER_MSEC -
+	       (s64)d3dq_job_ran_ns(job, now);
+}
+
+/**
+ * d3dq_job_expire_locked - Time out the engine's job.
+ * @job: the engine's current job, its queue's lock held
+ *
+ * The job loses its queue (-ETIMEDOUT) and is cancelled with -ETIMEDOUT:
+ * the engine stops it at the next command boundary and signals its
+ * fences. The caller warns (d3dq_job_warn_timeout()) and, outside the
+ * engine, kicks the engine.
+ */
+void d3dq_job_expire_locked(struct d3dq_job *job)
 {
 	struct d3dq_queue *queue = job->queue;
-	s64 limit = (s64)d3dq_job_timeout_ms * NSEC_PER_MSEC;
-	s64 ran;
 
 	lockdep_assert_held(&queue->lock);
 
-	ran = d3dq_job_ran_ns(job, ktime_get());
-	/*
-	 * The watchdog counts whole jiffies: within two jiffies of the
-	 * timeout is the timeout.
-	 */
-	if (ran + (s64)jiffies_to_nsecs(2) < limit) {
-		*left = nsecs_to_jiffies(limit - ran) + 1;
-		return false;
-	}
 	d3dq_queue_set_lost_locked(queue, -ETIMEDOUT);
 	if (!job->cancel)
 		WRITE_ONCE(job->cancel, -ETIMEDOUT);
 	atomic_inc(&queue->usage->timeouts);
 	trace_d3dq_timeout(queue->usage->client_id, queue->id,
 			   d3dq_job_seqno(job), -ETIMEDOUT);
+}
+
+/**
+ * d3dq_job_check_timeout_locked - Stop the engine's job if it ran too long.
+ * @job: the engine's current job, its queue's lock held
+ * @left: set to the jiffies left if it did not
+ *
+ * For the timers (the scheduler's timeout, the engine's watchdog): a job
+ * that ran for the timeout, within two jiffies, is expired
+ * (d3dq_job_expire_locked()); the caller kicks the engine.
+ *
+ * Return: whether the job timed out.
+ */
+bool d3dq_job_check_timeout_locked(struct d3dq_job *job, unsigned long *left)
+{
+	s64 rest = d3dq_job_left_ns(job, ktime_get());
+
+	lockdep_assert_held(&job->queue->lock);
+
+	/* The timers count whole jiffies. */
+	if (rest > (s64)jiffies_to_nsecs(2)) {
+		*left = nsecs_to_jiffies(rest) + 1;
+		return false;
+	}
+	d3dq_job_expire_locked(job);
 	return true;
 }
 

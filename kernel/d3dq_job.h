@@ -231,6 +231,8 @@ void d3dq_job_run_claimed(struct d3dq_job *job);
 void d3dq_job_push(struct d3dq_job *job);
 bool d3dq_job_dependency_failed(struct d3dq_job *job);
 u64 d3dq_job_ran_ns(const struct d3dq_job *job, ktime_t now);
+s64 d3dq_job_left_ns(const struct d3dq_job *job, ktime_t now);
+void d3dq_job_expire_locked(struct d3dq_job *job);
 bool d3dq_job_check_timeout_locked(struct d3dq_job *job,
 				   unsigned long *left);
 void d3dq_job_warn_timeout(struct d3dq_job *job);
