@@ -35,13 +35,34 @@ struct vm_area_struct;
  * registration holds a reference. The fence refers to its device, never
  * to a file, so it outlives the file that created it.
  */
+struct d3dq_fence_cond;
 struct d3dq_queue;
+struct d3dq_release_fence;
 
 /* Queues a CPU signal arms in its own call, each referenced, once. */
 #define D3DQ_FENCE_KICKS	8
 struct d3dq_fence_kicks {
 	struct d3dq_queue *queues[D3DQ_FENCE_KICKS];
 	u32 count;
+};
+
+/* Nodes one hold of a fence's lock satisfies, at most. */
+#define D3DQ_FENCE_BATCH	32
+
+/*
+ * What a batch of a value write satisfied and fires once the fence's
+ * lock is dropped (d3dq_fence_drain_locked()): eventfds to signal, each
+ * with its registration's firing reference (@cond), and released job
+ * waits, each a referenced release fence to signal and a referenced
+ * queue to arm, either may be NULL.
+ */
+struct d3dq_fence_fired {
+	u32 count;
+	struct {
+		struct d3dq_fence_cond *cond;
+		struct d3dq_release_fence *rf;
+		struct d3dq_queue *queue;
+	} fires[D3DQ_FENCE_BATCH];
 };
 
 struct d3dq_fence {
@@ -85,12 +106,8 @@ struct d3dq_fence {
 	u64 drain_to;
 	u64 drain_change;
 	u64 fire_change;
-	/*
-	 * While a CPU signal writes the value (under @lock): where the
-	 * queues whose held jobs it released go, to be armed in its call
-	 * (d3dq_queue_arm_now()) rather than by their arming work.
-	 */
-	struct d3dq_fence_kicks *kicks;
+	/* While a batch of a write runs (under @lock): what it fires after. */
+	struct d3dq_fence_fired *fired;
 
 	struct list_head link;		/* in d3dq_device.fences */
 };

@@ -40,52 +40,101 @@ static void d3dq_fence_cond_put(struct d3dq_fence_cond *cond)
 }
 
 /*
- * A wait of @queue's held job was satisfied (@fence's lock held): have
- * the CPU signal that writes @fence arm the queue in its call, else the
- * queue's arming work.
+ * A wait of @queue's held job was satisfied (referenced by the caller;
+ * the reference is consumed): have the CPU signal that writes the fence
+ * arm the queue in its call (@kicks), else the queue's arming work.
  */
-static void d3dq_fence_kick(struct d3dq_fence *fence,
+static void d3dq_fence_kick(struct d3dq_fence_kicks *kicks,
 			    struct d3dq_queue *queue)
 {
-	struct d3dq_fence_kicks *kicks = fence->kicks;
 	u32 i;
 
 	if (kicks) {
-		for (i = 0; i < kicks->count; i++)
-			if (kicks->queues[i] == queue)
+		for (i = 0; i < kicks->count; i++) {
+			if (kicks->queues[i] == queue) {
+				d3dq_queue_put(queue);
 				return;
+			}
+		}
 		if (kicks->count < ARRAY_SIZE(kicks->queues)) {
-			d3dq_queue_get(queue);
 			kicks->queues[kicks->count++] = queue;
 			return;
 		}
 	}
 	d3dq_queue_kick_held(queue);
+	d3dq_queue_put(queue);
 }
 
-/* @node fired its condition: its fence's lock is held. */
+/*
+ * Fire what a batch of a value write satisfied, the fence's lock
+ * dropped: eventfd wake-ups and release fence callbacks run the lists of
+ * whoever waits there, which the writer does not choose the length of.
+ * A released wait's fence signals before its queue is armed, which
+ * looks at it.
+ */
+static void d3dq_fence_fire(struct d3dq_fence_fired *fired,
+			    struct d3dq_fence_kicks *kicks)
+{
+	u32 i;
+
+	for (i = 0; i < fired->count; i++) {
+		if (fired->fires[i].cond) {
+			d3dq_eventfd_signal(fired->fires[i].cond->ctx);
+			d3dq_fence_cond_put(fired->fires[i].cond);
+			continue;
+		}
+		if (fired->fires[i].rf) {
+			d3dq_release_fence_signal(fired->fires[i].rf, true);
+			dma_fence_put(&fired->fires[i].rf->base);
+		}
+		if (fired->fires[i].queue)
+			d3dq_fence_kick(kicks, fired->fires[i].queue);
+	}
+	fired->count = 0;
+}
+
+/*
+ * @node fired its condition: its fence's lock is held. In a batch of a
+ * value write, what runs other users' lists is left to d3dq_fence_fire().
+ */
 static void d3dq_fence_cond_fire(struct d3dq_fence_node *node)
 {
 	struct d3dq_fence_cond *cond = node->cond;
 	struct d3dq_fence_evt *evt = cond->evt;
+	struct d3dq_fence *fence = node->fence;
+	struct d3dq_fence_fired *fired = fence->fired;
+	struct d3dq_release_fence *rf = cond->release;
 
 	/*
 	 * The value was reached: the job no longer waits for a job. A held
 	 * job may be armed now: only mark it and queue the work that does.
+	 * An exported value's release fence stands for the job it is bound
+	 * to: a removal's ~0 leaves it to that job's end, which follows
+	 * soon (a stopped queue's jobs end as they reach the engine) and
+	 * carries the job's error.
 	 */
-	if (cond->release) {
-		/*
-		 * An exported value's release fence stands for the job it is
-		 * bound to: a removal's ~0 leaves it to that job's end,
-		 * which follows soon (a stopped queue's jobs end as they
-		 * reach the engine) and carries the job's error.
-		 */
-		if (!node->fence->removed || !cond->release->propagate)
-			d3dq_release_fence_signal(cond->release, true);
-		if (cond->queue)
-			d3dq_fence_kick(node->fence, cond->queue);
+	if (rf) {
+		if (fence->removed && rf->propagate)
+			rf = NULL;
+		if (fired) {
+			if (rf)
+				dma_fence_get(&rf->base);
+			if (cond->queue)
+				d3dq_queue_get(cond->queue);
+			fired->fires[fired->count].cond = NULL;
+			fired->fires[fired->count].rf = rf;
+			fired->fires[fired->count++].queue = cond->queue;
+			return;
+		}
+		if (rf)
+			d3dq_release_fence_signal(rf, true);
+		if (cond->queue) {
+			d3dq_queue_get(cond->queue);
+			d3dq_fence_kick(NULL, cond->queue);
+		}
 		return;
 	}
+	/* The waiter's own wait queue: nobody else waits there. */
 	if (!cond->ctx && !cond->syncobj) {
 		wake_up_all(&cond->wq);
 		return;
@@ -96,7 +145,6 @@ static void d3dq_fence_cond_fire(struct d3dq_fence_node *node)
 	 * change is not signalled again.
 	 */
 	if (cond->ctx) {
-		struct d3dq_fence *fence = node->fence;
 		u64 *last = NULL;
 
 		if (evt)
@@ -105,6 +153,12 @@ static void d3dq_fence_cond_fire(struct d3dq_fence_node *node)
 		if (!last || *last != fence->fire_change) {
 			if (last)
 				*last = fence->fire_change;
+			if (fired) {
+				/* With the firing's reference. */
+				fired->fires[fired->count].cond = cond;
+				fired->fires[fired->count++].rf = NULL;
+				return;
+			}
 			d3dq_eventfd_signal(cond->ctx);
 		}
 	}
@@ -184,9 +238,6 @@ void d3dq_fence_change_locked(struct d3dq_fence *fence)
 	fence->fire_drain = false;
 }
 
-/* Nodes one hold of a fence's lock satisfies, at most. */
-#define D3DQ_FENCE_BATCH	64
-
 /*
  * Satisfy a batch of the nodes the pending write reaches, lowest first
  * (the fence's lock held): whether some are left.
@@ -224,7 +275,11 @@ static bool d3dq_fence_drain_batch_locked(struct d3dq_fence *fence)
  * A write satisfies the nodes it reaches %D3DQ_FENCE_BATCH per hold of
  * the lock, interrupts enabled in between, however many other files
  * parked there: whoever wrote finishes it, and whoever writes next
- * helps first. No other write begins meanwhile, so the nodes at or below
+ * helps first. Under the lock a node costs its unlisting and an entry
+ * in the batch's &struct d3dq_fence_fired; eventfds and release fences
+ * (whose wait queues and callbacks other users fill) are signalled after
+ * each batch, the lock dropped, before this returns (R2: a CPU signal's
+ * events fire in its call). No other write begins meanwhile, so the nodes at or below
  * the write's value are exactly those it reached: one armed since (the
  * value was stored already) is satisfied at its call and never listed.
  */
@@ -232,6 +287,7 @@ void d3dq_fence_drain_locked(struct d3dq_fence *fence, unsigned long *flags,
 			     u64 change, struct d3dq_fence_kicks *kicks)
 	__must_hold(&fence->lock)
 {
+	struct d3dq_fence_fired fired = { .count = 0 };
 	bool more;
 
 	lockdep_assert_held(&fence->lock);
@@ -239,16 +295,17 @@ void d3dq_fence_drain_locked(struct d3dq_fence *fence, unsigned long *flags,
 	for (;;) {
 		if (!fence->draining || (change && fence->drain_change != change))
 			return;
-		fence->kicks = kicks;
+		fence->fired = &fired;
 		more = d3dq_fence_drain_batch_locked(fence);
-		fence->kicks = NULL;
-		if (!more)
+		fence->fired = NULL;
+		if (!more && !fired.count)
 			return;
 		spin_unlock_irqrestore(&fence->lock, *flags);
+		d3dq_fence_fire(&fired, kicks);
 		/* A CPU signal's ioctl lets others run; a signalling path spins. */
-		if (preemptible())
+		if (more && preemptible())
 			cond_resched();
-		else
+		else if (more)
 			cpu_relax();
 		spin_lock_irqsave(&fence->lock, *flags);
 	}
