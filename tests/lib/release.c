@@ -22,6 +22,7 @@
 #include <unistd.h>
 
 #include "kselftest_harness.h"
+#include "common/task.h"
 #include "util/util.h"
 
 FIXTURE(rel) {
@@ -178,8 +179,8 @@ static void blocked_shared(struct __test_metadata *_metadata,
 				       &b.f));
 	ASSERT_EQ(0, pthread_create(&t, NULL, block, &b));
 	while (!atomic_load(&b.tid))
-		;
-	util_sleep_ms(200);
+		task_sleep_ms(1);
+	ASSERT_TRUE(task_asleep_in_driver(atomic_load(&b.tid)));
 	before = switches(b.tid);
 	util_sleep_ms(600);
 	after = switches(b.tid);
