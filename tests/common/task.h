@@ -183,7 +183,7 @@ static inline int task_render_fds(void)
  */
 static inline long task_fdinfo_sum(const char *key)
 {
-	char path[300], target[256], info[2048], *p;
+	char path[300], target[256], info[4096], *p;
 	struct dirent *e;
 	DIR *d = opendir("/proc/self/fd");
 	size_t klen = strlen(key);
