@@ -177,6 +177,102 @@ static inline int task_render_fds(void)
 }
 
 /*
+ * The sum of fdinfo's "@key:\tN" (d3dq-jobs-held, d3dq-jobs-in-flight:
+ * Documentation/driver.rst) over every d3dq file this process has open;
+ * -1 if it has none or a file lacks the key.
+ */
+static inline long task_fdinfo_sum(const char *key)
+{
+	char path[300], target[256], info[4096], *p;
+	struct dirent *e;
+	DIR *d = opendir("/proc/self/fd");
+	size_t klen = strlen(key);
+	long sum = -1;
+	ssize_t n;
+	int fd;
+
+	if (!d)
+		return -1;
+	while ((e = readdir(d))) {
+		if (e->d_name[0] == '.')
+			continue;
+		snprintf(path, sizeof(path), "/proc/self/fd/%s", e->d_name);
+		n = readlink(path, target, sizeof(target) - 1);
+		if (n <= 0)
+			continue;
+		target[n] = 0;
+		if (strncmp(target, "/dev/dri/renderD", 16))
+			continue;
+		snprintf(path, sizeof(path), "/proc/self/fdinfo/%s", e->d_name);
+		fd = open(path, O_RDONLY | O_CLOEXEC);
+		if (fd < 0)
+			continue;
+		n = read(fd, info, sizeof(info) - 1);
+		close(fd);
+		if (n <= 0)
+			continue;
+		info[n] = 0;
+		if (!strstr(info, "drm-driver:\td3dq"))
+			continue;
+		for (p = info; p; p = strchr(p, '\n'), p = p ? p + 1 : NULL)
+			if (!strncmp(p, key, klen) && p[klen] == ':')
+				break;
+		if (!p) {
+			sum = -1;
+			break;
+		}
+		sum = (sum < 0 ? 0 : sum) + atol(p + klen + 1);
+	}
+	closedir(d);
+	return sum;
+}
+
+/*
+ * Wait (10 s at most) until task_fdinfo_sum(@key) is @want. What the
+ * kernel holds (d3dq-jobs-held: jobs whose waits nothing brings yet) has
+ * not run and cannot run until something signals; a process whose files
+ * have no job in flight (d3dq-jobs-in-flight 0) and none held has
+ * nothing left that could change a fence or a buffer.
+ */
+static inline bool task_fdinfo_is(const char *key, long want)
+{
+	int i;
+
+	for (i = 0; i < 10000; i++) {
+		if (task_fdinfo_sum(key) == want)
+			return true;
+		task_sleep_ms(1);
+	}
+	return false;
+}
+
+/* All of this process's d3dq work has finished; none is held. */
+static inline bool task_gpu_idle(void)
+{
+	return task_fdinfo_is("d3dq-jobs-in-flight", 0) &&
+	       task_fdinfo_sum("d3dq-jobs-held") == 0;
+}
+
+/*
+ * Wait (10 s at most) until everything of this process's d3dq work that
+ * could run has run and the rest is held (in flight 0, held > 0): from
+ * then on nothing changes until something signals, so "it did not run"
+ * is a check, not a bet on a sleep's length.
+ */
+static inline bool task_gpu_only_held(void)
+{
+	int i;
+
+	for (i = 0; i < 10000; i++) {
+		if (task_fdinfo_sum("d3dq-jobs-in-flight") == 0 &&
+		    task_fdinfo_sum("d3dq-jobs-held") > 0)
+			return true;
+		task_sleep_ms(1);
+	}
+	return false;
+}
+
+/*
  * Wait for child @pid for @ms at most; then kill it (SIGKILL) and reap
  * it. Its status, as waitpid(2) gives it, or -1.
  */

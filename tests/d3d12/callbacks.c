@@ -21,6 +21,7 @@
 #include <unistd.h>
 
 #include "kselftest_harness.h"
+#include "common/task.h"
 #include "util/d3d12_util.h"
 #include <d3dq/d3d12_d3dq.h>
 
@@ -370,11 +371,22 @@ TEST_F(cb, callback_blocks)
 	U_RELEASE(f);
 }
 
-/* NULL still blocks until the value is reached (R11). */
+/*
+ * NULL still blocks until the value is reached (R11): the signal comes
+ * once the waiting thread sleeps in the driver.
+ */
+struct signal_later {
+	ID3D12Fence *f;
+	pid_t waiter;
+	bool asleep;
+};
+
 static void *signal_later(void *arg)
 {
-	usleep(20000);
-	ID3D12Fence_Signal((ID3D12Fence *)arg, 7);
+	struct signal_later *s = arg;
+
+	s->asleep = task_asleep_in_driver(s->waiter);
+	ID3D12Fence_Signal(s->f, 7);
 	return NULL;
 }
 
@@ -383,14 +395,16 @@ TEST_F(cb, null_event_blocks)
 	ID3D12Fence *f = u_fence(self->dev, 0);
 	ID3D12Fence *fs[1];
 	UINT64 v = 7;
+	struct signal_later s = { f, task_self(), false };
 	pthread_t t;
 
 	ASSERT_NE(NULL, f);
 	fs[0] = f;
-	ASSERT_EQ(0, pthread_create(&t, NULL, signal_later, f));
+	ASSERT_EQ(0, pthread_create(&t, NULL, signal_later, &s));
 	EXPECT_EQ(S_OK, ID3D12Fence_SetEventOnCompletion(f, 7, NULL));
 	EXPECT_EQ(7, ID3D12Fence_GetCompletedValue(f));
 	pthread_join(t, NULL);
+	EXPECT_TRUE(s.asleep);
 	EXPECT_EQ(S_OK, ID3D12Device1_SetEventOnMultipleFenceCompletion(
 			self->dev, fs, &v, 1,
 			D3D12_MULTIPLE_FENCE_WAIT_FLAG_ALL, NULL));

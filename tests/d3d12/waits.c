@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include "kselftest_harness.h"
+#include "common/task.h"
 #include "util/d3d12_util.h"
 
 FIXTURE(w) {
@@ -70,6 +71,8 @@ static void queue_waiting_work(struct __test_metadata *_metadata,
 	ASSERT_EQ(S_OK, ID3D12CommandQueue_Signal(self->a, self->g, 1));
 	ASSERT_EQ(S_OK, ID3D12Fence_SetEventOnCompletion(self->g, 1,
 							 u_handle(self->ev)));
+	/* Whatever could run ran; a's work is held by the kernel. */
+	ASSERT_TRUE(task_gpu_only_held());
 	EXPECT_EQ(0, ID3D12Fence_GetCompletedValue(self->g));
 	EXPECT_EQ(0, self->map[0]);
 	EXPECT_EQ(0, u_event_take(self->ev));
@@ -110,6 +113,7 @@ TEST_F(w, released_by_a_queue_that_waits_for_the_cpu)
 	/* b's signal of f itself waits for the CPU to signal h. */
 	ASSERT_EQ(S_OK, ID3D12CommandQueue_Wait(self->b, h, 1));
 	ASSERT_EQ(S_OK, ID3D12CommandQueue_Signal(self->b, self->f, 5));
+	ASSERT_TRUE(task_gpu_only_held());
 	EXPECT_EQ(0, ID3D12Fence_GetCompletedValue(self->f));
 	EXPECT_EQ(0, self->map[0]);
 	ASSERT_EQ(S_OK, ID3D12Fence_Signal(h, 1));
@@ -126,6 +130,8 @@ TEST_F(w, lower_value_does_not_release)
 	ASSERT_EQ(S_OK, ID3D12CommandQueue_Signal(self->b, self->f, 7));
 	/* b's signal is the later one: the value goes down to 7. */
 	ASSERT_EQ(S_OK, u_wait(self->f, 7));
+	/* Nothing runs any more until f reaches 10: a's work is held. */
+	ASSERT_TRUE(task_gpu_only_held());
 	EXPECT_EQ(0, self->map[0]);
 	EXPECT_EQ(0, ID3D12Fence_GetCompletedValue(self->g));
 	/* A jump past the value releases it. */

@@ -12,6 +12,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
+#include <stdatomic.h>
 #include <setjmp.h>
 #include <signal.h>
 #include <stdio.h>
@@ -575,7 +576,8 @@ TEST_F(fence, waits)
 	ASSERT_TRUE(start_waiter(&w, &t));
 	EXPECT_EQ(0, t_fence_signal(self->fd, a.handle, 2));
 	EXPECT_EQ(0, t_fence_signal(self->fd, a.handle, 0));
-	usleep(10000);
+	/* The waiter sleeps on: it has not returned. */
+	EXPECT_TRUE(sleeping(w.tid));
 	EXPECT_EQ(1, __atomic_load_n(&w.ret, __ATOMIC_ACQUIRE));
 	EXPECT_EQ(0, t_fence_signal(self->fd, b.handle, 100));
 	pthread_join(t, NULL);
@@ -610,8 +612,12 @@ TEST_F(fence, waits)
 	EXPECT_EQ(-ETIME, w.ret);
 }
 
+static _Atomic int alarms;
+
 static void on_alarm(int sig)
 {
+	(void)sig;
+	atomic_fetch_add(&alarms, 1);
 }
 
 TEST_F(fence, wait_interrupted)
@@ -635,9 +641,12 @@ TEST_F(fence, wait_interrupted)
 	sa.sa_flags = SA_RESTART;
 	ASSERT_EQ(0, sigaction(SIGUSR1, &sa, NULL));
 	ASSERT_TRUE(start_waiter(&w, &t));
+	atomic_store(&alarms, 0);
 	pthread_kill(t, SIGUSR1);
+	/* The handler ran, and the thread sleeps in the wait again. */
+	while (!atomic_load(&alarms))
+		usleep(1000);
 	ASSERT_TRUE(sleeping(w.tid));
-	usleep(10000);
 	EXPECT_EQ(1, __atomic_load_n(&w.ret, __ATOMIC_ACQUIRE));
 	EXPECT_EQ(0, t_fence_signal(self->fd, f.handle, 1));
 	pthread_join(t, NULL);
@@ -1091,7 +1100,7 @@ TEST_F(fence, event_syncobj)
 	struct sobj_waiter w = { .fd = self->fd, .point = 3 };
 	struct drm_d3dq_fence_value fv[2];
 	struct t_fence f, g;
-	uint32_t s;
+	uint32_t s, witness = 0;
 	pthread_t t;
 
 	ASSERT_TRUE(t_param(self->fd, DRM_D3DQ_PARAM_FEATURES) &
@@ -1105,7 +1114,8 @@ TEST_F(fence, event_syncobj)
 	EXPECT_TRUE(t_fence_counts_become(2, 1));
 	ASSERT_TRUE(start_sobj_waiter(&w, &t));
 	EXPECT_EQ(0, t_fence_signal(self->fd, f.handle, 9));
-	usleep(100000);
+	/* The waiter sleeps on after the signal: no point came. */
+	EXPECT_TRUE(sleeping(w.tid));
 	EXPECT_EQ(0, sobj_last(self->fd, s));
 	EXPECT_EQ(1, __atomic_load_n(&w.ret, __ATOMIC_ACQUIRE));
 	/* Reached and rewound before anyone looked. */
@@ -1115,9 +1125,14 @@ TEST_F(fence, event_syncobj)
 	EXPECT_EQ(0, w.ret);
 	EXPECT_EQ(3, sobj_last(self->fd, s));
 	EXPECT_TRUE(t_fence_counts_become(2, 0));
-	/* Once: a second crossing adds nothing. */
+	/*
+	 * Once: a second crossing adds nothing, while a witness registered
+	 * for it (another syncobj) gets its point.
+	 */
+	EXPECT_EQ(0, drmSyncobjCreate(self->fd, 0, &witness));
+	EXPECT_EQ(0, event1_syncobj(self->fd, f.handle, 10, witness, 1));
 	EXPECT_EQ(0, t_fence_signal(self->fd, f.handle, 10));
-	usleep(100000);
+	EXPECT_TRUE(sobj_becomes(self->fd, witness, 1));
 	EXPECT_EQ(3, sobj_last(self->fd, s));
 
 	/* Reached already: the point comes at once. */
@@ -1130,9 +1145,11 @@ TEST_F(fence, event_syncobj)
 	fv[1] = (struct drm_d3dq_fence_value){ .handle = g.handle,
 					       .value = 5 };
 	EXPECT_EQ(0, event_syncobj(self->fd, fv, 2, 0, s, 6));
+	EXPECT_EQ(0, event1_syncobj(self->fd, f.handle, 20, witness, 2));
 	EXPECT_EQ(0, t_fence_signal(self->fd, f.handle, 20));
 	EXPECT_EQ(0, t_fence_signal(self->fd, f.handle, 0));
-	usleep(100000);
+	/* The crossing's registrations ran: the witness's point came. */
+	EXPECT_TRUE(sobj_becomes(self->fd, witness, 2));
 	EXPECT_EQ(4, sobj_last(self->fd, s));
 	EXPECT_EQ(0, t_fence_signal(self->fd, g.handle, 5));
 	EXPECT_TRUE(sobj_becomes(self->fd, s, 6));
@@ -1146,6 +1163,7 @@ TEST_F(fence, event_syncobj)
 	EXPECT_EQ(0, t_fence_destroy(self->fd, f.handle));
 	EXPECT_EQ(0, t_fence_destroy(self->fd, g.handle));
 	EXPECT_EQ(0, drmSyncobjDestroy(self->fd, s));
+	EXPECT_EQ(0, drmSyncobjDestroy(self->fd, witness));
 	EXPECT_TRUE(t_fence_counts_become(0, 0));
 }
 

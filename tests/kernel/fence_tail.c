@@ -145,7 +145,8 @@ TEST_F(tail, running_job_takes_them)
 	ASSERT_EQ(0, t_fence_wait1(self->fd, self->f.handle, 7,
 				   t_deadline(10 * T_SEC)));
 	EXPECT_EQ(1, t_fence_status(self->fd, self->out1, 2));
-	usleep(10000);
+	/* No job is left to set another value. */
+	ASSERT_TRUE(t_no_job_in_flight(self->fd));
 	EXPECT_EQ(7, t_value_load(self->f.v));
 }
 

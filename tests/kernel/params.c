@@ -18,6 +18,7 @@
 #include <unistd.h>
 
 #include "kselftest_harness.h"
+#include "common/task.h"
 #include "util/d3dq_test.h"
 
 FIXTURE(mod) {
@@ -79,6 +80,8 @@ static void on_alarm(int sig)
 struct destroy_later {
 	int fd;
 	uint32_t q;
+	pid_t submitter;
+	bool asleep;
 };
 
 /* Destroy the queue once the signal handler has run. */
@@ -88,8 +91,8 @@ static void *destroy_after_alarm(void *arg)
 
 	while (!atomic_load(&alarms))
 		usleep(10 * 1000);
-	/* Give the restarted submit time to sleep again. */
-	usleep(200 * 1000);
+	/* The restarted submit sleeps again (in the driver). */
+	d->asleep = task_asleep_in_driver(d->submitter);
 	t_queue_destroy(d->fd, d->q);
 	return NULL;
 }
@@ -153,7 +156,8 @@ TEST_F(mod, run)
 		 * destroyed, then fails with -ECANCELED, not -EINTR.
 		 */
 		{
-			struct destroy_later d = { .fd = self->fd, .q = q };
+			struct destroy_later d = { .fd = self->fd, .q = q,
+						   .submitter = task_self() };
 			pthread_t thr;
 
 			sa.sa_flags = SA_RESTART;
@@ -167,6 +171,7 @@ TEST_F(mod, run)
 			EXPECT_EQ(ECANCELED, errno);
 			EXPECT_EQ(1, atomic_load(&alarms));
 			pthread_join(thr, NULL);
+			EXPECT_TRUE(d.asleep);
 		}
 		/* Destroying the queue wakes nobody up wrongly, cancels all. */
 		ASSERT_EQ(-ENOENT, t_queue_destroy(self->fd, q));

@@ -474,7 +474,7 @@ TEST_F(rol, jobs_stop_before_fences)
 
 	/* Every q2 job ends; none writes after the removal. */
 	ASSERT_EQ(0, t_wait(self->fd, outs[CHAIN - 1], 0, 20 * T_SEC));
-	usleep(1500 * 1000);
+	ASSERT_TRUE(t_no_job_in_flight(self->fd));
 	EXPECT_EQ(0, memcmp(snap, self->map, sizeof(snap)));
 	for (i = first; i < CHAIN; i++) {
 		EXPECT_EQ(0, self->map[i]);

@@ -8,6 +8,7 @@
  */
 #define _GNU_SOURCE
 #include <errno.h>
+#include <pthread.h>
 #include <signal.h>
 #include <string.h>
 #include <sys/mman.h>
@@ -15,6 +16,7 @@
 #include <unistd.h>
 
 #include "kselftest_harness.h"
+#include "common/task.h"
 #include "util/d3dq_test.h"
 
 FIXTURE(sync) {
@@ -221,20 +223,46 @@ TEST_F(sync, sync_point_chain)
 	EXPECT_EQ(1, t_fence_status(self->fd, tl, 5));
 }
 
+/* A thread waiting (WAIT_AVAILABLE) for a point of @tl to be submitted. */
+struct avail_waiter {
+	int fd;
+	uint32_t tl;
+	uint64_t point;
+	_Atomic pid_t tid;
+	int ret;
+};
+
+static void *avail_waiter_main(void *arg)
+{
+	struct avail_waiter *a = arg;
+
+	atomic_store(&a->tid, task_self());
+	a->ret = drmSyncobjTimelineWait(a->fd, &a->tl, &a->point, 1,
+					t_deadline(20 * T_SEC),
+					DRM_SYNCOBJ_WAIT_FLAGS_WAIT_AVAILABLE,
+					NULL) ? -errno : 0;
+	return NULL;
+}
+
 /*
  * Another process signals through an exported syncobj; this process
- * waits for the point to be submitted, then queues work behind it.
+ * waits for the point to be submitted (the child submits once this
+ * process is refused and a thread of it sleeps in the wait), then queues
+ * work behind it.
  */
 TEST_F(sync, cross_process)
 {
 	uint32_t tl = t_syncobj(self->fd), out = t_syncobj(self->fd);
 	uint32_t q = t_queue(self->fd, 0, 0);
 	struct drm_d3dq_sync w = t_tl(tl, 2), s = t_tl(out, 1);
-	uint64_t point = 2;
+	struct avail_waiter a = { .fd = self->fd, .tl = tl, .point = 2,
+				  .ret = 1 };
 	struct t_cs cs;
-	int obj_fd, status;
+	int obj_fd, status, go[2];
+	pthread_t t;
 	pid_t pid;
 
+	ASSERT_EQ(0, pipe(go));
 	ASSERT_EQ(0, drmSyncobjHandleToFD(self->fd, tl, &obj_fd));
 	pid = fork();
 	ASSERT_LE(0, pid);
@@ -243,8 +271,10 @@ TEST_F(sync, cross_process)
 		struct drm_d3dq_sync cs1;
 		uint64_t *cm;
 		int cfd;
+		char c;
 
 		close(self->fd);
+		close(go[1]);
 		cfd = t_open(0);
 		if (cfd < 0 || drmSyncobjFDToHandle(cfd, obj_fd, &h))
 			_exit(1);
@@ -252,7 +282,9 @@ TEST_F(sync, cross_process)
 		cbo = t_bo(cfd, 4096, (void **)&cm);
 		if (!cq || !cbo)
 			_exit(2);
-		usleep(100 * 1000);	/* the parent waits for submission */
+		/* The parent waits for the submission. */
+		if (read(go[0], &c, 1) != 1)
+			_exit(6);
 		t_cs_init(&cs);
 		t_cs_delay(&cs, 200 * T_MS);
 		t_cs_timestamp(&cs, cbo, 0);
@@ -265,13 +297,18 @@ TEST_F(sync, cross_process)
 		_exit(cm[0] ? 0 : 5);
 	}
 	close(obj_fd);
+	close(go[0]);
 
 	/* Not submitted yet: the kernel refuses, userspace waits. */
 	EXPECT_EQ(-ENODATA, t_submit(self->fd, q, &w, 1, &s, 1, NULL));
-	ASSERT_EQ(0, drmSyncobjTimelineWait(self->fd, &tl, &point, 1,
-					    t_deadline(10 * T_SEC),
-					    DRM_SYNCOBJ_WAIT_FLAGS_WAIT_AVAILABLE,
-					    NULL));
+	ASSERT_EQ(0, pthread_create(&t, NULL, avail_waiter_main, &a));
+	while (!atomic_load(&a.tid))
+		usleep(1000);
+	EXPECT_TRUE(task_asleep_in_driver(atomic_load(&a.tid)));
+	ASSERT_EQ(1, write(go[1], "x", 1));
+	close(go[1]);
+	pthread_join(t, NULL);
+	ASSERT_EQ(0, a.ret);
 	t_cs_init(&cs);
 	t_cs_timestamp(&cs, self->bo, 0);
 	ASSERT_EQ(0, t_submit(self->fd, q, &w, 1, &s, 1, &cs));

@@ -43,6 +43,37 @@ FIXTURE_TEARDOWN(td)
 }
 
 /*
+ * Whether debugfs "queues" shows a job of queue @q of a file of this
+ * process running; 10 s at most. -1 without debugfs.
+ */
+static int queue_running(uint32_t q)
+{
+	char client[32], queue[32];
+	int i;
+
+	snprintf(client, sizeof(client), " pid=%d ", (int)getpid());
+	snprintf(queue, sizeof(queue), "  queue %u ", q);
+	for (i = 0; i < 1000; i++) {
+		const char *t = t_queues_text(), *c, *end, *l, *eol;
+
+		if (!t)
+			return -1;
+		for (c = strstr(t, client); c; c = strstr(c + 1, client)) {
+			end = strstr(c + 1, "client id=");
+			l = strstr(c, queue);
+			if (!l || (end && l > end))
+				continue;
+			eol = strchr(l, '\n');
+			if (strstr(l, "running=1") &&
+			    (!eol || strstr(l, "running=1") < eol))
+				return 1;
+		}
+		usleep(10000);
+	}
+	return 0;
+}
+
+/*
  * Queue q gets: a running job (long delay), a job queued behind it, and
  * a job held by a dependency on s[3]. Each signals its own binary syncobj
  * s[0..2]. If @other is not 0, the syncobjs are created and queue @other
@@ -80,8 +111,11 @@ static void fill(struct __test_metadata *_metadata, int fd, uint32_t bo,
 	w = t_bin(s[3]);
 	sig = t_bin(s[2]);
 	ASSERT_EQ(0, t_submit(fd, q, &w, 1, &sig, 1, &cs));
-	/* Let the first job start. */
-	usleep(100 * 1000);
+	/* The first job runs (seen in debugfs; without it, a bet). */
+	if (queue_running(q) < 0)
+		usleep(100 * 1000);
+	else
+		ASSERT_EQ(1, queue_running(q));
 }
 
 /* All of q's fences signal with -ECANCELED; none of its writes happen. */

@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "kselftest_harness.h"
+#include "common/task.h"
 #include "util/util.h"
 
 FIXTURE(d) {
@@ -33,8 +34,10 @@ TEST_F(d, releases_queued_waits_and_events)
 	ASSERT_EQ(0, d3dq_queue_wait(self->e.b, f, 1000));
 	ASSERT_EQ(0, util_exec_write64(self->e.dev, self->e.b, self->e.buf, 8, 2));
 	ASSERT_EQ(0, d3dq_queue_signal(self->e.b, self->e.done, 2));
-	util_sleep_ms(100);
+	/* Whatever could run ran: the rest waits for f. */
+	ASSERT_TRUE(task_gpu_only_held());
 	EXPECT_EQ(0, util_read64(self->e.buf, 0));
+	EXPECT_EQ(0, util_read64(self->e.buf, 8));
 	EXPECT_EQ(0, util_event_take(efd));
 
 	d3dq_fence_destroy(f);
@@ -48,6 +51,7 @@ TEST_F(d, releases_queued_waits_and_events)
 
 struct blocked {
 	struct d3dq_fence *f;
+	_Atomic pid_t tid;
 	int ret;
 };
 
@@ -55,18 +59,22 @@ static void *block_thread(void *arg)
 {
 	struct blocked *b = arg;
 
+	atomic_store(&b->tid, task_self());
 	b->ret = d3dq_fence_wait(b->f, 50, D3DQ_TIMEOUT_INFINITE);
 	return NULL;
 }
 
 TEST_F(d, releases_blocked_threads)
 {
-	struct blocked b = { NULL, -1 };
+	struct blocked b = { NULL, 0, -1 };
 	pthread_t t;
 
 	ASSERT_EQ(0, d3dq_fence_create(self->e.dev, 0, 0, &b.f));
 	ASSERT_EQ(0, pthread_create(&t, NULL, block_thread, &b));
-	util_sleep_ms(100);
+	/* The thread sleeps in the wait: the destroy releases it there. */
+	while (!atomic_load(&b.tid))
+		task_sleep_ms(1);
+	ASSERT_TRUE(task_asleep_in_driver(atomic_load(&b.tid)));
 	d3dq_fence_destroy(b.f);
 	pthread_join(t, NULL);
 	EXPECT_EQ(0, b.ret);
@@ -116,7 +124,8 @@ TEST_F(d, destroy_held_queue)
 	ASSERT_EQ(0, d3dq_queue_wait(self->e.a, f, 1));
 	ASSERT_EQ(0, d3dq_queue_signal(self->e.a, self->e.done, 1));
 	ASSERT_EQ(0, d3dq_fence_wait(self->e.done, 1, 20000 * MS));
-	util_sleep_ms(50);
+	/* Nothing is in flight or held any more: nothing can run later. */
+	ASSERT_TRUE(task_gpu_idle());
 	EXPECT_EQ(0, util_read64(self->e.buf, 8));
 	EXPECT_EQ(0, d3dq_fence_get_completed_value(g));
 	d3dq_fence_destroy(f);

@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include "kselftest_harness.h"
+#include "common/task.h"
 #include "util/util.h"
 
 FIXTURE(done) {
@@ -74,7 +75,8 @@ TEST_F(done, causes_applied_first)
 	ASSERT_EQ(0, util_exec_delay(self->e.dev, self->e.a, 30 * MS));
 	ASSERT_EQ(0, d3dq_queue_signal(self->e.a, self->e.f, 1));
 	ASSERT_EQ(0, d3dq_queue_wait(self->e.b, self->e.f, 1));
-	util_sleep_ms(300);
+	/* a's job is done in the kernel before b's is submitted. */
+	ASSERT_TRUE(task_fdinfo_is("d3dq-jobs-in-flight", 0));
 	ASSERT_EQ(0, util_exec_write64(self->e.dev, self->e.b, self->e.buf,
 				       0, 9));
 	ASSERT_EQ(0, d3dq_queue_signal(self->e.b, self->e.g, 1));

@@ -19,6 +19,7 @@
 #include <unistd.h>
 
 #include "kselftest_harness.h"
+#include "common/task.h"
 #include "util/util.h"
 
 FIXTURE(e) {
@@ -266,30 +267,34 @@ TEST_F(e, not_an_eventfd_without_proc)
 	close(p[1]);
 }
 
+/* Signals f = value once thread @waiter sleeps in the driver. */
 struct signal_later {
 	struct d3dq_fence *f;
 	uint64_t value;
-	unsigned int ms;
+	pid_t waiter;
+	bool asleep;
 };
 
 static void *signal_thread(void *arg)
 {
 	struct signal_later *s = arg;
 
-	util_sleep_ms(s->ms);
+	s->asleep = task_asleep_in_driver(s->waiter);
 	d3dq_fence_signal(s->f, s->value);
 	return NULL;
 }
 
 TEST_F(e, no_event_blocks)
 {
-	struct signal_later s = { self->f, 7, 200 };
+	struct signal_later s = { self->f, 7, task_self(), false };
 	pthread_t t;
 
 	ASSERT_EQ(0, pthread_create(&t, NULL, signal_thread, &s));
 	ASSERT_EQ(0, d3dq_fence_set_event_on_completion(self->f, 7, -1));
 	EXPECT_EQ(7, d3dq_fence_get_completed_value(self->f));
 	pthread_join(t, NULL);
+	/* The signal came while the call slept. */
+	EXPECT_TRUE(s.asleep);
 	/* Already reached: returns at once. */
 	ASSERT_EQ(0, d3dq_fence_set_event_on_completion(self->f, 3, -1));
 }

@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "kselftest_harness.h"
+#include "common/task.h"
 #include "util/util.h"
 
 FIXTURE(m) {
@@ -44,7 +45,8 @@ TEST_F(m, cpu_writes_before_cpu_signal)
 	ASSERT_EQ(0, d3dq_queue_execute(self->e.a, &l, 1));
 	ASSERT_EQ(0, d3dq_queue_signal(self->e.a, self->e.done, 1));
 
-	util_sleep_ms(50);
+	/* The copy is held by the kernel when the CPU writes. */
+	ASSERT_TRUE(task_gpu_only_held());
 	for (i = 0; i < 65536; i++)
 		s[i] = (uint8_t)(i * 7 + 3);
 	ASSERT_EQ(0, d3dq_fence_signal(self->e.f, 1));

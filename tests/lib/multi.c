@@ -145,44 +145,52 @@ TEST_F(mf, count_one_is_single)
 	EXPECT_EQ(1, util_event_take(self->efd));
 }
 
+/*
+ * Signals f[i] = v[i] one after another, each once thread @waiter
+ * sleeps in the driver: the blocking path runs, whatever the timing.
+ */
 struct later {
-	struct d3dq_fence *f;
-	uint64_t v;
-	unsigned int ms;
-	uint64_t seen_others;
-	struct d3dq_fence *other;
+	pid_t waiter;
+	struct d3dq_fence *f[2];
+	uint64_t v[2];
+	int n;
+	bool asleep;		/* the waiter was seen asleep each time */
 };
 
 static void *later_thread(void *arg)
 {
 	struct later *l = arg;
+	int i;
 
-	util_sleep_ms(l->ms);
-	d3dq_fence_signal(l->f, l->v);
+	l->asleep = true;
+	for (i = 0; i < l->n; i++) {
+		l->asleep &= task_asleep_in_driver(l->waiter);
+		d3dq_fence_signal(l->f[i], l->v[i]);
+	}
 	return NULL;
 }
 
 /* No eventfd, ALL, fences still pending: returns when the last completes. */
 TEST_F(mf, all_blocking)
 {
-	struct later l1 = { self->f[0], 10, 100, 0, NULL };
-	struct later l3 = { self->f[2], 30, 300, 0, NULL };
+	struct later l = { task_self(), { self->f[0], self->f[2] }, { 10, 30 },
+			   2, false };
 	struct d3dq_queue *q = util_queue(self->dev);
-	pthread_t t1, t3;
+	pthread_t t;
 
 	ASSERT_NE(NULL, q);
 	/* f[1] comes from a queue after engine work. */
 	ASSERT_EQ(0, util_exec_delay(self->dev, q, 200 * MS));
 	ASSERT_EQ(0, d3dq_queue_signal(q, self->f[1], 20));
-	ASSERT_EQ(0, pthread_create(&t1, NULL, later_thread, &l1));
-	ASSERT_EQ(0, pthread_create(&t3, NULL, later_thread, &l3));
+	ASSERT_EQ(0, pthread_create(&t, NULL, later_thread, &l));
 	ASSERT_EQ(0, d3dq_device_set_event_on_multiple_fence_completion(
 			self->dev, self->f, self->v, 3, ALL, -1));
 	EXPECT_EQ(10, d3dq_fence_get_completed_value(self->f[0]));
 	EXPECT_EQ(20, d3dq_fence_get_completed_value(self->f[1]));
 	EXPECT_EQ(30, d3dq_fence_get_completed_value(self->f[2]));
-	pthread_join(t1, NULL);
-	pthread_join(t3, NULL);
+	pthread_join(t, NULL);
+	/* Both CPU signals came while the call slept. */
+	EXPECT_TRUE(l.asleep);
 	d3dq_queue_destroy(q);
 }
 
@@ -290,7 +298,7 @@ TEST_F(mf, all_blocking_shared_rewound_and_destroyed)
 
 TEST_F(mf, any_blocking)
 {
-	struct later l = { self->f[1], 20, 150, 0, NULL };
+	struct later l = { task_self(), { self->f[1] }, { 20 }, 1, false };
 	pthread_t t;
 
 	ASSERT_EQ(0, pthread_create(&t, NULL, later_thread, &l));
@@ -299,6 +307,7 @@ TEST_F(mf, any_blocking)
 	EXPECT_EQ(20, d3dq_fence_get_completed_value(self->f[1]));
 	EXPECT_EQ(0, d3dq_fence_get_completed_value(self->f[0]));
 	pthread_join(t, NULL);
+	EXPECT_TRUE(l.asleep);
 }
 
 /*

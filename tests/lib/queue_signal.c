@@ -10,6 +10,7 @@
 #include <errno.h>
 
 #include "kselftest_harness.h"
+#include "common/task.h"
 #include "util/util.h"
 
 FIXTURE(q) {
@@ -78,14 +79,15 @@ TEST_F(q, signal_then_wait_same_queue)
 /*
  * R17: no observation has to come first. A queue signal of a fence nobody
  * waits on, reads or registers an event on is applied when its work
- * completes: the first read a second later says so.
+ * completes: the first read once the kernel shows no job in flight (its
+ * fdinfo, not the fence) says so.
  */
 TEST_F(q, unobserved_signal_first_read)
 {
 	ASSERT_EQ(0, util_exec_delay(self->e.dev, self->e.a, 1 * MS));
 	ASSERT_EQ(0, util_exec_write64(self->e.dev, self->e.a, self->e.buf, 0, 1));
 	ASSERT_EQ(0, d3dq_queue_signal(self->e.a, self->e.f, 1));
-	util_sleep_ms(1000);
+	ASSERT_TRUE(task_fdinfo_is("d3dq-jobs-in-flight", 0));
 	EXPECT_EQ(1, d3dq_fence_get_completed_value(self->e.f));
 	EXPECT_EQ(1, util_read64(self->e.buf, 0));
 }
@@ -111,7 +113,7 @@ TEST_F(q, unobserved_signals_of_one_job)
 	ASSERT_EQ(0, d3dq_queue_signal(self->e.a, self->e.f, 4));
 	ASSERT_EQ(0, d3dq_queue_signal(self->e.a, self->e.g, 5));
 	ASSERT_EQ(0, d3dq_queue_signal(self->e.a, self->e.done, 6));
-	util_sleep_ms(500);
+	ASSERT_TRUE(task_fdinfo_is("d3dq-jobs-in-flight", 0));
 	EXPECT_EQ(6, d3dq_fence_get_completed_value(self->e.done));
 	EXPECT_EQ(5, d3dq_fence_get_completed_value(self->e.g));
 	EXPECT_EQ(4, d3dq_fence_get_completed_value(self->e.f));

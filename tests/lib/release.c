@@ -22,6 +22,7 @@
 #include <unistd.h>
 
 #include "kselftest_harness.h"
+#include "common/task.h"
 #include "util/util.h"
 
 FIXTURE(rel) {
@@ -110,8 +111,11 @@ TEST_F(rel, flushed_wait_released)
 	ASSERT_EQ(0, d3dq_queue_wait(self->e.b, self->e.f, 10));
 	ASSERT_EQ(0, after_wait(&self->e));
 	ASSERT_EQ(0, long_signal(&self->e, self->e.f));
+	/* b is held (by g) ... */
+	ASSERT_LT(0, task_fdinfo_sum("d3dq-jobs-held"));
 	ASSERT_EQ(0, d3dq_fence_signal(self->e.g, 1));
-	util_sleep_ms(50);
+	/* ... then no longer: its wait for f is bound to a's signal. */
+	ASSERT_TRUE(task_fdinfo_is("d3dq-jobs-held", 0));
 	ASSERT_EQ(0, d3dq_fence_signal(self->e.f, 10));
 	check_order(_metadata, &self->e);
 }
@@ -178,8 +182,8 @@ static void blocked_shared(struct __test_metadata *_metadata,
 				       &b.f));
 	ASSERT_EQ(0, pthread_create(&t, NULL, block, &b));
 	while (!atomic_load(&b.tid))
-		;
-	util_sleep_ms(200);
+		task_sleep_ms(1);
+	ASSERT_TRUE(task_asleep_in_driver(atomic_load(&b.tid)));
 	before = switches(b.tid);
 	util_sleep_ms(600);
 	after = switches(b.tid);

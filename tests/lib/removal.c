@@ -25,6 +25,7 @@
 #include "d3dq_drm.h"
 
 #include "kselftest_harness.h"
+#include "common/task.h"
 #include "util/util.h"
 
 FIXTURE(r) {
@@ -106,8 +107,12 @@ TEST_F(r, explicit)
 	ASSERT_EQ(0, util_exec_write64(self->e.dev, self->e.a, self->e.buf, 0, 1));
 	ASSERT_EQ(0, d3dq_device_remove(self->e.dev));
 	check_removed(_metadata, self, -ENODEV);
-	/* When remove returned, no job ran any more; none runs later. */
-	util_sleep_ms(700);
+	/*
+	 * When remove returned, no job ran any more; none runs later: the
+	 * kernel has none in flight or held.
+	 */
+	EXPECT_EQ(0, util_read64(self->e.buf, 0));
+	ASSERT_TRUE(task_gpu_idle());
 	EXPECT_EQ(0, util_read64(self->e.buf, 0));
 }
 

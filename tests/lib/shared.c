@@ -9,6 +9,7 @@
  * Copyright (C) 2026 The d3dq authors
  */
 #include <errno.h>
+#include <pthread.h>
 #include <linux/filter.h>
 #include <linux/seccomp.h>
 #include <stddef.h>
@@ -19,7 +20,21 @@
 #include <unistd.h>
 
 #include "kselftest_harness.h"
+#include "common/task.h"
 #include "util/util.h"
+
+/* Read one byte from @fd: true if it came. */
+static bool sync_read(int fd)
+{
+	char c;
+
+	return read(fd, &c, 1) == 1;
+}
+
+static bool sync_write(int fd)
+{
+	return write(fd, "x", 1) == 1;
+}
 
 FIXTURE(sh) {
 	struct util_env e;
@@ -60,7 +75,8 @@ TEST_F(sh, wait_before_signal_same_process)
 	ASSERT_EQ(0, d3dq_queue_wait(self->e.b, self->e.f, 10));
 	ASSERT_EQ(0, util_exec_timestamp(self->e.dev, self->e.b, self->e.buf, 8));
 	ASSERT_EQ(0, d3dq_queue_signal(self->e.b, self->e.done, 1));
-	util_sleep_ms(100);
+	/* b is held by the kernel: nothing of it ran. */
+	ASSERT_TRUE(task_gpu_only_held());
 	EXPECT_EQ(0, util_read64(self->e.buf, 8));
 	EXPECT_EQ(0, util_event_take(efd));
 
@@ -70,8 +86,7 @@ TEST_F(sh, wait_before_signal_same_process)
 	ASSERT_EQ(0, d3dq_fence_wait(self->e.done, 1, 20000 * MS));
 	EXPECT_GE(util_read64(self->e.buf, 8), util_read64(self->e.buf, 0));
 	ASSERT_EQ(0, d3dq_fence_wait(self->e.f, 10, 20000 * MS));
-	util_sleep_ms(50);
-	EXPECT_EQ(1, util_event_take(efd));
+	EXPECT_EQ(1, util_event_wait(efd, 20000));
 	close(efd);
 }
 
@@ -81,9 +96,10 @@ TEST_F(sh, wait_before_signal_same_process)
  */
 TEST_F(sh, wait_before_signal_other_process)
 {
-	int fd, status;
+	int fd, status, go[2];
 	pid_t pid;
 
+	ASSERT_EQ(0, pipe(go));
 	ASSERT_EQ(0, d3dq_fence_export(self->e.f, &fd));
 	ASSERT_EQ(0, d3dq_queue_wait(self->e.a, self->e.f, 7));
 	ASSERT_EQ(0, util_exec_write64(self->e.dev, self->e.a, self->e.buf, 0, 1));
@@ -97,8 +113,9 @@ TEST_F(sh, wait_before_signal_other_process)
 		struct d3dq_fence *f;
 		int ok;
 
-		util_sleep_ms(800);
-		if (!dev || d3dq_fence_import(dev, fd, &f))
+		/* The parent's queue waits in the kernel before the import. */
+		close(go[1]);
+		if (!sync_read(go[0]) || !dev || d3dq_fence_import(dev, fd, &f))
 			_exit(2);
 		q = util_queue(dev);
 		if (!q)
@@ -113,8 +130,11 @@ TEST_F(sh, wait_before_signal_other_process)
 		_exit(ok ? 0 : 4);
 	}
 	close(fd);
-	util_sleep_ms(100);
+	ASSERT_TRUE(task_gpu_only_held());
 	EXPECT_EQ(0, util_read64(self->e.buf, 0));
+	ASSERT_TRUE(sync_write(go[1]));
+	close(go[0]);
+	close(go[1]);
 	ASSERT_EQ(0, d3dq_fence_wait(self->e.done, 1, 20000 * MS));
 	EXPECT_EQ(1, util_read64(self->e.buf, 0));
 	EXPECT_EQ(7, d3dq_fence_get_completed_value(self->e.f));
@@ -123,13 +143,35 @@ TEST_F(sh, wait_before_signal_other_process)
 	EXPECT_EQ(0, WEXITSTATUS(status));
 }
 
-/* The child signals from the CPU; the parent's event fires. */
+struct blocked_wait {
+	struct d3dq_fence *f;
+	uint64_t value;
+	_Atomic pid_t tid;
+	int ret;
+};
+
+static void *blocked_wait_main(void *arg)
+{
+	struct blocked_wait *b = arg;
+
+	atomic_store(&b->tid, task_self());
+	b->ret = d3dq_fence_wait(b->f, b->value, 20000 * MS);
+	return NULL;
+}
+
+/*
+ * The child signals from the CPU while a thread of the parent sleeps in
+ * a wait for the value; the wait returns and the parent's event fires.
+ */
 TEST_F(sh, cpu_signal_other_process)
 {
-	int fd, status, efd = util_eventfd();
+	int fd, status, efd = util_eventfd(), go[2];
+	struct blocked_wait b = { self->e.f, 30, 0, -1 };
+	pthread_t t;
 	pid_t pid;
 
 	ASSERT_GE(efd, 0);
+	ASSERT_EQ(0, pipe(go));
 	ASSERT_EQ(0, d3dq_fence_export(self->e.f, &fd));
 	ASSERT_EQ(0, d3dq_fence_set_event_on_completion(self->e.f, 30, efd));
 	pid = fork();
@@ -139,22 +181,30 @@ TEST_F(sh, cpu_signal_other_process)
 		struct d3dq_fence *f;
 		int ret;
 
-		if (!dev || d3dq_fence_import(dev, fd, &f))
+		close(go[1]);
+		if (!dev || d3dq_fence_import(dev, fd, &f) ||
+		    !sync_read(go[0]))
 			_exit(2);
-		util_sleep_ms(200);
 		ret = d3dq_fence_signal(f, 30);
 		d3dq_fence_destroy(f);
 		d3dq_device_close(dev);
 		_exit(ret ? 3 : 0);
 	}
 	close(fd);
-	ASSERT_EQ(0, d3dq_fence_wait(self->e.f, 30, 20000 * MS));
+	ASSERT_EQ(0, pthread_create(&t, NULL, blocked_wait_main, &b));
+	while (!atomic_load(&b.tid))
+		task_sleep_ms(1);
+	ASSERT_TRUE(task_asleep_in_driver(atomic_load(&b.tid)));
+	ASSERT_TRUE(sync_write(go[1]));
+	pthread_join(t, NULL);
+	EXPECT_EQ(0, b.ret);
+	close(go[0]);
+	close(go[1]);
 	ASSERT_EQ(pid, waitpid(pid, &status, 0));
 	EXPECT_EQ(0, WEXITSTATUS(status));
-	/* The event is fired by the kernel or by the worker: allow it time. */
+	/* The event is fired by the kernel, at the child's signal. */
 	ASSERT_EQ(0, d3dq_fence_set_event_on_completion(self->e.f, 30, -1));
-	util_sleep_ms(100);
-	EXPECT_EQ(1, util_event_take(efd));
+	EXPECT_EQ(1, util_event_wait(efd, 20000));
 	close(efd);
 }
 
@@ -275,8 +325,12 @@ TEST_F(sh, duplicate_registration_fires_once)
 	ASSERT_GE(efd, 0);
 	ASSERT_EQ(0, d3dq_fence_set_event_on_completion(self->e.f, 10, efd));
 	ASSERT_EQ(0, d3dq_fence_set_event_on_completion(self->e.f, 10, efd));
+	/* R2: events fire during the signal call, both registrations' too. */
 	ASSERT_EQ(0, d3dq_fence_signal(self->e.f, 10));
-	util_sleep_ms(100);
+	EXPECT_EQ(1, util_event_take(efd));
+	/* Another crossing fires it again, once: it was not left behind. */
+	ASSERT_EQ(0, d3dq_fence_set_event_on_completion(self->e.f, 11, efd));
+	ASSERT_EQ(0, d3dq_fence_signal(self->e.f, 11));
 	EXPECT_EQ(1, util_event_take(efd));
 	close(efd);
 }
@@ -289,9 +343,10 @@ TEST_F(sh, duplicate_registration_fires_once)
 TEST_F(sh, no_event_after_destroy)
 {
 	struct d3dq_fence *f, *again;
-	int fd, efd = util_eventfd();
+	int fd, efd = util_eventfd(), witness = util_eventfd();
 
 	ASSERT_GE(efd, 0);
+	ASSERT_GE(witness, 0);
 	ASSERT_EQ(0, d3dq_fence_create(self->e.dev, 0, D3DQ_FENCE_FLAG_SHARED,
 				       &f));
 	ASSERT_EQ(0, d3dq_fence_export(f, &fd));
@@ -300,10 +355,16 @@ TEST_F(sh, no_event_after_destroy)
 	EXPECT_EQ(1, util_event_take(efd));
 	ASSERT_EQ(0, d3dq_fence_import(self->e.dev, fd, &again));
 	close(fd);
+	/*
+	 * R2: the crossing fires its events during the call: a witness
+	 * registered through @again fires, the released one does not.
+	 */
+	ASSERT_EQ(0, d3dq_fence_set_event_on_completion(again, 10, witness));
 	ASSERT_EQ(0, d3dq_fence_signal(again, 10));
-	util_sleep_ms(100);
+	EXPECT_EQ(1, util_event_take(witness));
 	EXPECT_EQ(0, util_event_take(efd));
 	d3dq_fence_destroy(again);
+	close(witness);
 	close(efd);
 }
 
@@ -334,7 +395,8 @@ TEST_F(sh, destroy_one_reference_keeps_the_others)
 	ASSERT_EQ(0, d3dq_fence_set_event_on_completion(other, 6, efd2));
 	d3dq_fence_destroy(self->e.f);
 	self->e.f = NULL;
-	util_sleep_ms(100);
+	/* b's wait through @again is still held by the kernel. */
+	ASSERT_TRUE(task_gpu_only_held());
 	EXPECT_EQ(0, d3dq_fence_get_completed_value(self->e.done));
 	EXPECT_EQ(0, util_event_take(efd));
 	EXPECT_EQ(0, util_event_take(efd2));
@@ -435,19 +497,6 @@ TEST_F(sh, removal_stays_in_its_process)
 	close(down[1]);
 }
 
-/* Read one byte from @fd: true if it came. */
-static bool sync_read(int fd)
-{
-	char c;
-
-	return read(fd, &c, 1) == 1;
-}
-
-static bool sync_write(int fd)
-{
-	return write(fd, "x", 1) == 1;
-}
-
 /*
  * From now on any ioctl(2) kills this process (a child of the test): the
  * d3dq and DRM calls are all ioctls, so what it still does makes no
@@ -542,11 +591,12 @@ TEST_F(sh, read_without_system_call_in_other_process)
  */
 TEST_F(sh, cpu_signal_and_rewind_other_process)
 {
-	int fd, status, efd = util_eventfd(), efd2 = util_eventfd();
+	int fd, status, efd = util_eventfd(), efd2 = util_eventfd(), go[2];
 	pid_t pid;
 
 	ASSERT_GE(efd, 0);
 	ASSERT_GE(efd2, 0);
+	ASSERT_EQ(0, pipe(go));
 	ASSERT_EQ(0, d3dq_fence_export(self->e.f, &fd));
 	ASSERT_EQ(0, d3dq_queue_wait(self->e.a, self->e.f, 7));
 	ASSERT_EQ(0, util_exec_write64(self->e.dev, self->e.a, self->e.buf, 0, 1));
@@ -561,8 +611,8 @@ TEST_F(sh, cpu_signal_and_rewind_other_process)
 		struct d3dq_fence *f;
 		int ok;
 
-		util_sleep_ms(300);
-		if (!dev || d3dq_fence_import(dev, fd, &f))
+		close(go[1]);
+		if (!sync_read(go[0]) || !dev || d3dq_fence_import(dev, fd, &f))
 			_exit(2);
 		ok = !d3dq_fence_signal(f, 7) && !d3dq_fence_signal(f, 0);
 		d3dq_fence_destroy(f);
@@ -570,8 +620,12 @@ TEST_F(sh, cpu_signal_and_rewind_other_process)
 		_exit(ok ? 0 : 3);
 	}
 	close(fd);
-	util_sleep_ms(100);
+	/* The parent's queue waits in the kernel before the child signals. */
+	ASSERT_TRUE(task_gpu_only_held());
 	EXPECT_EQ(0, util_read64(self->e.buf, 0));
+	ASSERT_TRUE(sync_write(go[1]));
+	close(go[0]);
+	close(go[1]);
 	ASSERT_EQ(0, d3dq_fence_wait(self->e.done, 1, 20000 * MS));
 	EXPECT_EQ(1, util_read64(self->e.buf, 0));
 	ASSERT_EQ(pid, waitpid(pid, &status, 0));

@@ -16,6 +16,7 @@
 #include <unistd.h>
 
 #include "kselftest_harness.h"
+#include "common/task.h"
 #include "util/util.h"
 
 /* A hang detector: a wait that is not over by then never will be. */
@@ -160,7 +161,8 @@ TEST_F(o, last_completed_wins)
 	ASSERT_EQ(0, d3dq_fence_signal(self->e.g, 1));
 	ASSERT_EQ(0, util_queue_idle(self->e.dev, self->e.a));
 	ASSERT_EQ(0, d3dq_fence_wait(self->e.f, 5, LONG));
-	util_sleep_ms(20);
+	/* Nothing in flight or held is left to change it. */
+	ASSERT_TRUE(task_gpu_idle());
 	EXPECT_EQ(5, d3dq_fence_get_completed_value(self->e.f));
 }
 
@@ -262,17 +264,20 @@ TEST_F(o, cpu_signal_discards_nothing)
  * looks at the fence next sees them as having taken effect then, before
  * it. A CPU signal made now overwrites them (R2, R4), so does an idle
  * queue's signal made now, and an event registered now fires during the
- * call (R10, R17). Nothing waits for the first queue's work: it has
- * 300 ms for 10 ms of DELAY (a wait for its point would apply it).
+ * call (R10, R17). Nothing waits for the first queue's work: the test
+ * reads the kernel's fdinfo until no job is in flight (a wait for its
+ * point would apply it).
  */
 TEST_F(o, unobserved_completion_then_cpu_signal)
 {
 	ASSERT_EQ(0, util_exec_delay(self->e.dev, self->e.a, 10 * MS));
 	ASSERT_EQ(0, d3dq_queue_signal(self->e.a, self->e.f, 5));
-	util_sleep_ms(300);
+	ASSERT_TRUE(task_fdinfo_is("d3dq-jobs-in-flight", 0));
 	ASSERT_EQ(0, d3dq_fence_signal(self->e.f, 7));
 	EXPECT_EQ(7, d3dq_fence_get_completed_value(self->e.f));
-	util_sleep_ms(100);
+	/* A call that looks at the kernel's value applies nothing older. */
+	EXPECT_EQ(0, d3dq_fence_wait(self->e.f, 7, 0));
+	EXPECT_EQ(-ETIMEDOUT, d3dq_fence_wait(self->e.f, 8, 0));
 	EXPECT_EQ(7, d3dq_fence_get_completed_value(self->e.f));
 }
 
@@ -280,11 +285,11 @@ TEST_F(o, unobserved_completion_then_queue_signal)
 {
 	ASSERT_EQ(0, util_exec_delay(self->e.dev, self->e.a, 10 * MS));
 	ASSERT_EQ(0, d3dq_queue_signal(self->e.a, self->e.f, 5));
-	util_sleep_ms(300);
+	ASSERT_TRUE(task_fdinfo_is("d3dq-jobs-in-flight", 0));
 	ASSERT_EQ(0, d3dq_queue_signal(self->e.b, self->e.f, 3));
 	ASSERT_EQ(0, d3dq_queue_signal(self->e.b, self->e.done, 1));
 	ASSERT_EQ(0, d3dq_fence_wait(self->e.done, 1, LONG));
-	util_sleep_ms(100);
+	ASSERT_TRUE(task_gpu_idle());
 	/* b's 3 completed last: shared or not (R20), the value is 3. */
 	EXPECT_EQ(3, d3dq_fence_get_completed_value(self->e.f));
 }
@@ -301,7 +306,7 @@ TEST_F(o, unobserved_completion_then_events)
 	ASSERT_EQ(0, d3dq_queue_signal(self->e.a, self->e.f, 5));
 	ASSERT_EQ(0, util_exec_delay(self->e.dev, self->e.b, 10 * MS));
 	ASSERT_EQ(0, d3dq_queue_signal(self->e.b, self->e.g, 6));
-	util_sleep_ms(300);
+	ASSERT_TRUE(task_fdinfo_is("d3dq-jobs-in-flight", 0));
 	ASSERT_EQ(0, d3dq_device_set_event_on_multiple_fence_completion(
 			self->e.dev, fs, vs, 2, D3DQ_MULTIPLE_FENCE_WAIT_ALL,
 			efd2));
@@ -317,7 +322,7 @@ TEST_F(o, unobserved_completion_then_zero_timeout_wait)
 {
 	ASSERT_EQ(0, util_exec_delay(self->e.dev, self->e.a, 10 * MS));
 	ASSERT_EQ(0, d3dq_queue_signal(self->e.a, self->e.f, 5));
-	util_sleep_ms(300);
+	ASSERT_TRUE(task_fdinfo_is("d3dq-jobs-in-flight", 0));
 	EXPECT_EQ(0, d3dq_fence_wait(self->e.f, 5, 0));
 }
 

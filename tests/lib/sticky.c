@@ -9,6 +9,7 @@
 #include <errno.h>
 
 #include "kselftest_harness.h"
+#include "common/task.h"
 #include "util/util.h"
 
 FIXTURE(s) {
@@ -27,7 +28,8 @@ TEST_F(s, sticky_behind_head)
 
 	ASSERT_EQ(0, d3dq_fence_signal(self->e.f, 5));
 	ASSERT_EQ(0, d3dq_fence_signal(self->e.f, 0));
-	util_sleep_ms(100);
+	/* The queue is held (by g) and nothing of it ran. */
+	ASSERT_TRUE(task_gpu_only_held());
 	EXPECT_EQ(0, util_read64(self->e.buf, 0));
 	ASSERT_EQ(0, d3dq_fence_signal(self->e.g, 1));
 	ASSERT_EQ(0, d3dq_fence_wait(self->e.done, 1, 20000 * MS));
@@ -60,7 +62,8 @@ TEST_F(s, rewind_then_wait_needs_new_value)
 	ASSERT_EQ(0, d3dq_queue_wait(self->e.a, self->e.f, 5));
 	ASSERT_EQ(0, util_exec_write64(self->e.dev, self->e.a, self->e.buf, 0, 1));
 	ASSERT_EQ(0, d3dq_queue_signal(self->e.a, self->e.done, 1));
-	util_sleep_ms(200);
+	/* The kernel holds the wait: the history before the rewind is gone. */
+	ASSERT_TRUE(task_gpu_only_held());
 	EXPECT_EQ(0, util_read64(self->e.buf, 0));
 	EXPECT_EQ(0, d3dq_fence_get_completed_value(self->e.done));
 	ASSERT_EQ(0, d3dq_fence_signal(self->e.f, 5));

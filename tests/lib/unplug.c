@@ -16,6 +16,7 @@
 #include <unistd.h>
 
 #include "kselftest_harness.h"
+#include "common/task.h"
 #include "util/util.h"
 
 #define DRV "/sys/bus/platform/drivers/d3dq"
@@ -108,8 +109,8 @@ TEST_F_TIMEOUT(up, unbind_idle, 60)
 				       8, 1));
 	ASSERT_EQ(0, d3dq_fence_set_event_on_completion(self->e.g, 10,
 							self->efd));
-	/* Let the worker go to sleep on the idle queues. */
-	util_sleep_ms(300);
+	/* Nothing runs: the kernel holds b's work, nothing is in flight. */
+	ASSERT_TRUE(task_gpu_only_held());
 
 	ASSERT_EQ(0, sysfs_write(DRV "/unbind", "d3dq.0"));
 	self->unbound = true;

@@ -10,6 +10,7 @@
 #include <errno.h>
 
 #include "kselftest_harness.h"
+#include "common/task.h"
 #include "util/util.h"
 
 FIXTURE(w) {
@@ -31,18 +32,20 @@ TEST_F(w, cpu_signal_after_wait)
 	ASSERT_EQ(0, util_exec_write64(self->e.dev, self->e.a, self->e.buf, 8, 2));
 	ASSERT_EQ(0, d3dq_queue_signal(self->e.a, self->e.done, 1));
 
-	util_sleep_ms(200);
+	/* Held by the kernel, nothing in flight: none of it ran. */
+	ASSERT_TRUE(task_gpu_only_held());
 	EXPECT_EQ(0, util_read64(self->e.buf, 0));
 	EXPECT_EQ(0, d3dq_fence_get_completed_value(g));
 
 	ASSERT_EQ(0, d3dq_fence_signal(self->e.f, 9));	/* not enough */
-	util_sleep_ms(100);
+	ASSERT_TRUE(task_gpu_only_held());
 	EXPECT_EQ(0, util_read64(self->e.buf, 0));
 
 	ASSERT_EQ(0, d3dq_fence_signal(self->e.f, 15));
 	ASSERT_EQ(0, d3dq_fence_wait(g, 1, 20000 * MS));
 	EXPECT_EQ(1, util_read64(self->e.buf, 0));
-	util_sleep_ms(100);
+	/* What 15 released ran; the rest is held again, for 20. */
+	ASSERT_TRUE(task_gpu_only_held());
 	EXPECT_EQ(0, util_read64(self->e.buf, 8));
 	EXPECT_EQ(0, d3dq_fence_get_completed_value(self->e.done));
 
@@ -59,7 +62,7 @@ TEST_F(w, other_queue_signals_later)
 	ASSERT_EQ(0, util_exec_timestamp(self->e.dev, self->e.b, self->e.buf, 8));
 	ASSERT_EQ(0, d3dq_queue_signal(self->e.b, self->e.done, 1));
 
-	util_sleep_ms(100);
+	ASSERT_TRUE(task_gpu_only_held());
 	EXPECT_EQ(0, util_read64(self->e.buf, 8));
 	ASSERT_EQ(0, util_exec_delay(self->e.dev, self->e.a, 300 * MS));
 	ASSERT_EQ(0, util_exec_timestamp(self->e.dev, self->e.a, self->e.buf, 0));
@@ -114,7 +117,7 @@ TEST_F_TIMEOUT(w, queue_that_only_waits, 120)
 	ASSERT_EQ(0, d3dq_queue_wait(self->e.b, self->e.f, v));
 	ASSERT_EQ(0, util_exec_write64(self->e.dev, self->e.b, self->e.buf, 0, 7));
 	ASSERT_EQ(0, d3dq_queue_signal(self->e.b, self->e.done, 1));
-	util_sleep_ms(50);
+	ASSERT_TRUE(task_gpu_only_held());
 	EXPECT_EQ(0, util_read64(self->e.buf, 0));
 	ASSERT_EQ(0, d3dq_fence_signal(self->e.f, v));
 	ASSERT_EQ(0, d3dq_fence_wait(self->e.done, 1, 20000 * MS));

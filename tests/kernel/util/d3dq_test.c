@@ -814,6 +814,18 @@ long long t_held(int fd)
 	return t_fdinfo(fd, "d3dq-jobs-held", NULL, 0);
 }
 
+bool t_no_job_in_flight(int fd)
+{
+	int i;
+
+	for (i = 0; i < 10000; i++) {
+		if (t_fdinfo(fd, "d3dq-jobs-in-flight", NULL, 0) == 0)
+			return true;
+		usleep(1000);
+	}
+	return false;
+}
+
 int64_t t_submitted(int fd, uint32_t so)
 {
 	uint64_t point = 0;

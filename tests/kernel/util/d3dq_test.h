@@ -300,6 +300,12 @@ bool t_fence_counts_become(int fences, int events);
 bool t_jobs_gone(int files);
 /* Jobs the kernel holds for @fd (fdinfo d3dq-jobs-held), or < 0. */
 long long t_held(int fd);
+/*
+ * Wait (up to 10 s) until @fd has no job in flight (fdinfo
+ * d3dq-jobs-in-flight 0: every job ran or was cancelled, its writes and
+ * fence values are done, none will be made later); whether it came.
+ */
+bool t_no_job_in_flight(int fd);
 /* The last point attached to timeline @so (0: none), or -errno. */
 int64_t t_submitted(int fd, uint32_t so);
 
