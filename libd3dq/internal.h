@@ -95,6 +95,7 @@ struct d3dq_device {
 	bool has_sync_file;		/* uapi 1.7: FENCE_EXPORT_SYNC_FILE */
 	bool has_carry;			/* uapi 1.8: SUBMIT_CARRY */
 	bool has_tail;			/* uapi 1.8: SUBMIT_TAIL */
+	bool has_split;			/* uapi 1.10: SUBMIT_SPLIT */
 	long page_size;
 
 	/* Events that are the program's tokens, see dispatch.c. */
