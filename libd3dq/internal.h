@@ -91,6 +91,7 @@ struct d3dq_device {
 	uint32_t max_syncs;
 	uint32_t max_cmd_bytes;
 	uint64_t max_delay_ns;
+	uint64_t max_bo_size;		/* larger: -ENOMEM, as on Windows */
 	bool has_realtime;		/* uapi 1.1: REALTIME queue priority */
 	bool has_sync_file;		/* uapi 1.7: FENCE_EXPORT_SYNC_FILE */
 	bool has_carry;			/* uapi 1.8: SUBMIT_CARRY */
@@ -163,6 +164,8 @@ struct d3dq_cmdlist {
 	int error;			/* first recording error */
 	uint8_t *data;
 	size_t len, cap;
+	struct d3dq_buffer **bufs;	/* named, a reference each (issue 39) */
+	size_t nbufs, bufs_cap;
 };
 
 /* A kernel call: 0 or -errno (drmIoctl restarts on EINTR). */

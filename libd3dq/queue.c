@@ -327,6 +327,21 @@ static bool list_unusable(const struct d3dq_cmdlist *l)
 	return l->state != CMDLIST_CLOSED || l->error;
 }
 
+/*
+ * Whether a buffer @l names was destroyed: its handle is still the
+ * buffer's (the list holds it, cmdlist.c), but the work is refused
+ * (-ENOENT), as d3dq_queue_execute(3) says. l->lock held.
+ */
+static bool list_names_destroyed(const struct d3dq_cmdlist *l)
+{
+	size_t i;
+
+	for (i = 0; i < l->nbufs; i++)
+		if (atomic_load(&l->bufs[i]->destroyed))
+			return true;
+	return false;
+}
+
 static int lists_check(struct d3dq_cmdlist *const *lists, uint32_t count,
 		       size_t *total)
 {
@@ -337,6 +352,8 @@ static int lists_check(struct d3dq_cmdlist *const *lists, uint32_t count,
 		pthread_mutex_lock(&lists[i]->lock);
 		/* Destroyed by another thread meanwhile: not a misuse. */
 		ret = lists[i]->dead ? -ENODEV : list_unusable(lists[i]);
+		if (!ret && list_names_destroyed(lists[i]))
+			ret = -ENOENT;
 		*total += lists[i]->len;
 		pthread_mutex_unlock(&lists[i]->lock);
 	}
