@@ -284,6 +284,7 @@ struct d3dq_file {
 	struct mutex fence_lock;
 	struct mutex fence_view_lock;	/* see above */
 	struct xarray fences;
+	u32 fence_next;			/* xa_alloc_cyclic(), fence_lock */
 	struct list_head fence_pages;
 	bool fences_removed;
 	/*

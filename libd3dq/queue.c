@@ -49,9 +49,10 @@ static int queue_enter(struct d3dq_queue *q)
 }
 
 /*
- * One SUBMIT. A wait for a shared fence (@shared) names its @reg, read
- * under reg_lock, which is held until the kernel took it: 1 without a
- * SUBMIT if the fence was destroyed (its waits are released, R14).
+ * One SUBMIT. A wait for a shared fence (@shared) names its @reg (its
+ * own handle from uapi 1.10), read under reg_lock, which is held until
+ * the kernel took it: 1 without a SUBMIT if the fence was destroyed (its
+ * waits are released, R14).
  */
 static int submit_ioctl(struct d3dq_queue *q, struct drm_d3dq_submit *args,
 			struct drm_d3dq_sync *wait, struct d3dq_fence *shared)
@@ -62,7 +63,7 @@ static int submit_ioctl(struct d3dq_queue *q, struct drm_d3dq_submit *args,
 	if (!shared)
 		return d3dqp_ioctl(dev->fd, DRM_IOCTL_D3DQ_SUBMIT, args);
 	pthread_rwlock_rdlock(&dev->reg_lock);
-	wait->handle = shared->reg;
+	wait->handle = d3dqp_fence_reg(shared);
 	if (wait->handle)
 		ret = d3dqp_ioctl(dev->fd, DRM_IOCTL_D3DQ_SUBMIT, args);
 	pthread_rwlock_unlock(&dev->reg_lock);
@@ -288,8 +289,15 @@ static int queue_op(struct d3dq_queue *q, struct d3dq_fence *f,
 	if (!signal && value <= d3dq_fence_get_completed_value(f) &&
 	    d3dq_fence_get_completed_value(f) != UINT64_MAX)
 		goto out;
-	/* A shared fence's waits name its @reg instead (submit_ioctl()). */
-	s.handle = f->handle;
+	/*
+	 * A shared fence's waits name its @reg instead (submit_ioctl()); a
+	 * signal racing its destruction (uapi 1.10) has no handle left.
+	 */
+	s.handle = d3dqp_fence_handle(f);
+	if (!s.handle && signal) {
+		ret = -ENODEV;
+		goto out;
+	}
 	obj_get(f);
 	pthread_mutex_lock(&q->lock);
 	ret = q->dead ? -ENODEV :

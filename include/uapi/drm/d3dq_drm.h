@@ -227,7 +227,7 @@ enum drm_d3dq_param {
  * %DRM_D3DQ_FEATURE_FENCE_SYNC_FILE, version 1.8
  * %DRM_D3DQ_FEATURE_SUBMIT_CARRY and %DRM_D3DQ_FEATURE_SUBMIT_TAIL,
  * version 1.9 %DRM_D3DQ_FEATURE_REMOVE_OWN_FENCES, version 1.10
- * %DRM_D3DQ_FEATURE_SUBMIT_SPLIT.
+ * %DRM_D3DQ_FEATURE_SUBMIT_SPLIT and %DRM_D3DQ_FEATURE_FENCE_HANDLE_CYCLIC.
  */
 /** DRM_D3DQ_FEATURE_TIMELINE - timeline syncobjs in waits and signals. */
 #define DRM_D3DQ_FEATURE_TIMELINE	(1ull << 0)
@@ -308,6 +308,12 @@ enum drm_d3dq_param {
  * submits"). Since 1.10.
  */
 #define DRM_D3DQ_FEATURE_SUBMIT_SPLIT	(1ull << 15)
+/**
+ * DRM_D3DQ_FEATURE_FENCE_HANDLE_CYCLIC - a destroyed fence handle's
+ * number is given again only after INT_MAX other handles of the file
+ * (see &drm_d3dq_fence_create.handle). Since 1.10.
+ */
+#define DRM_D3DQ_FEATURE_FENCE_HANDLE_CYCLIC	(1ull << 16)
 
 /**
  * struct drm_d3dq_get_param - Argument of %DRM_IOCTL_D3DQ_GET_PARAM.
@@ -1311,7 +1317,14 @@ struct drm_d3dq_fence_create {
 	/** @flags: 0 or %DRM_D3DQ_FENCE_SHARED. */
 	__u32 flags;
 
-	/** @handle: Out: the fence's handle in this file, never 0. */
+	/**
+	 * @handle: Out: the fence's handle in this file, never 0. From 1.10
+	 * (%DRM_D3DQ_FEATURE_FENCE_HANDLE_CYCLIC) handles of a file are
+	 * numbered cyclically, as are those of %DRM_IOCTL_D3DQ_FENCE_IMPORT:
+	 * a destroyed handle's number comes back only after INT_MAX other
+	 * handles, so a call that races the destruction fails with -ENOENT
+	 * instead of naming another fence.
+	 */
 	__u32 handle;
 
 	/** @mmap_offset: Out: offset of the value's page for mmap(). */
