@@ -107,6 +107,17 @@ D3DQ_EXPORT int d3dq_buffer_create(struct d3dq_device *dev, uint64_t size,
 	return ret;
 }
 
+D3DQ_EXPORT int d3dq_device_get_max_buffer_size(struct d3dq_device *dev,
+						uint64_t *size)
+{
+	if (!dev || !size)
+		return -EINVAL;
+	if (d3dqp_dev_usable(dev))
+		return -ENODEV;
+	*size = dev->max_bo_size;
+	return 0;
+}
+
 /* NULL for an inherited buffer (fork): it is the parent's memory. */
 D3DQ_EXPORT void *d3dq_buffer_map(struct d3dq_buffer *buf)
 {
