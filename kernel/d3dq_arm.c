@@ -223,11 +223,12 @@ static bool d3dq_queue_arm_ready_locked(struct d3dq_queue *queue,
  * Arm @queue's held jobs that may run (submit lock held), as the arming
  * work does; those that ran here go on @ran, for the caller to free once
  * the lock is dropped. A split submit arms the jobs it held behind its
- * first (d3dq_submit.c).
+ * first (d3dq_submit.c). Return: whether the queue is usable (if not,
+ * nothing was armed: the arming work drops them, see its kick).
  */
-void d3dq_queue_arm_ready(struct d3dq_queue *queue, struct list_head *ran)
+bool d3dq_queue_arm_ready(struct d3dq_queue *queue, struct list_head *ran)
 {
-	d3dq_queue_arm_ready_locked(queue, ran, false);
+	return d3dq_queue_arm_ready_locked(queue, ran, false);
 }
 
 /*

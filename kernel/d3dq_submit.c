@@ -320,10 +320,15 @@ static int d3dq_submit_split(struct drm_file *file, struct d3dq_queue *queue,
 	for (i = 1; i < split.n; i++)
 		d3dq_submit_hold(split.jobs[i], NULL, 0, NULL, NULL);
 	args->seqno = last->file_seqno;
+	/*
+	 * A queue lost meanwhile (its first job failed in the call) arms
+	 * nothing: its arming work drops what is held, as for any lost
+	 * queue's held jobs.
+	 */
 	if (held)
 		args->out_flags |= DRM_D3DQ_SUBMIT_HELD;
-	else
-		d3dq_queue_arm_ready(queue, &ran);
+	else if (!d3dq_queue_arm_ready(queue, &ran))
+		d3dq_queue_kick_held(queue);
 	mutex_unlock(&queue->submit_lock);
 
 	d3dq_jobs_free(&ran);

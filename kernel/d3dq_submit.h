@@ -105,7 +105,7 @@ void d3dq_jobs_free(struct list_head *list);
 int d3dq_submit_hold(struct d3dq_job *job, struct d3dq_signal **signals,
 		     u32 nsignals, struct d3dq_bo_set *bos,
 		     struct d3dq_carry *carry);
-void d3dq_queue_arm_ready(struct d3dq_queue *queue, struct list_head *ran);
+bool d3dq_queue_arm_ready(struct d3dq_queue *queue, struct list_head *ran);
 
 /* d3dq_carry.c */
 void d3dq_carry_take_locked(struct d3dq_queue *queue,
