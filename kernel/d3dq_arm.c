@@ -220,6 +220,18 @@ static bool d3dq_queue_arm_ready_locked(struct d3dq_queue *queue,
 }
 
 /*
+ * Arm @queue's held jobs that may run (submit lock held), as the arming
+ * work does; those that ran here go on @ran, for the caller to free once
+ * the lock is dropped. A split submit arms the jobs it held behind its
+ * first (d3dq_submit.c). Return: whether the queue is usable (if not,
+ * nothing was armed: the arming work drops them, see its kick).
+ */
+bool d3dq_queue_arm_ready(struct d3dq_queue *queue, struct list_head *ran)
+{
+	return d3dq_queue_arm_ready_locked(queue, ran, false);
+}
+
+/*
  * Free jobs taken off their queue's lists (submit lock dropped); @list
  * is left empty, ready to be used again.
  */
@@ -325,7 +337,10 @@ void d3dq_queue_drop_held(struct d3dq_queue *queue)
  * Hold a job (see "Held jobs" in the uapi header): keep what its arming
  * will publish, number it and list it behind the queue's other held
  * jobs, with the carried waits it takes. Under the submit lock; fails
- * only for want of memory, before anything was taken.
+ * only for want of memory, before anything was taken. A job of a split
+ * submit may come with its publish allocated and filled already (its
+ * buffers, its signals): then @signals, @bos and @carry are NULL and
+ * nothing fails.
  */
 int d3dq_submit_hold(struct d3dq_job *job, struct d3dq_signal **signals,
 		     u32 nsignals, struct d3dq_bo_set *bos,
@@ -334,14 +349,19 @@ int d3dq_submit_hold(struct d3dq_job *job, struct d3dq_signal **signals,
 	struct d3dq_queue *queue = job->queue;
 	struct d3dq_file *dfile = queue->dfile;
 
-	job->publish = kzalloc(sizeof(*job->publish), D3DQ_GFP);
+	if (!job->publish)
+		job->publish = kzalloc(sizeof(*job->publish), D3DQ_GFP);
 	if (!job->publish)
 		return -ENOMEM;
-	d3dq_carry_commit(job, carry);
-	job->publish->signals = *signals;
-	job->publish->nsignals = nsignals;
-	*signals = NULL;
-	d3dq_bo_set_move(&job->publish->bos, bos);
+	if (carry)
+		d3dq_carry_commit(job, carry);
+	if (signals) {
+		job->publish->signals = *signals;
+		job->publish->nsignals = nsignals;
+		*signals = NULL;
+	}
+	if (bos)
+		d3dq_bo_set_move(&job->publish->bos, bos);
 
 	job->seqno = ++queue->njobs;
 	job->file_seqno = atomic64_inc_return(&dfile->job_seqno);

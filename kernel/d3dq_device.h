@@ -284,6 +284,7 @@ struct d3dq_file {
 	struct mutex fence_lock;
 	struct mutex fence_view_lock;	/* see above */
 	struct xarray fences;
+	u32 fence_next;			/* xa_alloc_cyclic(), fence_lock */
 	struct list_head fence_pages;
 	bool fences_removed;
 	/*
@@ -312,12 +313,15 @@ enum d3dq_charge {
 };
 
 enum d3dq_charge d3dq_file_charge_job(struct d3dq_file *dfile, u64 bytes);
+enum d3dq_charge d3dq_file_charge_jobs(struct d3dq_file *dfile, u32 n,
+				       u64 bytes);
 void d3dq_file_uncharge_job(struct d3dq_file *dfile, u64 bytes);
 void d3dq_file_merge_job(struct d3dq_file *dfile);
 bool d3dq_file_charge_bytes(struct d3dq_file *dfile, u64 bytes);
 void d3dq_file_uncharge_bytes(struct d3dq_file *dfile, u64 bytes);
 bool d3dq_file_job_fits(struct d3dq_file *dfile, u64 bytes);
 bool d3dq_user_job_fits(struct d3dq_user *user);
+bool d3dq_user_jobs_fit(struct d3dq_user *user, u32 n);
 void d3dq_user_get(struct d3dq_user *user);
 void d3dq_user_put(struct d3dq_user *user);
 int d3dq_user_count_queue(struct d3dq_user *user);

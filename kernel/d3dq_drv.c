@@ -198,7 +198,9 @@ int d3dq_ioctl_get_param(struct drm_device *drm, void *data,
 			      DRM_D3DQ_FEATURE_FENCE_SYNC_FILE |
 			      DRM_D3DQ_FEATURE_SUBMIT_CARRY |
 			      DRM_D3DQ_FEATURE_SUBMIT_TAIL |
-			      DRM_D3DQ_FEATURE_REMOVE_OWN_FENCES;
+			      DRM_D3DQ_FEATURE_REMOVE_OWN_FENCES |
+			      DRM_D3DQ_FEATURE_SUBMIT_SPLIT |
+			      DRM_D3DQ_FEATURE_FENCE_HANDLE_CYCLIC;
 		break;
 	case DRM_D3DQ_PARAM_MAX_QUEUES:
 		args->value = d3dq_max_queues;
@@ -633,7 +635,14 @@ void d3dq_user_uncount_fence_nodes(struct d3dq_user *user, u32 n)
 
 bool d3dq_user_job_fits(struct d3dq_user *user)
 {
-	return atomic_read(&user->jobs) < (int)d3dq_max_user_jobs;
+	return d3dq_user_jobs_fit(user, 1);
+}
+
+/* Whether @n more jobs fit in the user's max_user_jobs. */
+bool d3dq_user_jobs_fit(struct d3dq_user *user, u32 n)
+{
+	return n <= d3dq_max_user_jobs &&
+	       atomic_read(&user->jobs) <= (int)(d3dq_max_user_jobs - n);
 }
 
 static void d3dq_file_release(struct kref *ref)
@@ -680,26 +689,51 @@ bool d3dq_file_job_fits(struct d3dq_file *dfile, u64 bytes)
 	return fits;
 }
 
+/* Add @n to @v if the sum stays at most @max. */
+static bool d3dq_atomic_add_upto(atomic_t *v, u32 n, unsigned int max)
+{
+	int old = atomic_read(v);
+
+	if (n > max)
+		return false;
+	do {
+		if (old > (int)(max - n))
+			return false;
+	} while (!atomic_try_cmpxchg(v, &old, old + n));
+	return true;
+}
+
 /*
- * Count a job against its file and the file's user, or say which of them
- * has no room for it (yet).
+ * Count @n jobs of @bytes in all (a split submit's, uapi 1.10) against
+ * their file and the file's user, all or none, or say which of them has
+ * no room for them (yet).
  */
-enum d3dq_charge d3dq_file_charge_job(struct d3dq_file *dfile, u64 bytes)
+enum d3dq_charge d3dq_file_charge_jobs(struct d3dq_file *dfile, u32 n,
+				       u64 bytes)
 {
 	enum d3dq_charge ret = D3DQ_CHARGED;
 
 	spin_lock(&dfile->job_bytes_lock);
 	if (!d3dq_file_job_fits_locked(dfile, bytes)) {
 		ret = D3DQ_FILE_FULL;
-	} else if (!d3dq_atomic_inc_below(&dfile->user->jobs,
-					  d3dq_max_user_jobs)) {
+	} else if (!d3dq_atomic_add_upto(&dfile->user->jobs, n,
+					 d3dq_max_user_jobs)) {
 		ret = D3DQ_USER_FULL;
 	} else {
 		dfile->job_bytes += bytes;
-		dfile->jobs++;
+		dfile->jobs += n;
 	}
 	spin_unlock(&dfile->job_bytes_lock);
 	return ret;
+}
+
+/*
+ * Count a job against its file and the file's user, or say which of them
+ * has no room for it (yet).
+ */
+enum d3dq_charge d3dq_file_charge_job(struct d3dq_file *dfile, u64 bytes)
+{
+	return d3dq_file_charge_jobs(dfile, 1, bytes);
 }
 
 /*

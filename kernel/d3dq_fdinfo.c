@@ -112,6 +112,17 @@ static void d3dq_fdinfo_engines(struct drm_printer *p, struct d3dq_file *dfile,
 	mutex_unlock(&usage->shown_lock);
 }
 
+/* The file's fence handles (uapi 1.10): one per d3dq_fence of libd3dq. */
+static unsigned long d3dq_fence_handles(struct d3dq_file *dfile)
+{
+	unsigned long idx, n = 0;
+	void *entry;
+
+	xa_for_each(&dfile->fences, idx, entry)
+		n++;
+	return n;
+}
+
 /**
  * d3dq_show_fdinfo - The driver's part of a file's fdinfo.
  * @p: printer into the fdinfo file
@@ -133,6 +144,7 @@ void d3dq_show_fdinfo(struct drm_printer *p, struct drm_file *file)
 	drm_printf(p, "d3dq-jobs-held:\t%d\n", atomic_read(&dfile->jobs_held));
 	drm_printf(p, "d3dq-timeouts:\t%u\n",
 		   atomic_read(&dfile->usage->timeouts));
+	drm_printf(p, "d3dq-fence-handles:\t%lu\n", d3dq_fence_handles(dfile));
 }
 
 /**

@@ -205,8 +205,16 @@ static int d3dq_fence_handle_add(struct d3dq_file *dfile,
 	ret = drm_vma_node_allow(&fence->fpage->node, file);
 	if (ret)
 		goto err_free;
-	ret = xa_alloc(&dfile->fences, handle, fh, XA_LIMIT(1, INT_MAX),
-		       D3DQ_GFP);
+	/*
+	 * Cyclic (uapi 1.10): a destroyed handle's number comes back only
+	 * after INT_MAX others, so that a call racing a destruction finds
+	 * no handle (-ENOENT), never another fence.
+	 */
+	ret = xa_alloc_cyclic(&dfile->fences, handle, fh,
+			      XA_LIMIT(1, INT_MAX), &dfile->fence_next,
+			      D3DQ_GFP);
+	if (ret > 0)	/* wrapped */
+		ret = 0;
 	if (ret) {
 		drm_vma_node_revoke(&fence->fpage->node, file);
 		ret = ret == -EBUSY ? -ENOMEM : ret;

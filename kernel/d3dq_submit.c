@@ -72,11 +72,12 @@ static int d3dq_user_armed(struct d3dq_user *user)
 }
 
 /*
- * Take the queue's submit lock once the queue holds fewer than
+ * Take the queue's submit lock once the queue holds room for @njobs more
+ * jobs (one, or a split submit's) of @bytes in all below
  * max_pending_jobs unfinished jobs (held ones and carried waits included),
  * the file's jobs
- * leave room for this one (max_file_job_bytes) and its user's number of
- * jobs too (max_user_jobs), and count the job against the file and the
+ * leave room for them (max_file_job_bytes) and its user's number of
+ * jobs too (max_user_jobs), and count the jobs against the file and the
  * user. The sleeps end in bounded time: armed jobs finish and are freed
  * whatever userspace does, so a submit sleeps while the limit that is
  * full holds armed jobs, whoever's (another process of the same user
@@ -94,8 +95,8 @@ static int d3dq_user_armed(struct d3dq_user *user)
  * only ever waits has no job to take them. Fails with -ECANCELED if the
  * queue is lost.
  */
-static int d3dq_queue_reserve(struct d3dq_queue *queue, struct d3dq_job *job,
-			      struct list_head *pruned)
+static int d3dq_queue_reserve(struct d3dq_queue *queue, u32 njobs,
+			      u64 bytes, struct list_head *pruned)
 {
 	struct d3dq_file *dfile = queue->dfile;
 	struct d3dq_user *user = dfile->user;
@@ -116,13 +117,12 @@ static int d3dq_queue_reserve(struct d3dq_queue *queue, struct d3dq_job *job,
 			d3dq_carry_prune_locked(queue, pruned);
 		/* Only submitters, under the lock, increase @pending. */
 		full = atomic_read(&queue->pending) + queue->nheld +
-		       (carry ? queue->ncarried : 0) >= d3dq_max_pending_jobs;
+		       (carry ? queue->ncarried : 0) + njobs >
+		       d3dq_max_pending_jobs;
 		if (!full) {
-			charge = d3dq_file_charge_job(dfile, job->bytes);
-			if (charge == D3DQ_CHARGED) {
-				job->charged = true;
+			charge = d3dq_file_charge_jobs(dfile, njobs, bytes);
+			if (charge == D3DQ_CHARGED)
 				return 0;
-			}
 		}
 		ret = 0;
 		if (full ? !atomic_read(&queue->pending) :
@@ -144,23 +144,209 @@ static int d3dq_queue_reserve(struct d3dq_queue *queue, struct d3dq_job *job,
 			ret = wait_event_interruptible(queue->pending_wq,
 						       atomic_read(&queue->pending) +
 						       READ_ONCE(queue->nheld) +
-						       (carry ? READ_ONCE(queue->ncarried) : 0) <
-						       d3dq_max_pending_jobs ||
+						       (carry ? READ_ONCE(queue->ncarried) : 0) +
+						       njobs <= d3dq_max_pending_jobs ||
 						       !atomic_read(&queue->pending) ||
 						       !d3dq_queue_is_usable(queue));
 		else if (charge == D3DQ_USER_FULL)
 			ret = wait_event_interruptible(user->wq,
-						       d3dq_user_job_fits(user) ||
+						       d3dq_user_jobs_fit(user, njobs) ||
 						       d3dq_user_armed(user) <= 0 ||
 						       !d3dq_queue_is_usable(queue));
 		else
 			ret = wait_event_interruptible(dfile->wq,
-						       d3dq_file_job_fits(dfile, job->bytes) ||
+						       d3dq_file_job_fits(dfile, bytes) ||
 						       d3dq_file_armed(dfile) <= 0 ||
 						       !d3dq_queue_is_usable(queue));
 		if (ret)
 			return ret;
 	}
+}
+
+/*
+ * The jobs of a split submit (uapi 1.10), in queue order; the first
+ * takes the carried waits, the last the signals.
+ */
+struct d3dq_split {
+	struct d3dq_job **jobs;
+	u32 n;
+	u64 bytes;
+};
+
+static void d3dq_split_free(struct d3dq_split *split)
+{
+	u32 i;
+
+	for (i = 0; i < split->n; i++)
+		d3dq_job_free(split->jobs[i]);
+	kvfree(split->jobs);
+}
+
+/*
+ * Cut the stream into jobs, each checked and with its buffers collected
+ * into a publish of its own (the first's into @bos), before anything is
+ * reserved: -E2BIG for a stream that can never fit.
+ */
+static int d3dq_split_parse(struct drm_file *file, struct d3dq_queue *queue,
+			    struct drm_d3dq_submit *args,
+			    struct d3dq_split *split, struct d3dq_bo_set *bos)
+{
+	u32 pos = 0, used, max = d3dq_max_pending_jobs;
+	struct d3dq_job *job;
+	int ret;
+
+	/* Each job but an empty stream's holds a command, 16 bytes. */
+	split->jobs = kvcalloc(min(max, args->cmd_bytes / 16 + 1),
+			       sizeof(*split->jobs), D3DQ_GFP);
+	if (!split->jobs)
+		return -ENOMEM;
+	do {
+		if (split->n == min(max, args->cmd_bytes / 16 + 1))
+			return -E2BIG;
+		d3dq_queue_get(queue);
+		job = d3dq_job_create(queue, file);
+		if (IS_ERR(job))
+			return PTR_ERR(job);
+		split->jobs[split->n++] = job;
+		used = 0;
+		ret = d3dq_parse_cmds_split(file, job, args->cmds + pos,
+					    args->cmd_bytes - pos, &used);
+		if (ret)
+			return ret;
+		pos += used;
+		if (split->n > 1) {
+			job->publish = kzalloc(sizeof(*job->publish),
+					       D3DQ_GFP);
+			if (!job->publish)
+				return -ENOMEM;
+		}
+		ret = d3dq_bo_set_init(split->n > 1 ? &job->publish->bos : bos,
+				       job);
+		if (ret)
+			return ret;
+		d3dq_job_set_bytes(job, used);
+		split->bytes += job->bytes;
+		if (split->bytes > d3dq_max_file_job_bytes)
+			return -E2BIG;
+		/* Up to max_pending_jobs of max_cmd_bytes each. */
+		cond_resched();
+	} while (pos < args->cmd_bytes);
+	return 0;
+}
+
+/*
+ * SUBMIT with DRM_D3DQ_SUBMIT_SPLIT: several jobs, all or none. The
+ * first is submitted as any job; the others are held behind it under the
+ * same submit lock (nothing fails there: their publishes are allocated
+ * already) and, unless the first is held, armed at once as the arming
+ * work would: a held job that cannot take its buffers' locks yet is
+ * armed by the work later, the rest of the submit already done.
+ */
+static int d3dq_submit_split(struct drm_file *file, struct d3dq_queue *queue,
+			     struct drm_d3dq_submit *args)
+{
+	struct d3dq_file *dfile = file->driver_priv;
+	struct d3dq_signal *signals = NULL;
+	struct d3dq_split split = { 0 };
+	struct d3dq_job *first, *last;
+	struct d3dq_carry taken;
+	struct d3dq_bo_set bos;
+	LIST_HEAD(ran);
+	bool held, direct;
+	u32 i;
+	int ret;
+
+	memset(&bos, 0, sizeof(bos));
+	ret = d3dq_split_parse(file, queue, args, &split, &bos);
+	/* The jobs hold their own references. */
+	d3dq_queue_put(queue);
+	if (ret)
+		goto err;
+	first = split.jobs[0];
+	last = split.jobs[split.n - 1];
+
+	ret = d3dq_get_signals(file, &args->signals, &signals, &last->fsignals,
+			       &last->nfsignals);
+	if (ret)
+		goto err;
+	if (split.n > 1) {
+		last->publish->signals = signals;
+		last->publish->nsignals = args->signals.count;
+		signals = NULL;
+	}
+
+	ret = d3dq_queue_reserve(queue, split.n, split.bytes, NULL);
+	if (ret)
+		goto err;
+	for (i = 0; i < split.n; i++)
+		split.jobs[i]->charged = true;
+
+	ret = d3dq_carry_prepare(first, &taken);
+	if (ret) {
+		mutex_unlock(&queue->submit_lock);
+		goto err;
+	}
+
+	held = queue->nheld || !d3dq_carry_ready(first, &taken);
+	if (held) {
+		/* The file's held backlog is bounded (R5: -ENOSPC at once). */
+		ret = atomic_read(&dfile->jobs_held) + split.n >
+		      min(d3dq_max_file_held_jobs,
+			  max(1u, d3dq_max_user_jobs / 4)) ? -ENOSPC :
+		      d3dq_submit_hold(first, &signals,
+				       split.n > 1 ? 0 : args->signals.count,
+				       &bos, &taken);
+	} else {
+		ret = d3dq_bo_set_lock(&bos);
+	}
+	if (ret) {
+		mutex_unlock(&queue->submit_lock);
+		kvfree(taken.waits);
+		goto err;
+	}
+
+	/* Nothing fails from here on. */
+	direct = false;
+	if (!held) {
+		d3dq_carry_commit(first, &taken);
+		first->seqno = ++queue->njobs;
+		first->file_seqno = atomic64_inc_return(&dfile->job_seqno);
+		d3dq_trace_submit(queue, first, signals,
+				  split.n > 1 ? 0 : args->signals.count);
+		direct = d3dq_job_start(first, signals,
+					split.n > 1 ? 0 : args->signals.count,
+					&bos, true);
+	}
+	for (i = 1; i < split.n; i++)
+		d3dq_submit_hold(split.jobs[i], NULL, 0, NULL, NULL);
+	args->seqno = last->file_seqno;
+	/*
+	 * A queue lost meanwhile (its first job failed in the call) arms
+	 * nothing: its arming work drops what is held, as for any lost
+	 * queue's held jobs.
+	 */
+	if (held)
+		args->out_flags |= DRM_D3DQ_SUBMIT_HELD;
+	else if (!d3dq_queue_arm_ready(queue, &ran))
+		d3dq_queue_kick_held(queue);
+	mutex_unlock(&queue->submit_lock);
+
+	d3dq_jobs_free(&ran);
+	d3dq_jobs_free(&taken.taken);
+	d3dq_bo_set_free(&bos);
+	if (signals)
+		d3dq_put_signals(signals, args->signals.count);
+	if (direct)
+		d3dq_job_free(first);
+	kvfree(split.jobs);
+	return 0;
+
+err:
+	d3dq_bo_set_free(&bos);
+	if (signals)
+		d3dq_put_signals(signals, args->signals.count);
+	d3dq_split_free(&split);
+	return ret;
 }
 
 int d3dq_ioctl_submit(struct drm_device *drm, void *data,
@@ -170,6 +356,7 @@ int d3dq_ioctl_submit(struct drm_device *drm, void *data,
 	struct d3dq_file *dfile = file->driver_priv;
 	bool carry = args->flags & DRM_D3DQ_SUBMIT_CARRY;
 	bool tail = args->flags & DRM_D3DQ_SUBMIT_TAIL;
+	bool split = args->flags & DRM_D3DQ_SUBMIT_SPLIT;
 	struct d3dq_signal *signals = NULL;
 	struct d3dq_carry taken;
 	struct d3dq_bo_set bos;
@@ -180,10 +367,15 @@ int d3dq_ioctl_submit(struct drm_device *drm, void *data,
 	int ret;
 
 	if ((args->flags & ~(DRM_D3DQ_SUBMIT_HOLD | DRM_D3DQ_SUBMIT_CARRY |
-			     DRM_D3DQ_SUBMIT_TAIL)) ||
+			     DRM_D3DQ_SUBMIT_TAIL | DRM_D3DQ_SUBMIT_SPLIT)) ||
 	    args->pad || args->seqno || args->out_flags || args->pad2)
 		return -EINVAL;
-	if (args->cmd_bytes % 8 || args->cmd_bytes > d3dq_max_cmd_bytes)
+	/* A split submit: no other flag, no waits (see the uapi). */
+	if (split && (args->flags != DRM_D3DQ_SUBMIT_SPLIT ||
+		      args->waits.count))
+		return -EINVAL;
+	if (args->cmd_bytes % 8 ||
+	    (!split && args->cmd_bytes > d3dq_max_cmd_bytes))
 		return -EINVAL;
 	if ((args->waits.count && !args->waits.stride) ||
 	    (args->signals.count && !args->signals.stride))
@@ -203,6 +395,8 @@ int d3dq_ioctl_submit(struct drm_device *drm, void *data,
 		d3dq_queue_put(queue);
 		return 0;
 	}
+	if (split)
+		return d3dq_submit_split(file, queue, args);
 	if (tail) {
 		ret = d3dq_submit_tail(file, queue, args);
 		if (ret <= 0) {
@@ -237,11 +431,12 @@ int d3dq_ioctl_submit(struct drm_device *drm, void *data,
 		goto err_signals;
 
 	d3dq_job_set_bytes(job, args->cmd_bytes);
-	ret = d3dq_queue_reserve(queue, job, carry ? &pruned : NULL);
+	ret = d3dq_queue_reserve(queue, 1, job->bytes, carry ? &pruned : NULL);
 	if (ret) {
 		d3dq_jobs_free(&pruned);
 		goto err_bos;
 	}
+	job->charged = true;
 
 	/*
 	 * Every wait satisfied already: nothing to carry (R7 holds); after

@@ -74,6 +74,8 @@ struct d3dq_carry {
 /* d3dq_submit_parse.c */
 int d3dq_parse_cmds(struct drm_file *file, struct d3dq_job *job,
 		    u64 uptr, u32 bytes);
+int d3dq_parse_cmds_split(struct drm_file *file, struct d3dq_job *job,
+			  u64 uptr, u32 bytes, u32 *used);
 int d3dq_add_waits(struct drm_file *file, struct d3dq_job *job,
 		   struct d3dq_queue *hold,
 		   const struct drm_d3dq_obj_array *arr, bool carry);
@@ -103,6 +105,7 @@ void d3dq_jobs_free(struct list_head *list);
 int d3dq_submit_hold(struct d3dq_job *job, struct d3dq_signal **signals,
 		     u32 nsignals, struct d3dq_bo_set *bos,
 		     struct d3dq_carry *carry);
+bool d3dq_queue_arm_ready(struct d3dq_queue *queue, struct list_head *ran);
 
 /* d3dq_carry.c */
 void d3dq_carry_take_locked(struct d3dq_queue *queue,

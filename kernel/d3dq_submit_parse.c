@@ -215,38 +215,49 @@ static int d3dq_parse_cmd(struct drm_file *file, const void *raw, u32 op,
 	return -EINVAL;
 }
 
-/* Copy and check the whole command stream into job->cmds. */
-int d3dq_parse_cmds(struct drm_file *file, struct d3dq_job *job,
-		    u64 uptr, u32 bytes)
+/*
+ * Copy and check a command stream into job->cmds: the whole of @bytes,
+ * or with @used (a split submit) the whole commands that fit in
+ * max_cmd_bytes from @uptr, their size in *@used.
+ */
+static int d3dq_parse_stream(struct drm_file *file, struct d3dq_job *job,
+			     u64 uptr, u32 bytes, u32 *used)
 {
 	const struct drm_d3dq_cmd_header *hdr;
+	u32 pos = 0, size, len = bytes;
 	struct d3dq_cmd *cmd;
-	u32 pos = 0, size;
 	void *buf;
 	int ret = 0;
 
 	if (!bytes)
 		return 0;
+	if (used)
+		len = min(bytes, d3dq_max_cmd_bytes);
 
-	buf = vmemdup_user(u64_to_user_ptr(uptr), bytes);
+	buf = vmemdup_user(u64_to_user_ptr(uptr), len);
 	if (IS_ERR(buf))
 		return PTR_ERR(buf);
 
 	/* The smallest command is 16 bytes. */
-	job->cmds = kvcalloc(bytes / 16, sizeof(*job->cmds),
-			     D3DQ_GFP);
+	job->cmds = kvcalloc(len / 16, sizeof(*job->cmds), D3DQ_GFP);
 	if (!job->cmds) {
 		ret = -ENOMEM;
 		goto out;
 	}
 
-	while (pos < bytes) {
-		/* bytes is a multiple of 8, so the header fits. */
+	while (pos < len) {
+		/* len is a multiple of 8, so the header fits. */
 		hdr = buf + pos;
 		size = d3dq_cmd_size(hdr->op);
 		if (!size || hdr->size != size || size > bytes - pos) {
 			ret = -EINVAL;
 			goto out;
+		}
+		/* A split job ends before the command that does not fit. */
+		if (size > len - pos) {
+			if (!pos)
+				ret = -EINVAL;
+			break;
 		}
 
 		cmd = &job->cmds[job->ncmds];
@@ -257,10 +268,29 @@ int d3dq_parse_cmds(struct drm_file *file, struct d3dq_job *job,
 			goto out;
 		pos += size;
 	}
+	if (used)
+		*used = pos;
 
 out:
 	kvfree(buf);
 	return ret;
+}
+
+/* Copy and check the whole command stream into job->cmds. */
+int d3dq_parse_cmds(struct drm_file *file, struct d3dq_job *job,
+		    u64 uptr, u32 bytes)
+{
+	return d3dq_parse_stream(file, job, uptr, bytes, NULL);
+}
+
+/*
+ * The next job of a split submit: the whole commands of the stream at
+ * @uptr (@bytes left) that fit in max_cmd_bytes, their size in *@used.
+ */
+int d3dq_parse_cmds_split(struct drm_file *file, struct d3dq_job *job,
+			  u64 uptr, u32 bytes, u32 *used)
+{
+	return d3dq_parse_stream(file, job, uptr, bytes, used);
 }
 
 /*

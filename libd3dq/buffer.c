@@ -1,8 +1,12 @@
 // SPDX-License-Identifier: MIT
 /*
  * libd3dq: buffers (shmem GEM objects mapped into the process). The
- * destruction unmaps the buffer and closes its handle; the memory stays
- * for the calls in progress that name it (a command list's recording).
+ * destruction unmaps the buffer; its handle is closed with its last
+ * reference, which the calls in progress and the command lists that name
+ * it hold (issue 39): a handle that a list names is never given to
+ * another buffer, so a list can never write into another object's
+ * memory, and executing it is refused (-ENOENT) once the buffer was
+ * destroyed.
  *
  * Copyright (C) 2026 The d3dq authors
  */
@@ -16,8 +20,13 @@ void d3dqp_buffer_put(struct d3dq_buffer *buf)
 {
 	struct d3dq_device *dev = buf->dev;
 
+	struct drm_gem_close gclose = { .handle = buf->handle };
+
 	if (atomic_fetch_sub(&buf->refs, 1) != 1)
 		return;
+	/* An inherited buffer's handle is the parent's (fork). */
+	if (gclose.handle && !d3dqp_inherited(dev))
+		d3dqp_ioctl(dev->fd, DRM_IOCTL_GEM_CLOSE, &gclose);
 	free(buf);
 	d3dqp_dev_put(dev);
 }
@@ -62,9 +71,7 @@ static int buffer_new(struct d3dq_device *dev, uint64_t size,
 	ret = d3dqp_dev_link_object(dev, &buf->dev_link, &dev->buffers);
 	if (ret) {
 		munmap(buf->map, buf->map_size);
-		gclose.handle = create.handle;
-		d3dqp_ioctl(dev->fd, DRM_IOCTL_GEM_CLOSE, &gclose);
-		d3dqp_buffer_put(buf);
+		d3dqp_buffer_put(buf);	/* closes the handle */
 		return ret;
 	}
 	*out = buf;
@@ -91,9 +98,24 @@ D3DQ_EXPORT int d3dq_buffer_create(struct d3dq_device *dev, uint64_t size,
 	ret = d3dqp_dev_enter(dev);
 	if (ret)
 		return ret;
-	ret = buffer_new(dev, size, out);
+	/*
+	 * Larger than the driver's largest buffer (MAX_BO_SIZE): memory the
+	 * device does not have, E_OUTOFMEMORY on Windows (issue 39).
+	 */
+	ret = size > dev->max_bo_size ? -ENOMEM : buffer_new(dev, size, out);
 	d3dqp_dev_put(dev);
 	return ret;
+}
+
+D3DQ_EXPORT int d3dq_device_get_max_buffer_size(struct d3dq_device *dev,
+						uint64_t *size)
+{
+	if (!dev || !size)
+		return -EINVAL;
+	if (d3dqp_dev_usable(dev))
+		return -ENODEV;
+	*size = dev->max_bo_size;
+	return 0;
 }
 
 /* NULL for an inherited buffer (fork): it is the parent's memory. */
@@ -109,7 +131,6 @@ D3DQ_EXPORT void *d3dq_buffer_map(struct d3dq_buffer *buf)
  */
 D3DQ_EXPORT void d3dq_buffer_destroy(struct d3dq_buffer *buf)
 {
-	struct drm_gem_close gclose = { 0 };
 	struct d3dq_device *dev;
 
 	if (!buf || atomic_exchange(&buf->destroyed, true))
@@ -123,7 +144,5 @@ D3DQ_EXPORT void d3dq_buffer_destroy(struct d3dq_buffer *buf)
 	list_del(&buf->dev_link);
 	pthread_mutex_unlock(&dev->lock);
 	munmap(buf->map, buf->map_size);
-	gclose.handle = buf->handle;
-	d3dqp_ioctl(dev->fd, DRM_IOCTL_GEM_CLOSE, &gclose);
 	d3dqp_buffer_put(buf);
 }

@@ -3,7 +3,10 @@
  * libd3dq: command lists, recorded in user memory as the engine's command
  * stream (see "Commands" in d3dq_drm.h). A call holds a reference of
  * the list (and of the buffers it names) until it returns; a list
- * destroyed meanwhile is dead (-ENODEV) under its lock.
+ * destroyed meanwhile is dead (-ENODEV) under its lock. A list holds a
+ * reference of each buffer its commands name until it is reset or
+ * freed, so that the handle it recorded stays that buffer's (buffer.c);
+ * d3dq_queue_execute() refuses it once one of them was destroyed.
  *
  * Copyright (C) 2026 The d3dq authors
  */
@@ -13,12 +16,24 @@
 
 #include "internal.h"
 
+/* Drop the buffers @l names (its lock held, or its last reference). */
+static void list_drop_buffers(struct d3dq_cmdlist *l)
+{
+	size_t i;
+
+	for (i = 0; i < l->nbufs; i++)
+		d3dqp_buffer_put(l->bufs[i]);
+	l->nbufs = 0;
+}
+
 void d3dqp_cmdlist_put(struct d3dq_cmdlist *l)
 {
 	struct d3dq_device *dev = l->dev;
 
 	if (atomic_fetch_sub(&l->refs, 1) != 1)
 		return;
+	list_drop_buffers(l);
+	free(l->bufs);
 	pthread_mutex_destroy(&l->lock);
 	free(l->data);
 	free(l);
@@ -135,7 +150,33 @@ D3DQ_EXPORT int d3dq_cmdlist_reset(struct d3dq_cmdlist *l)
 	l->state = CMDLIST_RECORDING;
 	l->error = 0;
 	l->len = 0;
+	list_drop_buffers(l);
 	list_unlock(l);
+	return 0;
+}
+
+/*
+ * Keep a reference of @b for @l's commands (its lock held): once per
+ * buffer among the last few named, which is what a list mostly names.
+ */
+static int list_keep_buffer(struct d3dq_cmdlist *l, struct d3dq_buffer *b)
+{
+	struct d3dq_buffer **bufs;
+	size_t i, cap;
+
+	for (i = l->nbufs; i > 0 && i + 8 > l->nbufs; i--)
+		if (l->bufs[i - 1] == b)
+			return 0;
+	if (l->nbufs == l->bufs_cap) {
+		cap = l->bufs_cap ? l->bufs_cap * 2 : 8;
+		bufs = realloc(l->bufs, cap * sizeof(*bufs));
+		if (!bufs)
+			return -ENOMEM;
+		l->bufs = bufs;
+		l->bufs_cap = cap;
+	}
+	obj_get(b);
+	l->bufs[l->nbufs++] = b;
 	return 0;
 }
 
@@ -144,7 +185,7 @@ D3DQ_EXPORT int d3dq_cmdlist_reset(struct d3dq_cmdlist *l)
  * by d3dq_cmdlist_close(), as ID3D12GraphicsCommandList::Close does.
  */
 static int append(struct d3dq_cmdlist *l, const void *cmd, size_t size,
-		  int check)
+		  int check, struct d3dq_buffer *b1, struct d3dq_buffer *b2)
 {
 	int ret = 0;
 
@@ -175,6 +216,11 @@ static int append(struct d3dq_cmdlist *l, const void *cmd, size_t size,
 		l->data = data;
 		l->cap = cap;
 	}
+	ret = b1 ? list_keep_buffer(l, b1) : 0;
+	if (!ret && b2)
+		ret = list_keep_buffer(l, b2);
+	if (ret)
+		goto record;
 	memcpy(l->data + l->len, cmd, size);
 	l->len += size;
 	goto out;
@@ -219,7 +265,7 @@ D3DQ_EXPORT int d3dq_cmdlist_write64(struct d3dq_cmdlist *l,
 	};
 
 	return append(l, &c, sizeof(c),
-		      check_range(l, b, offset, 8, 8, &c.handle));
+		      check_range(l, b, offset, 8, 8, &c.handle), b, NULL);
 }
 
 D3DQ_EXPORT int d3dq_cmdlist_copy(struct d3dq_cmdlist *l,
@@ -237,7 +283,7 @@ D3DQ_EXPORT int d3dq_cmdlist_copy(struct d3dq_cmdlist *l,
 
 	if (!check)
 		check = check_range(l, src, src_offset, size, 1, &c.src_handle);
-	return append(l, &c, sizeof(c), check);
+	return append(l, &c, sizeof(c), check, dst, src);
 }
 
 D3DQ_EXPORT int d3dq_cmdlist_compare_store64(struct d3dq_cmdlist *l,
@@ -253,7 +299,7 @@ D3DQ_EXPORT int d3dq_cmdlist_compare_store64(struct d3dq_cmdlist *l,
 	};
 
 	return append(l, &c, sizeof(c),
-		      check_range(l, b, offset, 8, 8, &c.handle));
+		      check_range(l, b, offset, 8, 8, &c.handle), b, NULL);
 }
 
 D3DQ_EXPORT int d3dq_cmdlist_timestamp(struct d3dq_cmdlist *l,
@@ -265,7 +311,7 @@ D3DQ_EXPORT int d3dq_cmdlist_timestamp(struct d3dq_cmdlist *l,
 	};
 
 	return append(l, &c, sizeof(c),
-		      check_range(l, b, offset, 8, 8, &c.handle));
+		      check_range(l, b, offset, 8, 8, &c.handle), b, NULL);
 }
 
 D3DQ_EXPORT int d3dq_cmdlist_delay(struct d3dq_cmdlist *l, uint64_t ns)
@@ -282,7 +328,7 @@ D3DQ_EXPORT int d3dq_cmdlist_delay(struct d3dq_cmdlist *l, uint64_t ns)
 	max = l->dev->max_delay_ns ? l->dev->max_delay_ns : ns;
 	do {
 		c.ns = ns < max ? ns : max;
-		ret = append(l, &c, sizeof(c), 0);
+		ret = append(l, &c, sizeof(c), 0, NULL, NULL);
 		ns -= c.ns;
 	} while (!ret && ns);
 	return ret;

@@ -58,11 +58,11 @@ static int device_open(const char *path, d3dq_signal_event_fn signal_event,
 	static const uint32_t params[] = {
 		DRM_D3DQ_PARAM_UAPI_VERSION, DRM_D3DQ_PARAM_FEATURES,
 		DRM_D3DQ_PARAM_MAX_SYNCS, DRM_D3DQ_PARAM_MAX_CMD_BYTES,
-		DRM_D3DQ_PARAM_MAX_DELAY_NS,
+		DRM_D3DQ_PARAM_MAX_DELAY_NS, DRM_D3DQ_PARAM_MAX_BO_SIZE,
 	};
 	struct drm_d3dq_remove arm = { .flags = DRM_D3DQ_REMOVE_ON_LOSS };
 	struct d3dq_device *dev;
-	uint64_t v[5];
+	uint64_t v[6];
 	int fd, ret = 0;
 	unsigned int i;
 
@@ -76,7 +76,7 @@ static int device_open(const char *path, d3dq_signal_event_fn signal_event,
 		close(fd);
 		return -ENOMEM;
 	}
-	for (i = 0; i < 5 && !ret; i++) {
+	for (i = 0; i < 6 && !ret; i++) {
 		struct drm_d3dq_get_param args = { .param = params[i] };
 
 		ret = d3dqp_ioctl(fd, DRM_IOCTL_D3DQ_GET_PARAM, &args);
@@ -105,9 +105,12 @@ static int device_open(const char *path, d3dq_signal_event_fn signal_event,
 	dev->has_sync_file = v[1] & DRM_D3DQ_FEATURE_FENCE_SYNC_FILE;
 	dev->has_carry = v[1] & DRM_D3DQ_FEATURE_SUBMIT_CARRY;
 	dev->has_tail = v[1] & DRM_D3DQ_FEATURE_SUBMIT_TAIL;
+	dev->has_split = v[1] & DRM_D3DQ_FEATURE_SUBMIT_SPLIT;
+	dev->has_cyclic = v[1] & DRM_D3DQ_FEATURE_FENCE_HANDLE_CYCLIC;
 	dev->max_syncs = v[2] > UINT32_MAX ? UINT32_MAX : (uint32_t)v[2];
 	dev->max_cmd_bytes = v[3] > UINT32_MAX ? UINT32_MAX : (uint32_t)v[3];
 	dev->max_delay_ns = v[4];
+	dev->max_bo_size = v[5];
 	dev->page_size = sysconf(_SC_PAGESIZE);
 	pthread_mutex_init(&dev->lock, NULL);
 	pthread_mutex_init(&dev->remove_lock, NULL);

@@ -3,10 +3,16 @@
  * libd3dq: fences on the kernel's fence object, whose value page this
  * process maps read-only; the kernel holds events and blocked threads.
  * Destruction releases what waits (R14): a local fence goes to
- * UINT64_MAX; a shared one loses @reg, the handle its waits and events
- * were made through (under dev->reg_lock, see wait_all()), and @wake,
- * which threads blocked in ANY waits wait for too, goes to 1. Handles
- * live until the last reference (none is reused).
+ * UINT64_MAX. A shared one, from uapi 1.10 (FENCE_HANDLE_CYCLIC), is one
+ * kernel handle, destroyed at once (under dev->reg_lock, which every
+ * registration and queue wait naming it holds, see wait_all()): the
+ * kernel releases exactly what was made through it (R14, R20), and a
+ * blocked wait that names its number after that finds no handle
+ * (-ENOENT: released), never another fence, as the kernel gives the
+ * number again only after INT_MAX others. Before 1.10 a shared fence is
+ * three: its handle, which lives until the last reference, @reg, the
+ * handle its waits and events were made through, destroyed at once, and
+ * @wake, which threads blocked in ANY waits wait for too, set to 1.
  *
  * Copyright (C) 2026 The d3dq authors
  */
@@ -57,7 +63,7 @@ void d3dqp_fence_put(struct d3dq_fence *f)
 	d3dqp_vpage_unmap(dev, f->page);
 	kfence_destroy(dev->fd, f->reg);
 	kfence_destroy(dev->fd, f->wake);
-	kfence_destroy(dev->fd, f->handle);
+	kfence_destroy(dev->fd, d3dqp_fence_handle(f));
 	free(f);
 	d3dqp_dev_put(dev);
 }
@@ -120,7 +126,7 @@ static int fence_new(struct d3dq_device *dev, uint64_t value, uint32_t flags,
 		f->handle = create.handle;
 		imp.mmap_offset = create.mmap_offset;
 		imp.value_offset = create.value_offset;
-		if (!ret && f->shared)
+		if (!ret && f->shared && !dev->has_cyclic)
 			ret = kfence_export(dev->fd, f->handle, &own);
 	} else {
 		ret = d3dqp_ioctl(dev->fd, DRM_IOCTL_D3DQ_FENCE_IMPORT, &imp);
@@ -129,7 +135,7 @@ static int fence_new(struct d3dq_device *dev, uint64_t value, uint32_t flags,
 	if (!ret)
 		ret = d3dqp_vpage_map(dev, imp.mmap_offset, imp.value_offset,
 				      &f->page, &f->vp);
-	if (!ret && f->shared) {
+	if (!ret && f->shared && !dev->has_cyclic) {
 		struct drm_d3dq_fence_import reg = {
 			.fd = xfd >= 0 ? xfd : own,
 		};
@@ -185,9 +191,10 @@ D3DQ_EXPORT int d3dq_fence_export(struct d3dq_fence *f, int *fd)
 	ret = fence_enter(f);
 	if (ret)
 		return ret;
-	ret = kfence_export(f->dev->fd, f->handle, fd);
+	ret = kfence_export(f->dev->fd, d3dqp_fence_handle(f), fd);
 	d3dqp_fence_put(f);
-	return ret;
+	/* Destroyed meanwhile (uapi 1.10: its handle is gone). */
+	return ret == -ENOENT ? -ENODEV : ret;
 }
 
 D3DQ_EXPORT int d3dq_fence_export_sync_file(struct d3dq_fence *f,
@@ -203,13 +210,13 @@ D3DQ_EXPORT int d3dq_fence_export_sync_file(struct d3dq_fence *f,
 	ret = fence_enter(f);
 	if (ret)
 		return ret;
-	args.handle = f->handle;
+	args.handle = d3dqp_fence_handle(f);
 	ret = d3dqp_ioctl(f->dev->fd, DRM_IOCTL_D3DQ_FENCE_EXPORT_SYNC_FILE,
 			  &args);
 	if (!ret)
 		*fd = args.fd;
 	d3dqp_fence_put(f);
-	return ret;
+	return ret == -ENOENT ? -ENODEV : ret;
 }
 
 D3DQ_EXPORT int d3dq_fence_import(struct d3dq_device *dev, int fd,
@@ -249,6 +256,16 @@ D3DQ_EXPORT void d3dq_fence_destroy(struct d3dq_fence *f)
 	/* Release what waits in the kernel (R14), see above. */
 	if (!f->shared) {
 		kfence_signal(dev->fd, f->handle, UINT64_MAX);
+	} else if (dev->has_cyclic) {
+		uint32_t handle;
+
+		/* No new fence may find the page by its offset (kernel.c). */
+		d3dqp_vpage_retire(dev, f->page);
+		pthread_rwlock_wrlock(&dev->reg_lock);
+		handle = d3dqp_fence_handle(f);
+		__atomic_store_n(&f->handle, 0, __ATOMIC_RELEASE);
+		kfence_destroy(dev->fd, handle);
+		pthread_rwlock_unlock(&dev->reg_lock);
 	} else {
 		pthread_rwlock_wrlock(&dev->reg_lock);
 		kfence_destroy(dev->fd, f->reg);
@@ -279,11 +296,12 @@ D3DQ_EXPORT int d3dq_fence_signal(struct d3dq_fence *f, uint64_t value)
 	 * removal, return once it is done (R15's instant). A peer's removal
 	 * of a shared fence leaves this device as it is.
 	 */
-	ret = kfence_signal(f->dev->fd, f->handle, value);
+	ret = kfence_signal(f->dev->fd, d3dqp_fence_handle(f), value);
 	if (ret == -ENODEV)
 		d3dqp_dev_removal_error(f->dev);
 	d3dqp_fence_put(f);
-	return ret;
+	/* Destroyed meanwhile (uapi 1.10: its handle is gone). */
+	return ret == -ENOENT ? -ENODEV : ret;
 }
 
 /* A blocking wait's answer. */
@@ -314,12 +332,12 @@ static int wait_any(struct d3dq_device *dev, struct d3dq_fence *const *fs,
 		.flags = DRM_D3DQ_FENCE_WAIT_ANY,
 	};
 	uint32_t i, m = 0;
-	int ret;
+	int ret = 0;
 
 	for (i = 0; i < n; i++) {
 		if (fence_value(fs[i]) >= values[i])
 			return 0;
-		m += fs[i]->shared ? 2 : 1;
+		m += fs[i]->shared && !dev->has_cyclic ? 2 : 1;
 	}
 	if (m > dev->max_syncs)
 		return -EINVAL;
@@ -329,9 +347,12 @@ static int wait_any(struct d3dq_device *dev, struct d3dq_fence *const *fs,
 			return -ENOMEM;
 	}
 	for (i = 0, m = 0; i < n; i++) {
-		fv[m].handle = fs[i]->handle;
+		fv[m].handle = d3dqp_fence_handle(fs[i]);
 		fv[m++].value = values[i];
-		if (fs[i]->shared) {
+		/* Destroyed since the call (uapi 1.10): released (R14). */
+		if (!fv[m - 1].handle)
+			goto out;
+		if (fs[i]->shared && !dev->has_cyclic) {
 			fv[m].handle = fs[i]->wake;
 			fv[m++].value = 1;
 		}
@@ -339,6 +360,13 @@ static int wait_any(struct d3dq_device *dev, struct d3dq_fence *const *fs,
 	/* Restarted on EINTR: the deadline is absolute. */
 	wait.fences = (struct drm_d3dq_obj_array)DRM_D3DQ_OBJ_ARRAY(m, fv);
 	ret = d3dqp_ioctl(dev->fd, DRM_IOCTL_D3DQ_FENCE_WAIT, &wait);
+	/*
+	 * A handle destroyed before the kernel took it (uapi 1.10: its
+	 * number is no other fence's): that fence was destroyed, released.
+	 */
+	if (ret == -ENOENT && dev->has_cyclic)
+		ret = 0;
+out:
 	if (fv != stack)
 		free(fv);
 	return wait_ret(dev, ret);
@@ -397,8 +425,7 @@ static int wait_all(struct d3dq_device *dev, struct d3dq_fence *const *fs,
 		pthread_rwlock_rdlock(&dev->reg_lock);
 		for (i = 0; i < n; i++) {
 			/* 0: destroyed since the call, as if reached. */
-			fv[m].handle = fs[i]->shared ? fs[i]->reg :
-				       fs[i]->handle;
+			fv[m].handle = d3dqp_fence_reg(fs[i]);
 			fv[m].value = values[i];
 			m += fv[m].handle != 0;
 		}
@@ -467,7 +494,7 @@ static int event_register(struct d3dq_device *dev,
 	}
 	pthread_rwlock_rdlock(&dev->reg_lock);
 	for (i = 0; i < n && !ret; i++) {
-		fv[i].handle = fs[i]->shared ? fs[i]->reg : fs[i]->handle;
+		fv[i].handle = d3dqp_fence_reg(fs[i]);
 		fv[i].value = values[i];
 		if (!fv[i].handle)
 			ret = -ENODEV;

@@ -78,6 +78,7 @@ struct vpage {
 	uint64_t offset;
 	void *addr;
 	unsigned int refs;		/* fences on it, under dev->page_lock */
+	bool retired;			/* off dev->pages, see fence.c */
 };
 
 struct d3dq_device {
@@ -91,10 +92,13 @@ struct d3dq_device {
 	uint32_t max_syncs;
 	uint32_t max_cmd_bytes;
 	uint64_t max_delay_ns;
+	uint64_t max_bo_size;		/* larger: -ENOMEM, as on Windows */
 	bool has_realtime;		/* uapi 1.1: REALTIME queue priority */
 	bool has_sync_file;		/* uapi 1.7: FENCE_EXPORT_SYNC_FILE */
 	bool has_carry;			/* uapi 1.8: SUBMIT_CARRY */
 	bool has_tail;			/* uapi 1.8: SUBMIT_TAIL */
+	bool has_split;			/* uapi 1.10: SUBMIT_SPLIT */
+	bool has_cyclic;		/* uapi 1.10: one handle per shared fence */
 	long page_size;
 
 	/* Events that are the program's tokens, see dispatch.c. */
@@ -121,7 +125,7 @@ struct d3dq_fence {
 	_Atomic bool destroyed;		/* d3dq_fence_destroy() came */
 	bool shared;
 	struct list dev_link;		/* dev->fences, under dev->lock */
-	uint32_t handle, reg, wake;	/* see fence.c */
+	uint32_t handle, reg, wake;	/* see fence.c; handle: atomic */
 	const uint64_t *vp;		/* the value in the kernel's page */
 	struct vpage *page;
 };
@@ -162,6 +166,8 @@ struct d3dq_cmdlist {
 	int error;			/* first recording error */
 	uint8_t *data;
 	size_t len, cap;
+	struct d3dq_buffer **bufs;	/* named, a reference each (issue 39) */
+	size_t nbufs, bufs_cap;
 };
 
 /* A kernel call: 0 or -errno (drmIoctl restarts on EINTR). */
@@ -223,6 +229,11 @@ int d3dqp_vpage_map(struct d3dq_device *dev, uint64_t offset, uint32_t value_off
 		    struct vpage **page, const uint64_t **vp);
 void d3dqp_vpage_unmap(struct d3dq_device *dev, struct vpage *page);
 /*
+ * No new fence finds @page by its offset any more (the kernel may give
+ * the offset to another page); it stays mapped for its fences.
+ */
+void d3dqp_vpage_retire(struct d3dq_device *dev, struct vpage *page);
+/*
  * A reference to @dev, for an object or a call; the last put closes its
  * descriptor and frees it.
  */
@@ -261,6 +272,23 @@ void d3dqp_fence_put(struct d3dq_fence *f);
 void d3dqp_queue_put(struct d3dq_queue *q);
 void d3dqp_buffer_put(struct d3dq_buffer *buf);
 void d3dqp_cmdlist_put(struct d3dq_cmdlist *l);
+
+/*
+ * A fence's handle: 0 once a shared fence with a handle of its own
+ * (uapi 1.10, has_cyclic) was destroyed; its registrations' handle,
+ * @reg before 1.10 (fence.c). Read under dev->reg_lock where a number
+ * that the kernel gave to another handle must never be named.
+ */
+static inline uint32_t d3dqp_fence_handle(const struct d3dq_fence *f)
+{
+	return __atomic_load_n(&f->handle, __ATOMIC_ACQUIRE);
+}
+
+static inline uint32_t d3dqp_fence_reg(const struct d3dq_fence *f)
+{
+	return f->shared && !f->dev->has_cyclic ? f->reg :
+	       d3dqp_fence_handle(f);
+}
 
 /* Call the device's callback with @token once (@fv, @n, @flags) hold. */
 int d3dqp_token_add(struct d3dq_device *dev, const struct drm_d3dq_fence_value *fv,

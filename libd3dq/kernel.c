@@ -89,11 +89,30 @@ void d3dqp_vpage_unmap(struct d3dq_device *dev, struct vpage *page)
 		return;
 	pthread_mutex_lock(&dev->page_lock);
 	if (--page->refs == 0) {
+		for (pp = &dev->pages; !page->retired && *pp != page;
+		     pp = &(*pp)->next)
+			;
+		if (!page->retired)
+			*pp = page->next;
+		munmap(page->addr, dev->page_size);
+		free(page);
+	}
+	pthread_mutex_unlock(&dev->page_lock);
+}
+
+void d3dqp_vpage_retire(struct d3dq_device *dev, struct vpage *page)
+{
+	struct vpage **pp;
+
+	if (!page)
+		return;
+	pthread_mutex_lock(&dev->page_lock);
+	if (!page->retired) {
 		for (pp = &dev->pages; *pp != page; pp = &(*pp)->next)
 			;
 		*pp = page->next;
-		munmap(page->addr, dev->page_size);
-		free(page);
+		page->next = NULL;
+		page->retired = true;
 	}
 	pthread_mutex_unlock(&dev->page_lock);
 }

@@ -49,9 +49,10 @@ static int queue_enter(struct d3dq_queue *q)
 }
 
 /*
- * One SUBMIT. A wait for a shared fence (@shared) names its @reg, read
- * under reg_lock, which is held until the kernel took it: 1 without a
- * SUBMIT if the fence was destroyed (its waits are released, R14).
+ * One SUBMIT. A wait for a shared fence (@shared) names its @reg (its
+ * own handle from uapi 1.10), read under reg_lock, which is held until
+ * the kernel took it: 1 without a SUBMIT if the fence was destroyed (its
+ * waits are released, R14).
  */
 static int submit_ioctl(struct d3dq_queue *q, struct drm_d3dq_submit *args,
 			struct drm_d3dq_sync *wait, struct d3dq_fence *shared)
@@ -62,7 +63,7 @@ static int submit_ioctl(struct d3dq_queue *q, struct drm_d3dq_submit *args,
 	if (!shared)
 		return d3dqp_ioctl(dev->fd, DRM_IOCTL_D3DQ_SUBMIT, args);
 	pthread_rwlock_rdlock(&dev->reg_lock);
-	wait->handle = shared->reg;
+	wait->handle = d3dqp_fence_reg(shared);
 	if (wait->handle)
 		ret = d3dqp_ioctl(dev->fd, DRM_IOCTL_D3DQ_SUBMIT, args);
 	pthread_rwlock_unlock(&dev->reg_lock);
@@ -79,6 +80,8 @@ static int submit_locked(struct d3dq_queue *q, struct drm_d3dq_sync *wait,
 {
 	bool carry = wait && !signal && !cmd_bytes && q->dev->has_carry;
 	bool tail = signal && !wait && !cmd_bytes && q->dev->has_tail;
+	/* A stream longer than one job's: the kernel cuts it (uapi 1.10). */
+	bool split = !wait && cmd_bytes > q->dev->max_cmd_bytes;
 	struct drm_d3dq_sync signals[2] = { {
 		.handle = q->tl,
 		.flags = DRM_D3DQ_SYNC_TIMELINE,
@@ -88,7 +91,8 @@ static int submit_locked(struct d3dq_queue *q, struct drm_d3dq_sync *wait,
 		.queue_id = q->id,
 		.flags = carry ? DRM_D3DQ_SUBMIT_CARRY :
 			 tail ? DRM_D3DQ_SUBMIT_TAIL :
-			 wait ? DRM_D3DQ_SUBMIT_HOLD : 0,
+			 wait ? DRM_D3DQ_SUBMIT_HOLD :
+			 split ? DRM_D3DQ_SUBMIT_SPLIT : 0,
 		.waits = DRM_D3DQ_OBJ_ARRAY(wait ? 1 : 0, wait),
 		.signals = DRM_D3DQ_OBJ_ARRAY(carry ? 0 : signal ? 2 : 1,
 					      signals),
@@ -124,15 +128,25 @@ static int submit_locked(struct d3dq_queue *q, struct drm_d3dq_sync *wait,
 	}
 	if (!ret && !carry)
 		q->tl_point++;
-	return ret;
+	/* A split stream that can never fit (uapi 1.10). */
+	return ret == -E2BIG ? -ENOMEM : ret;
 }
 
-/* A command stream, in jobs of at most max_cmd_bytes. q->lock held. */
+/*
+ * A command stream, in jobs of at most max_cmd_bytes. q->lock held. From
+ * uapi 1.10 one SUBMIT, which the kernel cuts into jobs, all or none;
+ * before, a stream longer than one job's is several SUBMITs, and one
+ * that fails leaves the earlier ones submitted.
+ */
 static int submit_cmds_locked(struct d3dq_queue *q, const uint8_t *cmds,
 			      size_t len)
 {
 	size_t start = 0, pos = 0;
 	int ret;
+
+	if (q->dev->has_split)
+		return len > UINT32_MAX ? -ENOMEM :
+		       submit_locked(q, NULL, NULL, cmds, (uint32_t)len, NULL);
 
 	while (pos < len) {
 		const struct drm_d3dq_cmd_header *h =
@@ -275,8 +289,15 @@ static int queue_op(struct d3dq_queue *q, struct d3dq_fence *f,
 	if (!signal && value <= d3dq_fence_get_completed_value(f) &&
 	    d3dq_fence_get_completed_value(f) != UINT64_MAX)
 		goto out;
-	/* A shared fence's waits name its @reg instead (submit_ioctl()). */
-	s.handle = f->handle;
+	/*
+	 * A shared fence's waits name its @reg instead (submit_ioctl()); a
+	 * signal racing its destruction (uapi 1.10) has no handle left.
+	 */
+	s.handle = d3dqp_fence_handle(f);
+	if (!s.handle && signal) {
+		ret = -ENODEV;
+		goto out;
+	}
 	obj_get(f);
 	pthread_mutex_lock(&q->lock);
 	ret = q->dead ? -ENODEV :
@@ -314,6 +335,21 @@ static bool list_unusable(const struct d3dq_cmdlist *l)
 	return l->state != CMDLIST_CLOSED || l->error;
 }
 
+/*
+ * Whether a buffer @l names was destroyed: its handle is still the
+ * buffer's (the list holds it, cmdlist.c), but the work is refused
+ * (-ENOENT), as d3dq_queue_execute(3) says. l->lock held.
+ */
+static bool list_names_destroyed(const struct d3dq_cmdlist *l)
+{
+	size_t i;
+
+	for (i = 0; i < l->nbufs; i++)
+		if (atomic_load(&l->bufs[i]->destroyed))
+			return true;
+	return false;
+}
+
 static int lists_check(struct d3dq_cmdlist *const *lists, uint32_t count,
 		       size_t *total)
 {
@@ -324,6 +360,8 @@ static int lists_check(struct d3dq_cmdlist *const *lists, uint32_t count,
 		pthread_mutex_lock(&lists[i]->lock);
 		/* Destroyed by another thread meanwhile: not a misuse. */
 		ret = lists[i]->dead ? -ENODEV : list_unusable(lists[i]);
+		if (!ret && list_names_destroyed(lists[i]))
+			ret = -ENOENT;
 		*total += lists[i]->len;
 		pthread_mutex_unlock(&lists[i]->lock);
 	}
@@ -363,6 +401,57 @@ static int lists_submit_locked(struct d3dq_queue *q,
 	return ret;
 }
 
+/*
+ * From uapi 1.10: the lists whole, in one SUBMIT, all or nothing (the
+ * kernel cuts it into jobs); every list is checked, under its lock,
+ * before anything is submitted. A list that grew meanwhile grows the
+ * copy. One list goes from its own buffer. q->lock held.
+ */
+static int lists_submit_whole_locked(struct d3dq_queue *q,
+				     struct d3dq_cmdlist *const *lists,
+				     uint32_t count, size_t total)
+{
+	uint8_t *buf = NULL, *grown;
+	size_t len = 0;
+	uint32_t i;
+	int ret = 0;
+
+	if (count > 1) {
+		buf = malloc(total);
+		if (!buf)
+			return -ENOMEM;
+	}
+	for (i = 0; i < count && !ret; i++) {
+		struct d3dq_cmdlist *l = lists[i];
+
+		pthread_mutex_lock(&l->lock);
+		if (l->dead) {
+			ret = -ENODEV;
+		} else if (list_unusable(l)) {
+			ret = 1;
+		} else if (count == 1) {
+			ret = l->len ? submit_cmds_locked(q, l->data, l->len) :
+			      0;
+		} else if (len + l->len > total) {
+			grown = realloc(buf, len + l->len);
+			ret = grown ? 0 : -ENOMEM;
+			if (grown) {
+				buf = grown;
+				total = len + l->len;
+			}
+		}
+		if (!ret && count > 1 && l->len) {
+			memcpy(buf + len, l->data, l->len);
+			len += l->len;
+		}
+		pthread_mutex_unlock(&l->lock);
+	}
+	if (!ret && len)
+		ret = submit_cmds_locked(q, buf, len);
+	free(buf);
+	return ret;
+}
+
 D3DQ_EXPORT int d3dq_queue_execute(struct d3dq_queue *q,
 				   struct d3dq_cmdlist *const *lists,
 				   uint32_t count)
@@ -385,7 +474,9 @@ D3DQ_EXPORT int d3dq_queue_execute(struct d3dq_queue *q,
 		obj_get(lists[i]);
 	pthread_mutex_lock(&q->lock);
 	ret = q->dead ? -ENODEV : lists_check(lists, count, &total);
-	if (!ret && total) {
+	if (!ret && total && q->dev->has_split) {
+		ret = lists_submit_whole_locked(q, lists, count, total);
+	} else if (!ret && total) {
 		/* One list goes from its own buffer (@cap 0). */
 		cap = count == 1 ? 0 : total < q->dev->max_cmd_bytes ? total :
 		      q->dev->max_cmd_bytes;

@@ -144,6 +144,12 @@ int d3dq_fence_export_sync_file(struct d3dq_fence *fence, uint64_t value,
 				int *fd);
 
 /*
+ * Since 0.4: the largest buffer d3dq_buffer_create() makes on @dev, in
+ * bytes (the driver's MAX_BO_SIZE). See d3dq_device_get_max_buffer_size(3).
+ */
+int d3dq_device_get_max_buffer_size(struct d3dq_device *dev, uint64_t *size);
+
+/*
  * Queues (ID3D12CommandQueue). Wait, Signal and Execute return at once;
  * the work of one queue runs in call order; a wait may be queued before
  * its signal exists. See d3dq_queue_wait(3).

@@ -528,12 +528,29 @@ static LUID STDMETHODCALLTYPE device_GetAdapterLuid(ID3D12Device1 *iface)
  * runtime that does not know them; never E_NOTIMPL.
  */
 
-/* The driver's largest buffer can be 1 GiB (module parameter max_bo_size). */
+/*
+ * Address bits per resource: those of the driver's largest buffer
+ * (max_bo_size, 64 MiB by default, 1 GiB at most), rounded down so that
+ * a resource of 2^bits bytes can be made; 30 if it cannot be read.
+ */
 #define VA_BITS_PER_RESOURCE	30
 /* Addresses are 64-bit numbers the layer hands out from 4 GiB up. */
 #define VA_BITS_PER_PROCESS	64
 
-static HRESULT options(D3D12_FEATURE_DATA_D3D12_OPTIONS *o)
+static UINT va_bits_per_resource(struct d3d12_device *d)
+{
+	uint64_t max;
+	UINT bits = 0;
+
+	if (d3dq_device_get_max_buffer_size(d->dev, &max) || !max)
+		return VA_BITS_PER_RESOURCE;
+	while (bits < 63 && max >> (bits + 1))
+		bits++;
+	return bits;
+}
+
+static HRESULT options(struct d3d12_device *d,
+		       D3D12_FEATURE_DATA_D3D12_OPTIONS *o)
 {
 	memset(o, 0, sizeof(*o));
 	o->MinPrecisionSupport = D3D12_SHADER_MIN_PRECISION_SUPPORT_NONE;
@@ -544,7 +561,7 @@ static HRESULT options(D3D12_FEATURE_DATA_D3D12_OPTIONS *o)
 	o->ConservativeRasterizationTier =
 		D3D12_CONSERVATIVE_RASTERIZATION_TIER_NOT_SUPPORTED;
 	o->CrossNodeSharingTier = D3D12_CROSS_NODE_SHARING_TIER_NOT_SUPPORTED;
-	o->MaxGPUVirtualAddressBitsPerResource = VA_BITS_PER_RESOURCE;
+	o->MaxGPUVirtualAddressBitsPerResource = va_bits_per_resource(d);
 	return S_OK;
 }
 
@@ -635,7 +652,7 @@ device_CheckFeatureSupport(ID3D12Device1 *iface, D3D12_FEATURE feature,
 	switch (feature) {
 	case D3D12_FEATURE_D3D12_OPTIONS:
 		FEATURE(D3D12_FEATURE_DATA_D3D12_OPTIONS);
-		return options(data);
+		return options(d, data);
 	case D3D12_FEATURE_ARCHITECTURE:
 	case D3D12_FEATURE_ARCHITECTURE1: {
 		D3D12_FEATURE_DATA_ARCHITECTURE1 *a = data;
@@ -666,7 +683,7 @@ device_CheckFeatureSupport(ID3D12Device1 *iface, D3D12_FEATURE feature,
 		D3D12_FEATURE_DATA_GPU_VIRTUAL_ADDRESS_SUPPORT *va = data;
 
 		FEATURE(D3D12_FEATURE_DATA_GPU_VIRTUAL_ADDRESS_SUPPORT);
-		va->MaxGPUVirtualAddressBitsPerResource = VA_BITS_PER_RESOURCE;
+		va->MaxGPUVirtualAddressBitsPerResource = va_bits_per_resource(d);
 		va->MaxGPUVirtualAddressBitsPerProcess = VA_BITS_PER_PROCESS;
 		return S_OK;
 	}

@@ -75,9 +75,11 @@ queue_CopyTileMappings(ID3D12CommandQueue *iface, ID3D12Resource *dst,
  * GetDeviceRemovedReason then gives: a list still recording (or whose
  * Close failed; libd3dq removes the device itself, INVALID_CALL), a list
  * that is not one of this device's (INVALID_CALL), a list whose buffer was
- * destroyed (INVALID_CALL), no memory (E_OUTOFMEMORY) or more commands
- * than the driver takes in one submission (DRIVER_INTERNAL_ERROR).
- * Work is never dropped while later Signals complete.
+ * destroyed (INVALID_CALL), no memory or a bound of the driver
+ * (E_OUTOFMEMORY). The call is all or nothing (d3dq_queue_execute(3)):
+ * work is never dropped, or half run, while later Signals complete. A
+ * list whose type is not the queue's makes the call invalid: it is
+ * refused whole and the device stays.
  */
 static void STDMETHODCALLTYPE
 queue_ExecuteCommandLists(ID3D12CommandQueue *iface, UINT count,
@@ -106,12 +108,19 @@ queue_ExecuteCommandLists(ID3D12CommandQueue *iface, UINT count,
 
 		if (!l || l->c.device != q->c.device)
 			ret = -EINVAL;
+		else if (l->type != q->desc.Type)
+			ret = 1;
 		else
 			ls[i] = l->l;
 	}
+	/*
+	 * A list of another type than the queue's: the call is invalid
+	 * (Windows' debug layer reports it); refused whole, nothing of it
+	 * runs and the device stays.
+	 */
 	if (!ret)
 		ret = d3dq_queue_execute(q->q, ls, count);
-	if (ret)
+	if (ret < 0)
 		device_remove(q->c.device, ret);
 	if (ls != stack)
 		free(ls);

@@ -57,7 +57,9 @@ TEST_F(f, options)
 	EXPECT_FALSE(o.ROVsSupported);
 	EXPECT_EQ(D3D12_CONSERVATIVE_RASTERIZATION_TIER_NOT_SUPPORTED,
 		  o.ConservativeRasterizationTier);
-	EXPECT_EQ(30, o.MaxGPUVirtualAddressBitsPerResource);
+	/* The driver's largest buffer: 64 MiB (26) by default, 1 GiB at most. */
+	EXPECT_LE(o.MaxGPUVirtualAddressBitsPerResource, 30);
+	EXPECT_LE(12, o.MaxGPUVirtualAddressBitsPerResource);
 	EXPECT_FALSE(o.StandardSwizzle64KBSupported);
 	EXPECT_EQ(D3D12_CROSS_NODE_SHARING_TIER_NOT_SUPPORTED,
 		  o.CrossNodeSharingTier);
@@ -237,13 +239,27 @@ TEST_F(f, gpu_virtual_address_support)
 {
 	D3D12_FEATURE_DATA_GPU_VIRTUAL_ADDRESS_SUPPORT va = { 0 };
 	ID3D12Resource *b = u_buffer(self->dev, D3D12_HEAP_TYPE_DEFAULT, 4096);
+	ID3D12Resource *big;
 
 	ASSERT_NE(NULL, b);
 	ASSERT_EQ(S_OK, CHECK(self->dev,
 			      D3D12_FEATURE_GPU_VIRTUAL_ADDRESS_SUPPORT, &va,
 			      sizeof(va)));
-	EXPECT_EQ(30, va.MaxGPUVirtualAddressBitsPerResource);
 	EXPECT_EQ(64, va.MaxGPUVirtualAddressBitsPerProcess);
+	/*
+	 * No more address bits per resource than the device allows (issue
+	 * 39: it said 30 whatever max_bo_size was): a buffer of 2^bits bytes
+	 * can be made, one of twice that is more than the device holds.
+	 */
+	ASSERT_LE(va.MaxGPUVirtualAddressBitsPerResource, 30);
+	big = u_buffer(self->dev, D3D12_HEAP_TYPE_DEFAULT,
+		       1ull << va.MaxGPUVirtualAddressBitsPerResource);
+	EXPECT_NE(NULL, big);
+	U_RELEASE(big);
+	big = u_buffer(self->dev, D3D12_HEAP_TYPE_DEFAULT,
+		       2ull << va.MaxGPUVirtualAddressBitsPerResource);
+	EXPECT_EQ(NULL, big);
+	U_RELEASE(big);
 	/* The addresses handed out fit in what it says. */
 	EXPECT_GT(ID3D12Resource_GetGPUVirtualAddress(b), 0);
 	EXPECT_EQ(HR(E_INVALIDARG), CHECK(self->dev,

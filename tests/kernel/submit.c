@@ -89,8 +89,11 @@ TEST_F(sub, header_errors)
 } while (0)
 
 	BASE();
-	/* An unknown flag (HOLD is one since 1.5, CARRY and TAIL since 1.8). */
-	s.flags = DRM_D3DQ_SUBMIT_TAIL << 1;
+	/*
+	 * An unknown flag (HOLD is one since 1.5, CARRY and TAIL since 1.8,
+	 * SPLIT since 1.10).
+	 */
+	s.flags = DRM_D3DQ_SUBMIT_SPLIT << 1;
 	EXPECT_EQ(-EINVAL, t_submit_raw(self->fd, &s));
 	BASE();
 	s.pad = 1;

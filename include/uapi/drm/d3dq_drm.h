@@ -111,7 +111,7 @@ enum drm_d3dq_ioctl_id {
  * number grows with every addition.
  */
 #define DRM_D3DQ_UAPI_MAJOR	1
-#define DRM_D3DQ_UAPI_MINOR	9
+#define DRM_D3DQ_UAPI_MINOR	10
 
 /**
  * struct drm_d3dq_obj_array - A user array of structures.
@@ -226,7 +226,8 @@ enum drm_d3dq_param {
  * %DRM_D3DQ_FEATURE_REMOVE_ON_LOSS, version 1.7
  * %DRM_D3DQ_FEATURE_FENCE_SYNC_FILE, version 1.8
  * %DRM_D3DQ_FEATURE_SUBMIT_CARRY and %DRM_D3DQ_FEATURE_SUBMIT_TAIL,
- * version 1.9 %DRM_D3DQ_FEATURE_REMOVE_OWN_FENCES.
+ * version 1.9 %DRM_D3DQ_FEATURE_REMOVE_OWN_FENCES, version 1.10
+ * %DRM_D3DQ_FEATURE_SUBMIT_SPLIT and %DRM_D3DQ_FEATURE_FENCE_HANDLE_CYCLIC.
  */
 /** DRM_D3DQ_FEATURE_TIMELINE - timeline syncobjs in waits and signals. */
 #define DRM_D3DQ_FEATURE_TIMELINE	(1ull << 0)
@@ -302,6 +303,17 @@ enum drm_d3dq_param {
  * every holder. Since 1.9.
  */
 #define DRM_D3DQ_FEATURE_REMOVE_OWN_FENCES	(1ull << 14)
+/**
+ * DRM_D3DQ_FEATURE_SUBMIT_SPLIT - %DRM_D3DQ_SUBMIT_SPLIT (see "Split
+ * submits"). Since 1.10.
+ */
+#define DRM_D3DQ_FEATURE_SUBMIT_SPLIT	(1ull << 15)
+/**
+ * DRM_D3DQ_FEATURE_FENCE_HANDLE_CYCLIC - a destroyed fence handle's
+ * number is given again only after INT_MAX other handles of the file
+ * (see &drm_d3dq_fence_create.handle). Since 1.10.
+ */
+#define DRM_D3DQ_FEATURE_FENCE_HANDLE_CYCLIC	(1ull << 16)
 
 /**
  * struct drm_d3dq_get_param - Argument of %DRM_IOCTL_D3DQ_GET_PARAM.
@@ -561,6 +573,7 @@ struct drm_d3dq_queue_get_state {
  * an armed signal of this file (without %DRM_D3DQ_SUBMIT_HOLD); -ENOSPC
  * (1.5) a limit below is reached and held jobs alone fill it, or (1.9)
  * the file holds its bound of held jobs (see "Held jobs");
+ * -E2BIG (1.10) a split submit can never fit (see "Split submits");
  * -ECANCELED the queue is lost; -EFAULT bad pointer; -ENOMEM; -EINTR when
  * a signal interrupts a submit sleeping because the queue holds
  * %DRM_D3DQ_PARAM_MAX_PENDING_JOBS jobs, the file's jobs hold
@@ -619,6 +632,41 @@ struct drm_d3dq_queue_get_state {
  * on the last job"). Since 1.8.
  */
 #define DRM_D3DQ_SUBMIT_TAIL		(1u << 2)
+
+/**
+ * DRM_D3DQ_SUBMIT_SPLIT - &drm_d3dq_submit.flags: the command stream may
+ * be longer than %DRM_D3DQ_PARAM_MAX_CMD_BYTES; the kernel cuts it into
+ * several jobs, submitted all or none (see "Split submits"). Since 1.10.
+ */
+#define DRM_D3DQ_SUBMIT_SPLIT		(1u << 3)
+
+/**
+ * DOC: Split submits
+ *
+ * From 1.10 (%DRM_D3DQ_FEATURE_SUBMIT_SPLIT) a submit with
+ * %DRM_D3DQ_SUBMIT_SPLIT (and no other flag, and no waits: -EINVAL
+ * otherwise) takes a command stream of any length that is a multiple of
+ * 8. The kernel cuts it at command boundaries into jobs of at most
+ * %DRM_D3DQ_PARAM_MAX_CMD_BYTES each, greedily: each job takes as many
+ * whole commands as fit. The jobs follow each other on the queue; the
+ * first takes the queue's carried waits, the last the submit's signals.
+ * Every job has its own engine time (%DRM_D3DQ_PARAM_JOB_TIMEOUT_NS).
+ *
+ * The submit is all or nothing, as any: the whole stream is checked and
+ * room is reserved for all its jobs at once (the queue's
+ * %DRM_D3DQ_PARAM_MAX_PENDING_JOBS, the file's
+ * %DRM_D3DQ_PARAM_MAX_FILE_JOB_BYTES and the user's jobs count them all
+ * together, with the same sleeps and -ENOSPC as one job), and they are
+ * then queued together: held together (behind a held job of the queue, or
+ * the first job's carried waits) or armed together. When it fails, no job
+ * of it was queued.
+ *
+ * A stream that makes more jobs than %DRM_D3DQ_PARAM_MAX_PENDING_JOBS, or
+ * whose jobs would hold more than %DRM_D3DQ_PARAM_MAX_FILE_JOB_BYTES, can
+ * never fit: the submit fails with -E2BIG. @seqno is the last job's;
+ * %DRM_D3DQ_SUBMIT_HELD is set if the jobs are held,
+ * %DRM_D3DQ_SUBMIT_DONE never.
+ */
 
 /**
  * DRM_D3DQ_SUBMIT_HELD - &drm_d3dq_submit.out_flags: the job is held, not
@@ -853,7 +901,8 @@ struct drm_d3dq_submit {
 
 	/**
 	 * @flags: 0, or (uapi 1.5) %DRM_D3DQ_SUBMIT_HOLD, or (uapi 1.8)
-	 * %DRM_D3DQ_SUBMIT_CARRY or %DRM_D3DQ_SUBMIT_TAIL.
+	 * %DRM_D3DQ_SUBMIT_CARRY or %DRM_D3DQ_SUBMIT_TAIL, or (uapi 1.10)
+	 * %DRM_D3DQ_SUBMIT_SPLIT.
 	 */
 	__u32 flags;
 
@@ -874,7 +923,8 @@ struct drm_d3dq_submit {
 
 	/**
 	 * @cmd_bytes: Size of the command stream, a multiple of 8, at most
-	 * %DRM_D3DQ_PARAM_MAX_CMD_BYTES. 0 for a pure synchronisation job.
+	 * %DRM_D3DQ_PARAM_MAX_CMD_BYTES (any, with %DRM_D3DQ_SUBMIT_SPLIT).
+	 * 0 for a pure synchronisation job.
 	 */
 	__u32 cmd_bytes;
 
@@ -1267,7 +1317,14 @@ struct drm_d3dq_fence_create {
 	/** @flags: 0 or %DRM_D3DQ_FENCE_SHARED. */
 	__u32 flags;
 
-	/** @handle: Out: the fence's handle in this file, never 0. */
+	/**
+	 * @handle: Out: the fence's handle in this file, never 0. From 1.10
+	 * (%DRM_D3DQ_FEATURE_FENCE_HANDLE_CYCLIC) handles of a file are
+	 * numbered cyclically, as are those of %DRM_IOCTL_D3DQ_FENCE_IMPORT:
+	 * a destroyed handle's number comes back only after INT_MAX other
+	 * handles, so a call that races the destruction fails with -ENOENT
+	 * instead of naming another fence.
+	 */
 	__u32 handle;
 
 	/** @mmap_offset: Out: offset of the value's page for mmap(). */
