@@ -110,6 +110,7 @@ struct d3dq_counters {
 	atomic_t bos;
 	atomic_t fences;
 	atomic_t fence_events;
+	atomic_t fence_imports;		/* uapi 1.11, until freed */
 };
 
 /**
@@ -298,6 +299,13 @@ struct d3dq_file {
 	spinlock_t fence_jobs_lock;
 	struct rb_root fence_signals;
 	struct rb_root fence_held;
+	/*
+	 * Pending signals of other drivers' work made through the file
+	 * (&struct d3dq_fence_import, uapi 1.11), under
+	 * @fence_imports_lock: cancelled by the file's close or removal.
+	 */
+	spinlock_t fence_imports_lock;
+	struct list_head fence_imports;
 };
 
 /* d3dq_drv.c */

@@ -191,6 +191,9 @@ struct d3dq_fence *d3dq_fence_lookup(struct d3dq_file *dfile,
 				     u32 handle);
 void d3dq_fence_put(struct d3dq_fence *fence);
 
+/* d3dq_fence_import.c */
+bool d3dq_fence_import_write_locked(struct d3dq_fence *fence);
+
 /* d3dq_fence_job.c */
 void d3dq_fence_held_unlist(struct d3dq_fence_node *node);
 

@@ -275,7 +275,9 @@ static bool d3dq_fence_drain_batch_locked(struct d3dq_fence *fence)
  * A write satisfies the nodes it reaches %D3DQ_FENCE_BATCH per hold of
  * the lock, interrupts enabled in between, however many other files
  * parked there: whoever wrote finishes it, and whoever writes next
- * helps first. Under the lock a node costs its unlisting and an entry
+ * helps first, and before that writes, in the order they came, the
+ * values of other drivers' work that completed (uapi 1.11,
+ * d3dq_fence_import_write_locked()). Under the lock a node costs its unlisting and an entry
  * in the batch's &struct d3dq_fence_fired; eventfds and release fences
  * (whose wait queues and callbacks other users fill) are signalled after
  * each batch, the lock dropped, before this returns (R2: a CPU signal's
@@ -293,7 +295,11 @@ void d3dq_fence_drain_locked(struct d3dq_fence *fence, unsigned long *flags,
 	lockdep_assert_held(&fence->lock);
 
 	for (;;) {
-		if (!fence->draining || (change && fence->drain_change != change))
+		/* Before another write: other drivers' signals that came. */
+		if (!fence->draining &&
+		    (change || !d3dq_fence_import_write_locked(fence)))
+			return;
+		if (change && fence->drain_change != change)
 			return;
 		fence->fired = &fired;
 		more = d3dq_fence_drain_batch_locked(fence);
