@@ -199,7 +199,8 @@ int d3dq_ioctl_get_param(struct drm_device *drm, void *data,
 			      DRM_D3DQ_FEATURE_SUBMIT_CARRY |
 			      DRM_D3DQ_FEATURE_SUBMIT_TAIL |
 			      DRM_D3DQ_FEATURE_REMOVE_OWN_FENCES |
-			      DRM_D3DQ_FEATURE_FENCE_SIGNAL_ON;
+			      DRM_D3DQ_FEATURE_FENCE_SIGNAL_ON |
+			      DRM_D3DQ_FEATURE_FENCE_EVENT_ARMED;
 		break;
 	case DRM_D3DQ_PARAM_MAX_QUEUES:
 		args->value = d3dq_max_queues;

@@ -476,6 +476,7 @@ void d3dq_fence_file_init(struct d3dq_file *dfile)
 	spin_lock_init(&dfile->fence_jobs_lock);
 	dfile->fence_signals = RB_ROOT;
 	dfile->fence_held = RB_ROOT;
+	dfile->fence_armed = RB_ROOT;
 	spin_lock_init(&dfile->fence_imports_lock);
 	INIT_LIST_HEAD(&dfile->fence_imports);
 	xa_init_flags(&dfile->fences, XA_FLAGS_ALLOC1);

@@ -401,7 +401,8 @@ static void d3dq_fence_node_arm(struct d3dq_fence_node *node)
 	unsigned long flags;
 
 	spin_lock_irqsave(&fence->lock, flags);
-	if (d3dq_fence_node_gone(node) || *fence->value >= node->value) {
+	if (d3dq_fence_node_gone(node) || *fence->value >= node->value ||
+	    (node->cond->armed && d3dq_fence_armed_list(node))) {
 		/* Firing at its call is a change of its own. */
 		d3dq_fence_change_locked(fence);
 		d3dq_fence_node_done(node);
@@ -762,10 +763,15 @@ int d3dq_ioctl_fence_event(struct drm_device *drm, void *data,
 	struct d3dq_fence_cond *cond;
 	int ret;
 
+	if (args->flags & DRM_D3DQ_FENCE_EVENT_ARMED && args->fences.count != 1)
+		return -EINVAL;
 	cond = d3dq_fence_cond_create(dfile, &args->fences,
-				      args->flags & ~DRM_D3DQ_FENCE_EVENT_SYNCOBJ);
+				      args->flags &
+				      ~(DRM_D3DQ_FENCE_EVENT_SYNCOBJ |
+					DRM_D3DQ_FENCE_EVENT_ARMED));
 	if (IS_ERR(cond))
 		return PTR_ERR(cond);
+	cond->armed = args->flags & DRM_D3DQ_FENCE_EVENT_ARMED;
 	ret = d3dq_fence_event_target(file, args, cond);
 	if (ret)
 		goto err_free;

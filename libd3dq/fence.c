@@ -269,6 +269,36 @@ D3DQ_EXPORT int d3dq_fence_signal_on_syncobj(struct d3dq_fence *f,
 	return fence_signal_on(f, value, -1, syncobj_fd, point);
 }
 
+D3DQ_EXPORT int d3dq_fence_set_event_on_export_ready(struct d3dq_fence *f,
+						     uint64_t value,
+						     int eventfd)
+{
+	struct drm_d3dq_fence_value fv = { .value = value };
+	struct drm_d3dq_fence_event args = {
+		.fences = DRM_D3DQ_OBJ_ARRAY(1, &fv),
+		.flags = DRM_D3DQ_FENCE_EVENT_ARMED,
+		.eventfd = eventfd,
+	};
+	int ret;
+
+	if (!f || eventfd < 0)
+		return -EINVAL;
+	if (!f->dev->has_event_armed)
+		return -EOPNOTSUPP;
+	ret = fence_enter(f);
+	if (ret)
+		return ret;
+	fv.handle = f->handle;
+	ret = d3dqp_ioctl(f->dev->fd, DRM_IOCTL_D3DQ_FENCE_EVENT, &args);
+	d3dqp_fence_put(f);
+	/* As d3dq_fence_set_event_on_completion() answers. */
+	if (ret == -EBADF)
+		ret = -EINVAL;
+	if (ret == -EDQUOT)
+		ret = -ENOMEM;
+	return ret;
+}
+
 D3DQ_EXPORT int d3dq_fence_import(struct d3dq_device *dev, int fd,
 				  struct d3dq_fence **out)
 {

@@ -153,6 +153,13 @@ int d3dq_fence_signal_on_sync_file(struct d3dq_fence *fence, uint64_t value,
 				   int fd);
 int d3dq_fence_signal_on_syncobj(struct d3dq_fence *fence, uint64_t value,
 				 int syncobj_fd, uint64_t point);
+/*
+ * Since 0.4: signal @eventfd once d3dq_fence_export_sync_file(@fence,
+ * @value) would succeed (the value reached, or a queue signal of this
+ * device that brings it on its way), without a thread.
+ */
+int d3dq_fence_set_event_on_export_ready(struct d3dq_fence *fence,
+					 uint64_t value, int eventfd);
 
 /*
  * Queues (ID3D12CommandQueue). Wait, Signal and Execute return at once;

@@ -12,6 +12,7 @@
 #define _GNU_SOURCE
 #include <errno.h>
 #include <fcntl.h>
+#include <poll.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/eventfd.h>
@@ -119,6 +120,37 @@ TEST_F(so, syncobj_fd)
 	close(tfd);
 	close(bfd);
 	close(fd);
+}
+
+/*
+ * The event for "export is possible now": not while the only signal
+ * that brings the value is held behind a Wait; fired by the kernel when
+ * that Wait is satisfied, and the export then succeeds.
+ */
+TEST_F(so, event_on_export_ready)
+{
+	struct util_env *e = &self->e;
+	int efd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+	struct pollfd p = { .events = POLLIN };
+	uint64_t n = 0;
+	int sf;
+
+	ASSERT_LE(0, efd);
+	p.fd = efd;
+	ASSERT_EQ(0, d3dq_queue_wait(e->a, e->f, 1));
+	ASSERT_EQ(0, d3dq_queue_signal(e->a, e->g, 2));
+	EXPECT_EQ(-ENODATA, d3dq_fence_export_sync_file(e->g, 2, &sf));
+	ASSERT_EQ(0, d3dq_fence_set_event_on_export_ready(e->g, 2, efd));
+	EXPECT_EQ(0, poll(&p, 1, 0));
+	ASSERT_EQ(0, d3dq_fence_signal(e->f, 1));
+	ASSERT_EQ(1, poll(&p, 1, 20000));
+	ASSERT_EQ(sizeof(n), read(efd, &n, sizeof(n)));
+	EXPECT_EQ(1, n);
+	ASSERT_EQ(0, d3dq_fence_export_sync_file(e->g, 2, &sf));
+	close(sf);
+	ASSERT_EQ(0, d3dq_fence_wait(e->g, 2, INF));
+	EXPECT_EQ(-EINVAL, d3dq_fence_set_event_on_export_ready(e->g, 3, -1));
+	close(efd);
 }
 
 TEST_F(so, bad_arguments)

@@ -233,7 +233,7 @@ enum drm_d3dq_param {
  * %DRM_D3DQ_FEATURE_FENCE_SYNC_FILE, version 1.8
  * %DRM_D3DQ_FEATURE_SUBMIT_CARRY and %DRM_D3DQ_FEATURE_SUBMIT_TAIL,
  * version 1.9 %DRM_D3DQ_FEATURE_REMOVE_OWN_FENCES, version 1.11
- * %DRM_D3DQ_FEATURE_FENCE_SIGNAL_ON.
+ * %DRM_D3DQ_FEATURE_FENCE_SIGNAL_ON and %DRM_D3DQ_FEATURE_FENCE_EVENT_ARMED.
  */
 /** DRM_D3DQ_FEATURE_TIMELINE - timeline syncobjs in waits and signals. */
 #define DRM_D3DQ_FEATURE_TIMELINE	(1ull << 0)
@@ -314,6 +314,11 @@ enum drm_d3dq_param {
  * "Fence values set by other drivers"). Since 1.11.
  */
 #define DRM_D3DQ_FEATURE_FENCE_SIGNAL_ON	(1ull << 16)
+/**
+ * DRM_D3DQ_FEATURE_FENCE_EVENT_ARMED - %DRM_D3DQ_FENCE_EVENT_ARMED. Since
+ * 1.11.
+ */
+#define DRM_D3DQ_FEATURE_FENCE_EVENT_ARMED	(1ull << 17)
 
 /**
  * struct drm_d3dq_get_param - Argument of %DRM_IOCTL_D3DQ_GET_PARAM.
@@ -1432,6 +1437,17 @@ struct drm_d3dq_fence_wait {
 #define DRM_D3DQ_FENCE_EVENT_SYNCOBJ	(1u << 1)
 
 /**
+ * DRM_D3DQ_FENCE_EVENT_ARMED - flag of &drm_d3dq_fence_event, with one
+ * fence: the condition holds once the value is reached or an armed
+ * fence signal of a job of this file brings it or more, that is once
+ * %DRM_IOCTL_D3DQ_FENCE_EXPORT_SYNC_FILE of that value through this file
+ * would give a sync_file (see "Fence values as sync_files"): how a
+ * program learns, without a thread, when to export a value that nothing
+ * brings yet (uapi 1.11, %DRM_D3DQ_FEATURE_FENCE_EVENT_ARMED).
+ */
+#define DRM_D3DQ_FENCE_EVENT_ARMED	(1u << 2)
+
+/**
  * struct drm_d3dq_fence_event - Argument of %DRM_IOCTL_D3DQ_FENCE_EVENT.
  *
  * Registers an eventfd that the kernel signals (adds 1 to) exactly once,
@@ -1467,7 +1483,8 @@ struct drm_d3dq_fence_wait {
  *
  * Errors: -EBADF @eventfd is not open; -EINVAL it is not an eventfd, and
  * as for &drm_d3dq_fence_wait (nothing is written then), @point 0 with
- * %DRM_D3DQ_FENCE_EVENT_SYNCOBJ, non-zero fields the flags do not use;
+ * %DRM_D3DQ_FENCE_EVENT_SYNCOBJ, non-zero fields the flags do not use,
+ * %DRM_D3DQ_FENCE_EVENT_ARMED with more than one fence;
  * -ENOENT unknown fence or syncobj handle; -EDQUOT; -EFAULT; -ENOMEM.
  */
 struct drm_d3dq_fence_event {
@@ -1476,7 +1493,7 @@ struct drm_d3dq_fence_event {
 
 	/**
 	 * @flags: 0 (all) or %DRM_D3DQ_FENCE_WAIT_ANY, and
-	 * %DRM_D3DQ_FENCE_EVENT_SYNCOBJ.
+	 * %DRM_D3DQ_FENCE_EVENT_SYNCOBJ, %DRM_D3DQ_FENCE_EVENT_ARMED.
 	 */
 	__u32 flags;
 
@@ -1516,7 +1533,9 @@ struct drm_d3dq_fence_event {
  *   loss that caused it) stopped is always an error.
  * - Otherwise the call fails with -ENODATA: nothing on its way brings the
  *   value (signals of held jobs, which are not armed, and of other files
- *   do not count). Nothing was created.
+ *   do not count). Nothing was created. An event registration with
+ *   %DRM_D3DQ_FENCE_EVENT_ARMED (uapi 1.11) fires when the call would
+ *   succeed.
  *
  * The sync_file does not refer to the handle or the file: destroying the
  * handle or closing the file afterwards does not signal it. Until its
