@@ -151,6 +151,8 @@ static int d3dq_debugfs_objects(struct seq_file *m, void *unused)
 	seq_printf(m, "fences %d\n", atomic_read(&ddev->count.fences));
 	seq_printf(m, "fence_events %d\n",
 		   atomic_read(&ddev->count.fence_events));
+	seq_printf(m, "fence_imports %d\n",
+		   atomic_read(&ddev->count.fence_imports));
 	/* Fences keep these alive: counted for the whole module. */
 	seq_printf(m, "schedulers %d\n", atomic_read(&d3dq_live_scheds));
 	seq_printf(m, "hw_fences %d\n", atomic_read(&d3dq_live_hw_fences));

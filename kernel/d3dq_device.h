@@ -110,6 +110,7 @@ struct d3dq_counters {
 	atomic_t bos;
 	atomic_t fences;
 	atomic_t fence_events;
+	atomic_t fence_imports;		/* uapi 1.11, until freed */
 };
 
 /**
@@ -299,6 +300,20 @@ struct d3dq_file {
 	spinlock_t fence_jobs_lock;
 	struct rb_root fence_signals;
 	struct rb_root fence_held;
+	/*
+	 * Event registrations of the file with %DRM_D3DQ_FENCE_EVENT_ARMED
+	 * (uapi 1.11) whose value no armed signal of the file brings yet: a
+	 * tree by fence, then value, like @fence_held, under
+	 * @fence_jobs_lock; an armed signal fires those it brings.
+	 */
+	struct rb_root fence_armed;
+	/*
+	 * Pending signals of other drivers' work made through the file
+	 * (&struct d3dq_fence_import, uapi 1.11), under
+	 * @fence_imports_lock: cancelled by the file's close or removal.
+	 */
+	spinlock_t fence_imports_lock;
+	struct list_head fence_imports;
 };
 
 /* d3dq_drv.c */

@@ -200,7 +200,9 @@ int d3dq_ioctl_get_param(struct drm_device *drm, void *data,
 			      DRM_D3DQ_FEATURE_SUBMIT_TAIL |
 			      DRM_D3DQ_FEATURE_REMOVE_OWN_FENCES |
 			      DRM_D3DQ_FEATURE_SUBMIT_SPLIT |
-			      DRM_D3DQ_FEATURE_FENCE_HANDLE_CYCLIC;
+			      DRM_D3DQ_FEATURE_FENCE_HANDLE_CYCLIC |
+			      DRM_D3DQ_FEATURE_FENCE_SIGNAL_ON |
+			      DRM_D3DQ_FEATURE_FENCE_EVENT_ARMED;
 		break;
 	case DRM_D3DQ_PARAM_MAX_QUEUES:
 		args->value = d3dq_max_queues;
@@ -894,6 +896,7 @@ D3DQ_IOCTL_GUARD(fence_signal)
 D3DQ_IOCTL_GUARD(fence_wait)
 D3DQ_IOCTL_GUARD(fence_event)
 D3DQ_IOCTL_GUARD(fence_export_sync_file)
+D3DQ_IOCTL_GUARD(fence_signal_on)
 
 static const struct drm_ioctl_desc d3dq_ioctls[] = {
 #define D3DQ_IOCTL(n, func) \
@@ -915,6 +918,7 @@ static const struct drm_ioctl_desc d3dq_ioctls[] = {
 	D3DQ_IOCTL(FENCE_WAIT, fence_wait),
 	D3DQ_IOCTL(FENCE_EVENT, fence_event),
 	D3DQ_IOCTL(FENCE_EXPORT_SYNC_FILE, fence_export_sync_file),
+	D3DQ_IOCTL(FENCE_SIGNAL_ON, fence_signal_on),
 #undef D3DQ_IOCTL
 };
 

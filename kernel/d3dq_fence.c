@@ -95,6 +95,8 @@ static struct d3dq_fence *d3dq_fence_create(struct d3dq_file *dfile,
 	INIT_LIST_HEAD(&fence->link);
 	fence->nodes = RB_ROOT_CACHED;
 	fence->evts = RB_ROOT;
+	init_llist_head(&fence->imports_done);
+	INIT_LIST_HEAD(&fence->imports);
 	fence->shared = shared;
 	fence->value = &fence->fpage->values[fence->slot];
 	/* Nobody else sees the fence yet. */
@@ -482,6 +484,9 @@ void d3dq_fence_file_init(struct d3dq_file *dfile)
 	spin_lock_init(&dfile->fence_jobs_lock);
 	dfile->fence_signals = RB_ROOT;
 	dfile->fence_held = RB_ROOT;
+	dfile->fence_armed = RB_ROOT;
+	spin_lock_init(&dfile->fence_imports_lock);
+	INIT_LIST_HEAD(&dfile->fence_imports);
 	xa_init_flags(&dfile->fences, XA_FLAGS_ALLOC1);
 	INIT_LIST_HEAD(&dfile->fence_pages);
 }
@@ -498,7 +503,8 @@ void d3dq_fence_file_init(struct d3dq_file *dfile)
  * waits), in a second pass, so that whoever a removal wakes finds every
  * fence of the file at ~0 already. Other holders' nodes, their signals
  * and their rewinds are untouched; the file's own pending signals never
- * take effect, as its jobs were cancelled. FENCE_SIGNAL and
+ * take effect, as its jobs were cancelled (and so do its pending signals
+ * of other drivers' work, uapi 1.11). FENCE_SIGNAL and
  * FENCE_EXPORT_SYNC_FILE through the file return -ENODEV, and no handle
  * is made any more.
  *
@@ -514,6 +520,8 @@ void d3dq_fence_file_remove(struct d3dq_file *dfile)
 	mutex_lock(&dfile->fence_view_lock);
 	WRITE_ONCE(dfile->fences_removed, true);
 	mutex_unlock(&dfile->fence_view_lock);
+	/* Like its jobs, its pending signals of other drivers' work. */
+	d3dq_fence_imports_cancel(dfile);
 	xa_for_each(&dfile->fences, handle, fh) {
 		if (fh->fence->shared)
 			d3dq_fence_view_zap(dfile, fh->fence);
@@ -536,6 +544,7 @@ void d3dq_fence_file_fini(struct d3dq_file *dfile, struct drm_file *file)
 	struct d3dq_fence_handle *fh;
 	unsigned long handle;
 
+	d3dq_fence_imports_cancel(dfile);
 	mutex_lock(&dfile->fence_lock);
 	xa_for_each(&dfile->fences, handle, fh)
 		d3dq_fence_handle_destroy(dfile, file, handle);

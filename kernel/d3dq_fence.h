@@ -11,6 +11,7 @@
 
 #include <linux/kref.h>
 #include <linux/list.h>
+#include <linux/llist.h>
 #include <linux/rbtree_types.h>
 #include <linux/spinlock.h>
 #include <linux/types.h>
@@ -108,6 +109,15 @@ struct d3dq_fence {
 	u64 fire_change;
 	/* While a batch of a write runs (under @lock): what it fires after. */
 	struct d3dq_fence_fired *fired;
+	/*
+	 * Signals of other drivers' work (uapi 1.11, &struct
+	 * d3dq_fence_import) whose dma-fence signalled: added without a
+	 * lock by its callback to @imports_done, moved in that order to
+	 * @imports (under @lock), and written there before any other write
+	 * begins (d3dq_fence_drain_locked()).
+	 */
+	struct llist_head imports_done;
+	struct list_head imports;
 
 	struct list_head link;		/* in d3dq_device.fences */
 };
@@ -179,6 +189,9 @@ int d3dq_ioctl_fence_wait(struct drm_device *drm, void *data,
 			  struct drm_file *file);
 int d3dq_ioctl_fence_event(struct drm_device *drm, void *data,
 			   struct drm_file *file);
+int d3dq_ioctl_fence_signal_on(struct drm_device *drm, void *data,
+			       struct drm_file *file);
+void d3dq_fence_imports_cancel(struct d3dq_file *dfile);
 int d3dq_ioctl_fence_export_sync_file(struct drm_device *drm, void *data,
 				      struct drm_file *file);
 

@@ -106,7 +106,9 @@ struct d3dq_fence_node {
 	struct list_head hlink;
 	/*
 	 * A held job's wait not bound yet: in its file's @fence_held (see
-	 * &struct d3dq_file), else cleared.
+	 * &struct d3dq_file); a registration with
+	 * %DRM_D3DQ_FENCE_EVENT_ARMED (its condition's @armed) that no
+	 * armed signal brings yet: in its file's @fence_armed; else cleared.
 	 */
 	struct rb_node hrb;
 	/*
@@ -178,6 +180,7 @@ struct d3dq_fence_cond {
 	 */
 	struct d3dq_user *user;
 	u32 count;
+	bool armed;			/* %DRM_D3DQ_FENCE_EVENT_ARMED */
 	struct d3dq_fence_node nodes[];
 };
 
@@ -191,8 +194,12 @@ struct d3dq_fence *d3dq_fence_lookup(struct d3dq_file *dfile,
 				     u32 handle);
 void d3dq_fence_put(struct d3dq_fence *fence);
 
+/* d3dq_fence_import.c */
+bool d3dq_fence_import_write_locked(struct d3dq_fence *fence);
+
 /* d3dq_fence_job.c */
 void d3dq_fence_held_unlist(struct d3dq_fence_node *node);
+bool d3dq_fence_armed_list(struct d3dq_fence_node *node);
 
 /* d3dq_fence_page.c */
 struct d3dq_fence_page *d3dq_fence_page_create(struct d3dq_device *ddev);

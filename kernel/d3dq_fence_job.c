@@ -129,17 +129,76 @@ d3dq_fence_held_lowest(struct d3dq_file *dfile, struct d3dq_fence *fence)
 }
 
 /*
- * A held wait leaves its file's tree: it was bound, satisfied or
- * released (the fence's lock held).
+ * A held wait, or a registration waiting for an armed signal, leaves its
+ * file's tree: it was bound, satisfied or released (the fence's lock
+ * held).
  */
 void d3dq_fence_held_unlist(struct d3dq_fence_node *node)
 {
 	struct d3dq_file *dfile = node->fh->dfile;
 
 	spin_lock(&dfile->fence_jobs_lock);
-	rb_erase(&node->hrb, &dfile->fence_held);
+	rb_erase(&node->hrb, node->cond->armed ? &dfile->fence_armed :
+						 &dfile->fence_held);
 	RB_CLEAR_NODE(&node->hrb);
 	spin_unlock(&dfile->fence_jobs_lock);
+}
+
+/*
+ * The registration with %DRM_D3DQ_FENCE_EVENT_ARMED of @node, whose value
+ * is not reached, is being armed (the fence's lock held): whether an
+ * armed signal of its file brings the value already (then the caller
+ * fires it), else it waits in the file's tree for one.
+ */
+bool d3dq_fence_armed_list(struct d3dq_fence_node *node)
+{
+	struct d3dq_file *dfile = node->fh->dfile;
+	struct d3dq_fence_qsignal *qs;
+	bool brought;
+
+	spin_lock(&dfile->fence_jobs_lock);
+	qs = d3dq_fence_qsignal_highest(dfile, node->fence);
+	brought = qs && qs->value >= node->value;
+	if (!brought)
+		rb_add(&node->hrb, &dfile->fence_armed, d3dq_fence_held_less);
+	spin_unlock(&dfile->fence_jobs_lock);
+	return brought;
+}
+
+/*
+ * The registrations with %DRM_D3DQ_FENCE_EVENT_ARMED of @dfile on
+ * @fence that an armed signal of @value brings fire, lowest first, as a
+ * change of their own (both locks held).
+ */
+static void d3dq_fence_armed_fire(struct d3dq_file *dfile,
+				  struct d3dq_fence *fence, u64 value)
+{
+	struct rb_node *rb = dfile->fence_armed.rb_node;
+	struct d3dq_fence_node *node, *first = NULL;
+	bool changed = false;
+
+	while (rb) {
+		node = rb_entry(rb, struct d3dq_fence_node, hrb);
+		if ((unsigned long)node->fence < (unsigned long)fence) {
+			rb = rb->rb_right;
+			continue;
+		}
+		if (node->fence == fence)
+			first = node;
+		rb = rb->rb_left;
+	}
+	while ((node = first) && node->value <= value) {
+		rb = rb_next(&node->hrb);
+		first = rb ? rb_entry(rb, struct d3dq_fence_node, hrb) : NULL;
+		if (first && first->fence != fence)
+			first = NULL;
+		rb_erase(&node->hrb, &dfile->fence_armed);
+		RB_CLEAR_NODE(&node->hrb);
+		if (!changed)
+			d3dq_fence_change_locked(fence);
+		changed = true;
+		d3dq_fence_node_done(node);
+	}
 }
 
 /**
@@ -189,6 +248,8 @@ void d3dq_fence_qsignal_arm(struct d3dq_fence_qsignal *qs,
 		list_add_tail(&node->blink, &qs->bound);
 		d3dq_queue_kick_held(cond->queue);
 	}
+	/* And registrations that wait for such a signal (uapi 1.11). */
+	d3dq_fence_armed_fire(dfile, fence, qs->value);
 	spin_unlock(&dfile->fence_jobs_lock);
 	spin_unlock_irqrestore(&fence->lock, flags);
 }

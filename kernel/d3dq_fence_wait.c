@@ -275,7 +275,9 @@ static bool d3dq_fence_drain_batch_locked(struct d3dq_fence *fence)
  * A write satisfies the nodes it reaches %D3DQ_FENCE_BATCH per hold of
  * the lock, interrupts enabled in between, however many other files
  * parked there: whoever wrote finishes it, and whoever writes next
- * helps first. Under the lock a node costs its unlisting and an entry
+ * helps first, and before that writes, in the order they came, the
+ * values of other drivers' work that completed (uapi 1.11,
+ * d3dq_fence_import_write_locked()). Under the lock a node costs its unlisting and an entry
  * in the batch's &struct d3dq_fence_fired; eventfds and release fences
  * (whose wait queues and callbacks other users fill) are signalled after
  * each batch, the lock dropped, before this returns (R2: a CPU signal's
@@ -293,7 +295,11 @@ void d3dq_fence_drain_locked(struct d3dq_fence *fence, unsigned long *flags,
 	lockdep_assert_held(&fence->lock);
 
 	for (;;) {
-		if (!fence->draining || (change && fence->drain_change != change))
+		/* Before another write: other drivers' signals that came. */
+		if (!fence->draining &&
+		    (change || !d3dq_fence_import_write_locked(fence)))
+			return;
+		if (change && fence->drain_change != change)
 			return;
 		fence->fired = &fired;
 		more = d3dq_fence_drain_batch_locked(fence);
@@ -395,7 +401,8 @@ static void d3dq_fence_node_arm(struct d3dq_fence_node *node)
 	unsigned long flags;
 
 	spin_lock_irqsave(&fence->lock, flags);
-	if (d3dq_fence_node_gone(node) || *fence->value >= node->value) {
+	if (d3dq_fence_node_gone(node) || *fence->value >= node->value ||
+	    (node->cond->armed && d3dq_fence_armed_list(node))) {
 		/* Firing at its call is a change of its own. */
 		d3dq_fence_change_locked(fence);
 		d3dq_fence_node_done(node);
@@ -756,10 +763,15 @@ int d3dq_ioctl_fence_event(struct drm_device *drm, void *data,
 	struct d3dq_fence_cond *cond;
 	int ret;
 
+	if (args->flags & DRM_D3DQ_FENCE_EVENT_ARMED && args->fences.count != 1)
+		return -EINVAL;
 	cond = d3dq_fence_cond_create(dfile, &args->fences,
-				      args->flags & ~DRM_D3DQ_FENCE_EVENT_SYNCOBJ);
+				      args->flags &
+				      ~(DRM_D3DQ_FENCE_EVENT_SYNCOBJ |
+					DRM_D3DQ_FENCE_EVENT_ARMED));
 	if (IS_ERR(cond))
 		return PTR_ERR(cond);
+	cond->armed = args->flags & DRM_D3DQ_FENCE_EVENT_ARMED;
 	ret = d3dq_fence_event_target(file, args, cond);
 	if (ret)
 		goto err_free;

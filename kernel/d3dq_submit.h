@@ -80,6 +80,8 @@ int d3dq_add_waits(struct drm_file *file, struct d3dq_job *job,
 		   struct d3dq_queue *hold,
 		   const struct drm_d3dq_obj_array *arr, bool carry);
 void d3dq_put_signals(struct d3dq_signal *signals, u32 count);
+int d3dq_find_fence(struct drm_file *file, const struct drm_d3dq_sync *sync,
+		    struct dma_fence **out);
 int d3dq_get_signals(struct drm_file *file,
 		     const struct drm_d3dq_obj_array *arr,
 		     struct d3dq_signal **out,

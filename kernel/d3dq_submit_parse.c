@@ -300,9 +300,8 @@ int d3dq_parse_cmds_split(struct drm_file *file, struct d3dq_job *job,
  * timeline point is asked of a syncobj whose fence is not a timeline
  * (-EINVAL here: a binary fence has no points).
  */
-static int d3dq_find_fence(struct drm_file *file,
-			   const struct drm_d3dq_sync *sync,
-			   struct dma_fence **out)
+int d3dq_find_fence(struct drm_file *file, const struct drm_d3dq_sync *sync,
+		    struct dma_fence **out)
 {
 	struct drm_syncobj *syncobj;
 	struct dma_fence *fence;

@@ -103,6 +103,8 @@ static int device_open(const char *path, d3dq_signal_event_fn signal_event,
 	dev->event_context = context;
 	dev->has_realtime = v[1] & DRM_D3DQ_FEATURE_PRIORITY;
 	dev->has_sync_file = v[1] & DRM_D3DQ_FEATURE_FENCE_SYNC_FILE;
+	dev->has_signal_on = v[1] & DRM_D3DQ_FEATURE_FENCE_SIGNAL_ON;
+	dev->has_event_armed = v[1] & DRM_D3DQ_FEATURE_FENCE_EVENT_ARMED;
 	dev->has_carry = v[1] & DRM_D3DQ_FEATURE_SUBMIT_CARRY;
 	dev->has_tail = v[1] & DRM_D3DQ_FEATURE_SUBMIT_TAIL;
 	dev->has_split = v[1] & DRM_D3DQ_FEATURE_SUBMIT_SPLIT;

@@ -219,6 +219,93 @@ D3DQ_EXPORT int d3dq_fence_export_sync_file(struct d3dq_fence *f,
 	return ret == -ENOENT ? -ENODEV : ret;
 }
 
+/*
+ * FENCE_SIGNAL_ON: @sf a sync_file, or with @syncobj_fd >= 0 a syncobj
+ * (imported into the device's file for the call) at @point.
+ */
+static int fence_signal_on(struct d3dq_fence *f, uint64_t value, int sf,
+			   int syncobj_fd, uint64_t point)
+{
+	struct drm_d3dq_fence_signal_on args = { .value = value };
+	uint32_t so = 0;
+	int ret;
+
+	if (!f || (syncobj_fd < 0 && sf < 0))
+		return -EINVAL;
+	if (!f->dev->has_signal_on)
+		return -EOPNOTSUPP;
+	ret = fence_enter(f);
+	if (ret)
+		return ret;
+	args.handle = f->handle;
+	if (syncobj_fd >= 0) {
+		ret = drmSyncobjFDToHandle(f->dev->fd, syncobj_fd, &so);
+		if (ret) {
+			ret = -errno;
+			goto out;
+		}
+		args.flags = DRM_D3DQ_FENCE_SIGNAL_ON_SYNCOBJ;
+		args.syncobj = so;
+		args.point = point;
+	} else {
+		args.fd = sf;
+	}
+	ret = d3dqp_ioctl(f->dev->fd, DRM_IOCTL_D3DQ_FENCE_SIGNAL_ON, &args);
+	/* The library's documented limit is that of the driver. */
+	if (ret == -EDQUOT)
+		ret = -ENOMEM;
+	if (so)
+		drmSyncobjDestroy(f->dev->fd, so);
+out:
+	d3dqp_fence_put(f);
+	return ret;
+}
+
+D3DQ_EXPORT int d3dq_fence_signal_on_sync_file(struct d3dq_fence *f,
+					       uint64_t value, int fd)
+{
+	return fence_signal_on(f, value, fd, -1, 0);
+}
+
+D3DQ_EXPORT int d3dq_fence_signal_on_syncobj(struct d3dq_fence *f,
+					     uint64_t value, int syncobj_fd,
+					     uint64_t point)
+{
+	if (syncobj_fd < 0)
+		return -EINVAL;
+	return fence_signal_on(f, value, -1, syncobj_fd, point);
+}
+
+D3DQ_EXPORT int d3dq_fence_set_event_on_export_ready(struct d3dq_fence *f,
+						     uint64_t value,
+						     int eventfd)
+{
+	struct drm_d3dq_fence_value fv = { .value = value };
+	struct drm_d3dq_fence_event args = {
+		.fences = DRM_D3DQ_OBJ_ARRAY(1, &fv),
+		.flags = DRM_D3DQ_FENCE_EVENT_ARMED,
+		.eventfd = eventfd,
+	};
+	int ret;
+
+	if (!f || eventfd < 0)
+		return -EINVAL;
+	if (!f->dev->has_event_armed)
+		return -EOPNOTSUPP;
+	ret = fence_enter(f);
+	if (ret)
+		return ret;
+	fv.handle = f->handle;
+	ret = d3dqp_ioctl(f->dev->fd, DRM_IOCTL_D3DQ_FENCE_EVENT, &args);
+	d3dqp_fence_put(f);
+	/* As d3dq_fence_set_event_on_completion() answers. */
+	if (ret == -EBADF)
+		ret = -EINVAL;
+	if (ret == -EDQUOT)
+		ret = -ENOMEM;
+	return ret;
+}
+
 D3DQ_EXPORT int d3dq_fence_import(struct d3dq_device *dev, int fd,
 				  struct d3dq_fence **out)
 {

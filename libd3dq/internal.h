@@ -95,6 +95,8 @@ struct d3dq_device {
 	uint64_t max_bo_size;		/* larger: -ENOMEM, as on Windows */
 	bool has_realtime;		/* uapi 1.1: REALTIME queue priority */
 	bool has_sync_file;		/* uapi 1.7: FENCE_EXPORT_SYNC_FILE */
+	bool has_signal_on;		/* uapi 1.11: FENCE_SIGNAL_ON */
+	bool has_event_armed;		/* uapi 1.11: FENCE_EVENT_ARMED */
 	bool has_carry;			/* uapi 1.8: SUBMIT_CARRY */
 	bool has_tail;			/* uapi 1.8: SUBMIT_TAIL */
 	bool has_split;			/* uapi 1.10: SUBMIT_SPLIT */

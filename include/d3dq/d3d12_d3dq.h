@@ -50,6 +50,25 @@ HRESULT d3d12_d3dq_create_device(
 	const struct d3d12_d3dq_device_create_info *info, REFIID riid,
 	void **device);
 
+/*
+ * Since 0.4: a fence of this library next to another driver's work (a
+ * D3D12-on-Vulkan layer's submissions). signal_on_sync_file: the fence is
+ * set to value when the sync_file's work completes, as a queue Signal
+ * would be (it returns at once; failed work writes nothing).
+ * export_sync_file: a sync_file that signals when the fence reaches value,
+ * DXGI_ERROR_WAS_STILL_DRAWING while no queue Signal that brings it is on
+ * its way. See d3dq_fence_signal_on_sync_file(3) and
+ * d3dq_fence_export_sync_file(3); E_INVALIDARG for a fence of another
+ * implementation.
+ */
+#ifndef DXGI_ERROR_WAS_STILL_DRAWING	/* not in WSL's stubs */
+#define DXGI_ERROR_WAS_STILL_DRAWING ((HRESULT)0x887A000AL)
+#endif
+HRESULT d3d12_d3dq_fence_signal_on_sync_file(ID3D12Fence *fence,
+					     UINT64 value, int fd);
+HRESULT d3d12_d3dq_fence_export_sync_file(ID3D12Fence *fence, UINT64 value,
+					  int *fd);
+
 #if defined(__cplusplus)
 }
 #endif

@@ -35,7 +35,7 @@ struct d3dq_cmdlist;
  * D3DQ_MAKE_VERSION(major, minor, patch). See d3dq_version(3).
  */
 #define D3DQ_VERSION_MAJOR 0
-#define D3DQ_VERSION_MINOR 3
+#define D3DQ_VERSION_MINOR 4
 #define D3DQ_VERSION_PATCH 0
 #define D3DQ_MAKE_VERSION(major, minor, patch) \
 	(((uint32_t)(major) << 16) | ((uint32_t)(minor) << 8) | (uint32_t)(patch))
@@ -148,6 +148,23 @@ int d3dq_fence_export_sync_file(struct d3dq_fence *fence, uint64_t value,
  * bytes (the driver's MAX_BO_SIZE). See d3dq_device_get_max_buffer_size(3).
  */
 int d3dq_device_get_max_buffer_size(struct d3dq_device *dev, uint64_t *size);
+/*
+ * Since 0.4: set the fence to @value when another driver's work completes,
+ * given as a sync_file or a syncobj (an fd of drmSyncobjHandleToFD()) at
+ * a point (0 for a binary one); at once if it has. Returns at once; an
+ * error of that work writes nothing. See d3dq_fence_signal_on_sync_file(3).
+ */
+int d3dq_fence_signal_on_sync_file(struct d3dq_fence *fence, uint64_t value,
+				   int fd);
+int d3dq_fence_signal_on_syncobj(struct d3dq_fence *fence, uint64_t value,
+				 int syncobj_fd, uint64_t point);
+/*
+ * Since 0.4: signal @eventfd once d3dq_fence_export_sync_file(@fence,
+ * @value) would succeed (the value reached, or a queue signal of this
+ * device that brings it on its way), without a thread.
+ */
+int d3dq_fence_set_event_on_export_ready(struct d3dq_fence *fence,
+					 uint64_t value, int eventfd);
 
 /*
  * Queues (ID3D12CommandQueue). Wait, Signal and Execute return at once;

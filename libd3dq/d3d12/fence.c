@@ -12,6 +12,7 @@
  * UINT64_MAX (queue signals and waits already made keep their own
  * reference and still take effect).
  */
+#include <errno.h>
 #include <stdlib.h>
 
 #include "private.h"
@@ -87,6 +88,33 @@ static HRESULT STDMETHODCALLTYPE fence_Signal(ID3D12Fence1 *iface,
 	struct d3d12_fence *f = impl(iface);
 
 	return hr_from_errno(f->c.device, d3dq_fence_signal(f->f, value));
+}
+
+/* d3d12_d3dq.h (since 0.4): the fence next to another driver's work. */
+EXPORT HRESULT d3d12_d3dq_fence_signal_on_sync_file(ID3D12Fence *fence,
+						    UINT64 value, int fd)
+{
+	struct d3d12_fence *f = fence_from(fence);
+
+	if (!f)
+		return E_INVALIDARG;
+	return hr_from_errno(f->c.device,
+			     d3dq_fence_signal_on_sync_file(f->f, value, fd));
+}
+
+EXPORT HRESULT d3d12_d3dq_fence_export_sync_file(ID3D12Fence *fence,
+						 UINT64 value, int *fd)
+{
+	struct d3d12_fence *f = fence_from(fence);
+	int ret;
+
+	if (!f || !fd)
+		return E_INVALIDARG;
+	ret = d3dq_fence_export_sync_file(f->f, value, fd);
+	/* Nothing on its way brings the value yet: ask again later. */
+	if (ret == -ENODATA)
+		return DXGI_ERROR_WAS_STILL_DRAWING;
+	return hr_from_errno(f->c.device, ret);
 }
 
 static D3D12_FENCE_FLAGS STDMETHODCALLTYPE

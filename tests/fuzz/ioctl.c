@@ -299,6 +299,7 @@ static const char *ioctl_name(unsigned long req)
 	case DRM_IOCTL_D3DQ_FENCE_EVENT: return "FENCE_EVENT";
 	case DRM_IOCTL_D3DQ_FENCE_EXPORT_SYNC_FILE:
 		return "FENCE_EXPORT_SYNC_FILE";
+	case DRM_IOCTL_D3DQ_FENCE_SIGNAL_ON: return "FENCE_SIGNAL_ON";
 	case DRM_IOCTL_GEM_CLOSE: return "GEM_CLOSE";
 	case DRM_IOCTL_PRIME_HANDLE_TO_FD: return "PRIME_HANDLE_TO_FD";
 	case DRM_IOCTL_PRIME_FD_TO_HANDLE: return "PRIME_FD_TO_HANDLE";
@@ -1557,9 +1558,9 @@ static void fz_bad_nr(struct __test_metadata *_metadata, struct fz *f)
 	memset(buf, 0, sizeof(buf));
 	if (one_in(f, 2)) {
 		req = DRM_IOWR(DRM_COMMAND_BASE +
-			       DRM_D3DQ_FENCE_EXPORT_SYNC_FILE + 1 +
+			       DRM_D3DQ_FENCE_SIGNAL_ON + 1 +
 			       below(f, 0x60 -
-				     DRM_D3DQ_FENCE_EXPORT_SYNC_FILE - 1),
+				     DRM_D3DQ_FENCE_SIGNAL_ON - 1),
 			       struct drm_d3dq_submit);
 		call(_metadata, f, f->fd, req, buf, E(EINVAL), false, 0,
 		     NULL, 0);
@@ -1664,7 +1665,7 @@ static void fz_fence(struct __test_metadata *_metadata, struct fz *f)
 	bool bad = false;
 	int idx;
 
-	switch (below(f, 8)) {
+	switch (below(f, 9)) {
 	case 0: {
 		struct drm_d3dq_fence_create a = { 0 };
 
@@ -1784,6 +1785,44 @@ static void fz_fence(struct __test_metadata *_metadata, struct fz *f)
 			  E(EINVAL) | E(ENOENT) | E(ENODATA) | E(EDQUOT) |
 			  E(EMFILE), !bad, E(ENODATA)))
 			close(a.fd);
+		break;
+	}
+	case 7: {
+		/*
+		 * uapi 1.11: a syncobj point of its own or a sync_file of
+		 * one; whether it has a fence is unknown.
+		 */
+		struct drm_d3dq_fence_signal_on a = { 0 };
+		struct sobj *so = pick_so(f);
+		int sf = -1;
+
+		a.handle = pick_fence(f, &bad, &idx);
+		a.value = boundary64(f);
+		a.pad = reserved(f, &bad);
+		if (one_in(f, 2)) {
+			a.flags = DRM_D3DQ_FENCE_SIGNAL_ON_SYNCOBJ;
+			a.syncobj = so ? so->handle :
+				    pick_stale(f, f->stale_so, f->nstale_so,
+					       f->foreign_so);
+			a.point = one_in(f, 2) ? 0 : boundary64(f);
+			a.fd = (int32_t)reserved(f, &bad);
+		} else {
+			if (so && !drmSyncobjExportSyncFile(f->fd, so->handle,
+							    &sf))
+				a.fd = sf;
+			else
+				a.fd = one_in(f, 2) ? f->efd :
+				       (int)boundary32(f);
+			a.syncobj = reserved(f, &bad);
+			a.point = reserved(f, &bad);
+		}
+		a.flags |= reserved(f, &bad) &
+			   ~DRM_D3DQ_FENCE_SIGNAL_ON_SYNCOBJ;
+		CALL(f->fd, DRM_IOCTL_D3DQ_FENCE_SIGNAL_ON, &a,
+		     E(EINVAL) | E(ENOENT) | E(EBADF) | E(ENODATA) |
+		     E(EDQUOT) | E(ENODEV), false, 0);
+		if (sf >= 0)
+			close(sf);
 		break;
 	}
 	default: {

@@ -16,6 +16,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
+#include <sys/eventfd.h>
 #include <string.h>
 #include <sys/ioctl.h>
 #include <sys/mman.h>
@@ -259,6 +260,118 @@ TEST_F(sf, held_then_armed)
 	EXPECT_GT(0, sf_status(sf));
 	EXPECT_EQ(1, t_value_load(self->f.v));
 	close(sf);
+}
+
+/* FENCE_EVENT with ARMED for one value: 0 or -errno. */
+static int armed_event(int fd, uint32_t handle, uint64_t value, int efd)
+{
+	struct drm_d3dq_fence_value fv = { .handle = handle, .value = value };
+	struct drm_d3dq_fence_event e = {
+		.fences = DRM_D3DQ_OBJ_ARRAY(1, &fv),
+		.flags = DRM_D3DQ_FENCE_EVENT_ARMED,
+		.eventfd = efd,
+	};
+
+	return t_ioctl(fd, DRM_IOCTL_D3DQ_FENCE_EVENT, &e);
+}
+
+/* Whether eventfd @efd becomes readable within @ms. */
+static bool efd_fires(int efd, int ms)
+{
+	struct pollfd p = { .fd = efd, .events = POLLIN };
+
+	return poll(&p, 1, ms) == 1 && t_efd_take(efd);
+}
+
+/*
+ * uapi 1.11: a registration with ARMED fires once the export would
+ * succeed: when a held job's signal that brings the value is armed, not
+ * at the call while it is held; and at once for a reached value or a
+ * signal on its way. Another file's armed signal does not count, as for
+ * the export.
+ */
+TEST_F(sf, armed_event)
+{
+	int efd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+	int efd2 = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+	struct drm_d3dq_sync w, s;
+	struct t_fence g, g2;
+	uint32_t fl = 0, q2;
+	int fd2, xfd, sf;
+	struct t_cs cs;
+
+	ASSERT_LE(0, efd);
+	ASSERT_LE(0, efd2);
+	ASSERT_TRUE(t_param(self->fd, DRM_D3DQ_PARAM_FEATURES) &
+		    DRM_D3DQ_FEATURE_FENCE_EVENT_ARMED);
+	ASSERT_EQ(0, t_fence_create(self->fd, 0, 0, &g));
+	w = t_fs(g.handle, 1);
+	s = t_fs(self->f.handle, 5);
+	ASSERT_EQ(0, t_submit_hold(self->fd, self->q, &w, 1, &s, 1, NULL, &fl,
+				   NULL));
+	ASSERT_TRUE(fl & DRM_D3DQ_SUBMIT_HELD);
+	EXPECT_EQ(-ENODATA, export_sf(self->fd, self->f.handle, 5));
+	ASSERT_EQ(0, armed_event(self->fd, self->f.handle, 5, efd));
+	/* A higher value the held signal does not bring. */
+	ASSERT_EQ(0, armed_event(self->fd, self->f.handle, 6, efd2));
+	EXPECT_EQ(0, t_efd_take(efd));
+
+	/* Another file holds f and arms a signal of 9: not this file's. */
+	fd2 = t_open(0);
+	ASSERT_LE(0, fd2);
+	xfd = t_fence_export(self->fd, self->f.handle);
+	ASSERT_LE(0, xfd);
+	ASSERT_EQ(0, t_fence_import(fd2, xfd, &g2));
+	close(xfd);
+	q2 = t_queue(fd2, 0, 0);
+	ASSERT_NE(0, q2);
+	s = t_fs(g2.handle, 9);
+	t_cs_init(&cs);
+	t_cs_delay(&cs, GATE_NS);
+	ASSERT_EQ(0, t_submit(fd2, q2, NULL, 0, &s, 1, &cs));
+	EXPECT_EQ(0, t_efd_take(efd2));
+
+	/* The held job is armed: the registration at 5 fires, not 6's. */
+	ASSERT_EQ(0, t_fence_signal(self->fd, g.handle, 1));
+	EXPECT_TRUE(efd_fires(efd, LONG_MS));
+	EXPECT_EQ(0, t_efd_take(efd2));
+	sf = export_sf(self->fd, self->f.handle, 5);
+	EXPECT_LE(0, sf);
+	if (sf >= 0)
+		close(sf);
+
+	/* At the call: a value reached, and a signal on its way. */
+	ASSERT_EQ(0, armed_event(self->fd, self->f.handle, 1, efd));
+	EXPECT_EQ(1, t_efd_take(efd));
+	gated_signal(_metadata, self, 8);
+	if (t_value_load(self->f.v) < 7) {
+		ASSERT_EQ(0, armed_event(self->fd, self->f.handle, 7, efd));
+		EXPECT_EQ(1, t_efd_take(efd));
+	}
+	ASSERT_EQ(0, open_gate(self));
+	ASSERT_EQ(0, t_queue_destroy(self->fd, self->gq));
+	/* ARMED is for one fence. */
+	{
+		struct drm_d3dq_fence_value fv[2] = {
+			{ .handle = self->f.handle, .value = 5 },
+			{ .handle = g.handle, .value = 5 },
+		};
+		struct drm_d3dq_fence_event e = {
+			.fences = DRM_D3DQ_OBJ_ARRAY(2, fv),
+			.flags = DRM_D3DQ_FENCE_EVENT_ARMED,
+			.eventfd = efd,
+		};
+
+		EXPECT_EQ(-EINVAL, t_ioctl(self->fd, DRM_IOCTL_D3DQ_FENCE_EVENT,
+					   &e));
+	}
+	/* The other file's CPU signal of 6 reaches it: 6's fires then. */
+	ASSERT_EQ(0, t_fence_signal(fd2, g2.handle, 6));
+	EXPECT_EQ(1, t_efd_take(efd2));
+	ASSERT_EQ(0, t_queue_destroy(fd2, q2));
+	close(fd2);
+	close(efd);
+	close(efd2);
 }
 
 /*

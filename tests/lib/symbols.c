@@ -309,9 +309,11 @@ static int defined_nodes(struct __test_metadata *_metadata, const char *so,
 /*
  * The releases so far: 0.1 (LIBD3DQ_0), 0.2, which added devices
  * whose events are the program's tokens (d3dq_device_open_desc(3),
- * d3d12_d3dq_create_device(3)), and 0.3, which added
+ * d3d12_d3dq_create_device(3)), 0.3, which added
  * d3dq_fence_export_sync_file(3) (libd3dq only), and 0.4, which adds
- * d3dq_device_get_max_buffer_size(3) (libd3dq only). A release that adds
+ * d3dq_device_get_max_buffer_size(3) and d3dq_fence_signal_on_sync_file(3)
+ * and, in libd3d12-d3dq, the two fence functions of d3d12_d3dq.h. A
+ * release that adds
  * symbols adds its node here too.
  */
 TEST_F_TIMEOUT(sym, the_releases_nodes, 300)
@@ -319,7 +321,8 @@ TEST_F_TIMEOUT(sym, the_releases_nodes, 300)
 	static const char *const d3dq[] = { "LIBD3DQ_0", "LIBD3DQ_0.2",
 					    "LIBD3DQ_0.3", "LIBD3DQ_0.4" };
 	static const char *const d3d12[] = { "LIBD3D12_D3DQ_0",
-					     "LIBD3D12_D3DQ_0.2" };
+					     "LIBD3D12_D3DQ_0.2",
+					     "LIBD3D12_D3DQ_0.4" };
 	char **have;
 	int n, i;
 
@@ -330,7 +333,7 @@ TEST_F_TIMEOUT(sym, the_releases_nodes, 300)
 	for (i = 0; i < n; i++)
 		EXPECT_STREQ(d3dq[i], have[i]);
 	n = defined_nodes(_metadata, "libd3d12-d3dq.so.0", &have);
-	ASSERT_EQ(2, n);
+	ASSERT_EQ(3, n);
 	for (i = 0; i < n; i++)
 		EXPECT_STREQ(d3d12[i], have[i]);
 }

@@ -101,6 +101,12 @@ enum drm_d3dq_ioctl_id {
 	 * (uapi 1.7).
 	 */
 	DRM_D3DQ_FENCE_EXPORT_SYNC_FILE,
+
+	/**
+	 * @DRM_D3DQ_FENCE_SIGNAL_ON: Set a fence's value when another
+	 * driver's dma-fence signals (uapi 1.11).
+	 */
+	DRM_D3DQ_FENCE_SIGNAL_ON,
 };
 
 /**
@@ -111,7 +117,7 @@ enum drm_d3dq_ioctl_id {
  * number grows with every addition.
  */
 #define DRM_D3DQ_UAPI_MAJOR	1
-#define DRM_D3DQ_UAPI_MINOR	10
+#define DRM_D3DQ_UAPI_MINOR	11
 
 /**
  * struct drm_d3dq_obj_array - A user array of structures.
@@ -227,7 +233,9 @@ enum drm_d3dq_param {
  * %DRM_D3DQ_FEATURE_FENCE_SYNC_FILE, version 1.8
  * %DRM_D3DQ_FEATURE_SUBMIT_CARRY and %DRM_D3DQ_FEATURE_SUBMIT_TAIL,
  * version 1.9 %DRM_D3DQ_FEATURE_REMOVE_OWN_FENCES, version 1.10
- * %DRM_D3DQ_FEATURE_SUBMIT_SPLIT and %DRM_D3DQ_FEATURE_FENCE_HANDLE_CYCLIC.
+ * %DRM_D3DQ_FEATURE_SUBMIT_SPLIT and %DRM_D3DQ_FEATURE_FENCE_HANDLE_CYCLIC,
+ * version 1.11 %DRM_D3DQ_FEATURE_FENCE_SIGNAL_ON and
+ * %DRM_D3DQ_FEATURE_FENCE_EVENT_ARMED.
  */
 /** DRM_D3DQ_FEATURE_TIMELINE - timeline syncobjs in waits and signals. */
 #define DRM_D3DQ_FEATURE_TIMELINE	(1ull << 0)
@@ -314,6 +322,16 @@ enum drm_d3dq_param {
  * (see &drm_d3dq_fence_create.handle). Since 1.10.
  */
 #define DRM_D3DQ_FEATURE_FENCE_HANDLE_CYCLIC	(1ull << 16)
+/**
+ * DRM_D3DQ_FEATURE_FENCE_SIGNAL_ON - %DRM_IOCTL_D3DQ_FENCE_SIGNAL_ON (see
+ * "Fence values set by other drivers"). Since 1.11.
+ */
+#define DRM_D3DQ_FEATURE_FENCE_SIGNAL_ON	(1ull << 17)
+/**
+ * DRM_D3DQ_FEATURE_FENCE_EVENT_ARMED - %DRM_D3DQ_FENCE_EVENT_ARMED. Since
+ * 1.11.
+ */
+#define DRM_D3DQ_FEATURE_FENCE_EVENT_ARMED	(1ull << 18)
 
 /**
  * struct drm_d3dq_get_param - Argument of %DRM_IOCTL_D3DQ_GET_PARAM.
@@ -1477,6 +1495,17 @@ struct drm_d3dq_fence_wait {
 #define DRM_D3DQ_FENCE_EVENT_SYNCOBJ	(1u << 1)
 
 /**
+ * DRM_D3DQ_FENCE_EVENT_ARMED - flag of &drm_d3dq_fence_event, with one
+ * fence: the condition holds once the value is reached or an armed
+ * fence signal of a job of this file brings it or more, that is once
+ * %DRM_IOCTL_D3DQ_FENCE_EXPORT_SYNC_FILE of that value through this file
+ * would give a sync_file (see "Fence values as sync_files"): how a
+ * program learns, without a thread, when to export a value that nothing
+ * brings yet (uapi 1.11, %DRM_D3DQ_FEATURE_FENCE_EVENT_ARMED).
+ */
+#define DRM_D3DQ_FENCE_EVENT_ARMED	(1u << 2)
+
+/**
  * struct drm_d3dq_fence_event - Argument of %DRM_IOCTL_D3DQ_FENCE_EVENT.
  *
  * Registers an eventfd that the kernel signals (adds 1 to) exactly once,
@@ -1512,7 +1541,8 @@ struct drm_d3dq_fence_wait {
  *
  * Errors: -EBADF @eventfd is not open; -EINVAL it is not an eventfd, and
  * as for &drm_d3dq_fence_wait (nothing is written then), @point 0 with
- * %DRM_D3DQ_FENCE_EVENT_SYNCOBJ, non-zero fields the flags do not use;
+ * %DRM_D3DQ_FENCE_EVENT_SYNCOBJ, non-zero fields the flags do not use,
+ * %DRM_D3DQ_FENCE_EVENT_ARMED with more than one fence;
  * -ENOENT unknown fence or syncobj handle; -EDQUOT; -EFAULT; -ENOMEM.
  */
 struct drm_d3dq_fence_event {
@@ -1521,7 +1551,7 @@ struct drm_d3dq_fence_event {
 
 	/**
 	 * @flags: 0 (all) or %DRM_D3DQ_FENCE_WAIT_ANY, and
-	 * %DRM_D3DQ_FENCE_EVENT_SYNCOBJ.
+	 * %DRM_D3DQ_FENCE_EVENT_SYNCOBJ, %DRM_D3DQ_FENCE_EVENT_ARMED.
 	 */
 	__u32 flags;
 
@@ -1561,7 +1591,9 @@ struct drm_d3dq_fence_event {
  *   loss that caused it) stopped is always an error.
  * - Otherwise the call fails with -ENODATA: nothing on its way brings the
  *   value (signals of held jobs, which are not armed, and of other files
- *   do not count). Nothing was created.
+ *   do not count). Nothing was created. An event registration with
+ *   %DRM_D3DQ_FENCE_EVENT_ARMED (uapi 1.11) fires when the call would
+ *   succeed.
  *
  * The sync_file does not refer to the handle or the file: destroying the
  * handle or closing the file afterwards does not signal it. Until its
@@ -1594,6 +1626,77 @@ struct drm_d3dq_fence_sync_file {
 
 	/** @pad: Must be zero. */
 	__u32 pad;
+};
+
+/**
+ * DOC: Fence values set by other drivers
+ *
+ * From 1.11 (%DRM_D3DQ_FEATURE_FENCE_SIGNAL_ON)
+ * %DRM_IOCTL_D3DQ_FENCE_SIGNAL_ON makes another driver's work signal a
+ * fence: "set the fence to @value when this dma-fence signals", the
+ * dma-fence given as a sync_file or as a point of a syncobj of this file
+ * (a timeline point, or 0 for a binary syncobj's fence). It is the signal
+ * of a queue that is not d3dq's (R4): the call returns at once, the value
+ * is written when that work completes, in completion order with the
+ * fence's other signals (a signal of a d3dq job or a CPU signal that
+ * comes after the dma-fence signalled writes after it), and a rewind in
+ * between does not cancel it. A dma-fence that had signalled at the call
+ * sets the value in the call.
+ *
+ * The dma-fence's callback, which may run in the other driver's
+ * interrupt handler, takes no lock: it queues the signal for the fence
+ * and a work item; the write, the waits it satisfies and the jobs it
+ * releases then take the path of any other write, done by that work or
+ * by whoever writes the fence first.
+ *
+ * A dma-fence that signals with an error writes nothing: the fence does
+ * not move. The error is the dma-fence's own, readable where it came
+ * from (the sync_file's status, the syncobj). A pending signal is a node
+ * of the caller's user (%DRM_D3DQ_PARAM_MAX_USER_FENCE_NODES) until its
+ * dma-fence signals. It is the file's: the file's close or removal
+ * cancels the ones still pending (their values are never written), as it
+ * cancels the file's jobs. Destroying the handle does not: the signal
+ * holds the fence. It occupies no queue.
+ */
+
+/**
+ * DRM_D3DQ_FENCE_SIGNAL_ON_SYNCOBJ - &drm_d3dq_fence_signal_on.flags: the
+ * dma-fence is @syncobj's at @point, not @fd's.
+ */
+#define DRM_D3DQ_FENCE_SIGNAL_ON_SYNCOBJ	(1u << 0)
+
+/**
+ * struct drm_d3dq_fence_signal_on - Argument of
+ * %DRM_IOCTL_D3DQ_FENCE_SIGNAL_ON.
+ *
+ * Errors: -ENOENT unknown fence handle or syncobj; -EBADF @fd is not
+ * open; -EINVAL @fd is not a sync_file, unknown @flags, non-zero @pad,
+ * or @fd, @syncobj or @point given with the other form; -ENODATA the
+ * syncobj has no fence at @point yet; -ENODEV the file was removed (or
+ * the fence by an unplug); -EDQUOT the user's nodes are at their bound;
+ * -ENOMEM.
+ */
+struct drm_d3dq_fence_signal_on {
+	/** @handle: Fence handle. */
+	__u32 handle;
+
+	/** @flags: 0 or %DRM_D3DQ_FENCE_SIGNAL_ON_SYNCOBJ. */
+	__u32 flags;
+
+	/** @value: The value to set. */
+	__u64 value;
+
+	/** @fd: Without %DRM_D3DQ_FENCE_SIGNAL_ON_SYNCOBJ: a sync_file. */
+	__s32 fd;
+
+	/** @syncobj: With %DRM_D3DQ_FENCE_SIGNAL_ON_SYNCOBJ: its handle. */
+	__u32 syncobj;
+
+	/** @point: With %DRM_D3DQ_FENCE_SIGNAL_ON_SYNCOBJ: the point. */
+	__u64 point;
+
+	/** @pad: Must be zero. */
+	__u64 pad;
 };
 
 /**
@@ -1637,6 +1740,8 @@ struct drm_d3dq_fence_sync_file {
 	DRM_D3DQ_IOCTL(WR, FENCE_EVENT, fence_event)
 #define DRM_IOCTL_D3DQ_FENCE_EXPORT_SYNC_FILE \
 	DRM_D3DQ_IOCTL(WR, FENCE_EXPORT_SYNC_FILE, fence_sync_file)
+#define DRM_IOCTL_D3DQ_FENCE_SIGNAL_ON \
+	DRM_D3DQ_IOCTL(WR, FENCE_SIGNAL_ON, fence_signal_on)
 
 #if defined(__cplusplus)
 }

@@ -134,6 +134,8 @@ int t_objects(struct t_objects *o)
 			o->fences = value;
 		else if (!strcmp(key, "fence_events"))
 			o->fence_events = value;
+		else if (!strcmp(key, "fence_imports"))
+			o->fence_imports = value;
 	}
 	fclose(f);
 	return 0;
@@ -148,7 +150,7 @@ bool t_wait_idle(int files, int ms, struct t_objects *o)
 			return false;
 		if (o->files == files && !o->queues && !o->jobs && !o->bos &&
 		    !o->hw_fences && !o->schedulers && !o->fences &&
-		    !o->fence_events)
+		    !o->fence_events && !o->fence_imports)
 			return true;
 		if (waited >= ms)
 			return false;

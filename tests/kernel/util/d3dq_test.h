@@ -37,6 +37,7 @@ int64_t t_deadline(uint64_t ns);
 struct t_objects {
 	int files, queues, jobs, bos, hw_fences, schedulers;
 	int fences, fence_events;	/* d3dq fences, event registrations */
+	int fence_imports;		/* pending FENCE_SIGNAL_ON (uapi 1.11) */
 };
 
 /* Read the counts; 0 on success, -1 if debugfs is not available. */
