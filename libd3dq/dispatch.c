@@ -292,12 +292,14 @@ static bool wait_set_fit(struct wait_set *ws, uint32_t n)
 
 /*
  * Prepare the wait, @home open: import what is to be imported, the
- * doorbell and the armed registrations in @ws. 0, or an error (-ENODEV:
- * @home died).
+ * doorbell and the armed registrations in @ws. 0, 1 if a registration
+ * turned out to have fired (its owner is gone: to be called first), or
+ * an error (-ENODEV: @home died).
  */
 static int wait_set_fill_locked(struct wait_set *ws)
 {
 	struct token_reg *r;
+	bool fired = false;
 	uint32_t n = 1;
 	int ret;
 
@@ -308,11 +310,14 @@ static int wait_set_fill_locked(struct wait_set *ws)
 			ret = import_locked(r);
 			if (ret)
 				return ret;
+			fired = fired || r->ready;
 			if (r->ready)
 				continue;
 		}
 		n++;
 	}
+	if (fired)
+		return 1;
 	if (!wait_set_fit(ws, n))
 		return -ENOMEM;
 	ws->handles[0] = door;
@@ -375,6 +380,8 @@ static void *dispatch_main(void *arg)
 		}
 		if (!ret)
 			ret = wait_set_fill_locked(&ws);
+		if (ret == 1)
+			continue;
 		if (ret == -ENODEV) {
 			home_close_locked();
 			continue;
