@@ -40,13 +40,16 @@
  */
 #define _GNU_SOURCE
 #include <fcntl.h>
+#include <poll.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/eventfd.h>
 #include <unistd.h>
 
 #include "internal.h"
+#include "compat/drm_syncobj_eventfd.h"
 
 /* The doorbell's point that only the sentinel registration adds. */
 #define SENTINEL (1ull << 62)
@@ -57,6 +60,7 @@ enum reg_state { REG_ARMING, REG_ARMED };
 
 struct token_reg {
 	struct token_reg *next;
+	struct token_reg *hnext;	/* keyed: the bucket of its key */
 	uint32_t handle;		/* in @home; 0: not imported */
 	uint32_t own;			/* in the owner's file; 0: none */
 	struct d3dq_device *owner;	/* NULL once closed */
@@ -73,9 +77,12 @@ static pthread_cond_t progress = PTHREAD_COND_INITIALIZER; /* calls, end */
 static pthread_cond_t wake = PTHREAD_COND_INITIALIZER;	/* the thread */
 static struct token_reg *regs, **tail = &regs;	/* oldest first */
 static struct d3dq_device *devs;	/* callback devices, by disp_next */
+static struct token_reg **keyed;	/* hash of keyed registrations */
+static size_t keyed_size, keyed_count;
 static int home = -1;			/* the dispatcher's file */
 static uint32_t door;			/* timeline syncobj in @home */
 static uint64_t door_point;
+static int bell = -1;			/* eventfd of every syncobj, or -1 */
 static unsigned int users;		/* devices with a callback */
 static unsigned int fails;		/* failed waits in a row */
 static bool stalled;			/* gave up: wait for a ring */
@@ -89,15 +96,39 @@ _Atomic unsigned int d3dqp_fork_gen;
 
 static void ring_locked(void)
 {
+	uint64_t one = 1;
+
 	door_point++;
-	if (home >= 0)
+	if (bell >= 0 && write(bell, &one, sizeof(one)) < 0)
+		;	/* the counter is full: it is rung */
+	else if (bell < 0 && home >= 0)
 		drmSyncobjTimelineSignal(home, &door, &door_point, 1);
 	/* A thread without a file, or that gave up, sleeps here. */
 	stalled = false;
 	pthread_cond_signal(&wake);
 }
 
-/* A file of its own on @dev's node, its doorbell and sentinel. */
+/*
+ * Have @handle's point @point write the bell (SYNCOBJ_EVENTFD, Linux
+ * 6.6): 0, or -errno.
+ */
+static int bell_attach_locked(uint32_t handle, uint64_t point)
+{
+	struct drm_syncobj_eventfd args = {
+		.handle = handle, .point = point, .fd = bell,
+	};
+
+	return d3dqp_ioctl(home, DRM_IOCTL_SYNCOBJ_EVENTFD, &args);
+}
+
+/*
+ * A file of its own on @dev's node, its doorbell and sentinel, and the
+ * bell where the kernel has SYNCOBJ_EVENTFD: then the thread sleeps in
+ * poll() on the bell, which each registration's point writes, and a new
+ * registration costs no new wait (issue 39: each one woke the thread,
+ * which waited again on all n of them, O(n^2) for n); else it waits for
+ * every registration's syncobj at once, and each new one rings.
+ */
 static int home_open_locked(struct d3dq_device *dev)
 {
 	struct drm_d3dq_fence_create watch = { 0 };
@@ -132,6 +163,12 @@ static int home_open_locked(struct d3dq_device *dev)
 	home = fd;
 	door = d;
 	door_point = 0;
+	if (bell < 0)
+		bell = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+	if (bell >= 0 && bell_attach_locked(door, SENTINEL)) {
+		close(bell);
+		bell = -1;
+	}
 	return 0;
 }
 
@@ -186,7 +223,66 @@ static int import_locked(struct token_reg *r)
 	}
 	ret = drmSyncobjFDToHandle(home, sfd, &r->handle) ? -errno : 0;
 	close(sfd);
+	if (!ret && bell >= 0)
+		ret = bell_attach_locked(r->handle, 1);
 	return ret;
+}
+
+/*
+ * The keyed (single-fence) registrations are in a hash table too, so
+ * that finding one of the same key costs O(1), not a walk of the list.
+ */
+static size_t key_hash(const struct token_reg *r, size_t size)
+{
+	uint64_t h = (uint64_t)(uintptr_t)r->owner * 0x9e3779b97f4a7c15ull;
+
+	h ^= (h >> 29) + r->key_handle * 0xbf58476d1ce4e5b9ull;
+	h ^= (h >> 31) + r->key_value * 0x94d049bb133111ebull;
+	h ^= (h >> 27) + (uint64_t)(uintptr_t)r->token;
+	h *= 0x9e3779b97f4a7c15ull;
+	return (size_t)(h >> 32) & (size - 1);
+}
+
+/* List keyed @r: false if the table could not grow (nothing done). */
+static bool key_add_locked(struct token_reg *r)
+{
+	struct token_reg **t, *q, *next;
+	size_t size, i, b;
+
+	if (keyed_count >= keyed_size) {
+		size = keyed_size ? keyed_size * 2 : 64;
+		t = calloc(size, sizeof(*t));
+		if (!t)
+			return false;
+		for (i = 0; i < keyed_size; i++)
+			for (q = keyed[i]; q; q = next) {
+				next = q->hnext;
+				b = key_hash(q, size);
+				q->hnext = t[b];
+				t[b] = q;
+			}
+		free(keyed);
+		keyed = t;
+		keyed_size = size;
+	}
+	b = key_hash(r, keyed_size);
+	r->hnext = keyed[b];
+	keyed[b] = r;
+	keyed_count++;
+	return true;
+}
+
+static void key_del_locked(struct token_reg *r)
+{
+	struct token_reg **qp;
+
+	if (!r->key_handle)
+		return;
+	for (qp = &keyed[key_hash(r, keyed_size)]; *qp != r;
+	     qp = &(*qp)->hnext)
+		;
+	*qp = r->hnext;
+	keyed_count--;
 }
 
 /* The first registration to call, unlinked, or NULL. */
@@ -200,6 +296,7 @@ static struct token_reg *take_ready_locked(void)
 		*rp = r->next;
 		if (!*rp)
 			tail = rp;
+		key_del_locked(r);
 		if (r->handle && home >= 0)
 			drmSyncobjDestroy(home, r->handle);
 		/* Its owner's close waits for it: the file is still its. */
@@ -346,6 +443,23 @@ static void failed_locked(void)
 	pthread_mutex_lock(&lock);
 }
 
+/*
+ * Sleep until the bell rings, and take its count; after a failure (the
+ * query of the points failed) look again at once.
+ */
+static int bell_wait(int fd, unsigned int failed)
+{
+	struct pollfd p = { .fd = fd, .events = POLLIN };
+	uint64_t count;
+
+	while (!failed && poll(&p, 1, -1) < 0)
+		if (errno != EINTR)
+			return -errno;
+	if (read(fd, &count, sizeof(count)) < 0 && errno != EAGAIN)
+		return -errno;
+	return 0;
+}
+
 /* Wait for the doorbell or a registration; call those that fired. */
 static void *dispatch_main(void *arg)
 {
@@ -391,15 +505,26 @@ static void *dispatch_main(void *arg)
 			continue;
 		}
 		pthread_mutex_unlock(&lock);
-		ret = drmSyncobjTimelineWait(home, ws.handles, ws.points, ws.n,
-					     INT64_MAX,
-					     DRM_SYNCOBJ_WAIT_FLAGS_WAIT_FOR_SUBMIT,
-					     NULL) ? -errno : 0;
+		if (bell >= 0) {
+			/* What rang it may have been armed since. */
+			ret = bell_wait(bell, fails);
+			pthread_mutex_lock(&lock);
+			if (!ret)
+				ret = wait_set_fill_locked(&ws);
+			pthread_mutex_unlock(&lock);
+		} else {
+			ret = drmSyncobjTimelineWait(home, ws.handles, ws.points,
+						     ws.n, INT64_MAX,
+						     DRM_SYNCOBJ_WAIT_FLAGS_WAIT_FOR_SUBMIT,
+						     NULL) ? -errno : 0;
+		}
 		/* Which fired: point 1 there; the sentinel: the file goes. */
 		memset(ws.points, 0, ws.n * sizeof(*ws.points));
 		if (!ret && drmSyncobjQuery(home, ws.handles, ws.points, ws.n))
 			ret = -errno;
 		pthread_mutex_lock(&lock);
+		if (ret == 1)
+			continue;
 		if (ret == -ENODEV || ws.points[0] >= SENTINEL) {
 			home_close_locked();
 			continue;
@@ -417,7 +542,13 @@ static void *dispatch_main(void *arg)
 	free(ws.handles);
 	free(ws.points);
 	free(ws.regs);
+	free(keyed);
+	keyed = NULL;
+	keyed_size = keyed_count = 0;
 	home_close_locked();
+	if (bell >= 0)
+		close(bell);
+	bell = -1;
 	running = false;
 	pthread_cond_broadcast(&progress);
 	pthread_mutex_unlock(&lock);
@@ -472,16 +603,19 @@ out:
 	return ret;
 }
 
-/* A registration of the same key that is pending, and not known fired. */
-static struct token_reg *same_key_locked(const struct d3dq_device *owner,
-					 uint32_t key_handle,
-					 uint64_t key_value, void *token)
+/*
+ * A registration of @n's key (O(1), the hash) that is pending, and not
+ * known fired.
+ */
+static struct token_reg *same_key_locked(const struct token_reg *n)
 {
 	struct token_reg *r;
 
-	for (r = regs; r; r = r->next)
-		if (r->owner == owner && r->key_handle == key_handle &&
-		    r->key_value == key_value && r->token == token &&
+	if (!keyed_size)
+		return NULL;
+	for (r = keyed[key_hash(n, keyed_size)]; r; r = r->hnext)
+		if (r->owner == n->owner && r->key_handle == n->key_handle &&
+		    r->key_value == n->key_value && r->token == n->token &&
 		    !r->ready)
 			return r;
 	return NULL;
@@ -497,14 +631,17 @@ int d3dqp_dispatch_claim(struct d3dq_device *owner, uint32_t own,
 	*out = NULL;
 	if (!n)
 		return -ENOMEM;
+	n->owner = owner;
+	n->key_handle = key_handle;
+	n->key_value = key_value;
+	n->token = token;
 	pthread_mutex_lock(&lock);
 	/*
 	 * Its close waited for its registrations already: a registration
 	 * made after it (by a call in progress then) would come after the
 	 * close, whose context the program may have freed.
 	 */
-	while (!owner->tokens_closed && key_handle &&
-	       (r = same_key_locked(owner, key_handle, key_value, token))) {
+	while (!owner->tokens_closed && key_handle && (r = same_key_locked(n))) {
 		/* Being armed by another thread: its answer first. */
 		if (r->state == REG_ARMING) {
 			pthread_cond_wait(&progress, &lock);
@@ -524,18 +661,14 @@ int d3dqp_dispatch_claim(struct d3dq_device *owner, uint32_t own,
 		}
 		r->ready = true;
 	}
-	if (owner->tokens_closed) {
+	if (owner->tokens_closed || (key_handle && !key_add_locked(n))) {
 		pthread_mutex_unlock(&lock);
 		free(n);
-		return -ENODEV;
+		return owner->tokens_closed ? -ENODEV : -ENOMEM;
 	}
-	n->owner = owner;
 	n->own = own;
-	n->key_handle = key_handle;
-	n->key_value = key_value;
 	n->state = REG_ARMING;
 	n->fn = owner->signal_event;
-	n->token = token;
 	n->context = owner->event_context;
 	*tail = n;
 	tail = &n->next;
@@ -555,6 +688,13 @@ int d3dqp_dispatch_import(struct token_reg *r, int sfd)
 		r->handle = 0;
 		if (ret == -ENODEV)
 			ret = 0;
+	} else if (home >= 0 && bell >= 0 &&
+		   bell_attach_locked(r->handle, 1)) {
+		ret = -errno;
+		drmSyncobjDestroy(home, r->handle);
+		r->handle = 0;
+		if (ret == -ENODEV)
+			ret = 0;
 	}
 	pthread_mutex_unlock(&lock);
 	return ret;
@@ -562,10 +702,19 @@ int d3dqp_dispatch_import(struct token_reg *r, int sfd)
 
 void d3dqp_dispatch_arm(struct token_reg *r, bool fired)
 {
+	uint64_t point = 0;
+
 	pthread_mutex_lock(&lock);
 	r->state = REG_ARMED;
 	r->ready = fired;
-	ring_locked();
+	/*
+	 * With the bell, the thread looks at it once its point comes; but
+	 * if it came already, the thread may have looked before it was
+	 * armed: ring then (also if it is to be imported, or fired).
+	 */
+	if (bell < 0 || fired || !r->handle ||
+	    drmSyncobjQuery(home, &r->handle, &point, 1) || point)
+		ring_locked();
 	pthread_cond_broadcast(&progress);
 	pthread_mutex_unlock(&lock);
 }
@@ -580,6 +729,7 @@ void d3dqp_dispatch_cancel(struct token_reg *r)
 	*rp = r->next;
 	if (!*rp)
 		tail = rp;
+	key_del_locked(r);
 	if (r->handle && home >= 0)
 		drmSyncobjDestroy(home, r->handle);
 	pthread_cond_broadcast(&progress);
@@ -601,6 +751,8 @@ void d3dqp_dispatch_put(struct d3dq_device *owner)
 		if (r->owner != owner || on_thread_locked()) {
 			if (r->owner == owner) {
 				/* Its file may close: @own goes with it. */
+				key_del_locked(r);
+				r->key_handle = 0;
 				r->owner = NULL;
 				r->own = 0;
 			}
@@ -666,10 +818,15 @@ static void fork_child(void)
 	regs = NULL;
 	tail = &regs;
 	devs = NULL;
+	keyed = NULL;
+	keyed_size = keyed_count = 0;
 	/* The child's descriptor of the parent's file: only that goes. */
 	if (home >= 0)
 		close(home);
 	home = -1;
+	if (bell >= 0)
+		close(bell);
+	bell = -1;
 	door = 0;
 	door_point = 0;
 	users = 0;

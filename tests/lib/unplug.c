@@ -255,7 +255,7 @@ TEST_F_TIMEOUT(up, callbacks_other_device_stays, 60)
 	ASSERT_EQ(0, sysfs_write(DRV "/unbind", "d3dq.0"));
 	self->unbound = true;
 	EXPECT_TRUE(wait_calls(2, 1));
-	EXPECT_TRUE(task_asleep_in_driver(tid));
+	EXPECT_TRUE(task_dispatcher_waits(tid));
 	EXPECT_EQ(0, atomic_load(&calls[3]));
 	EXPECT_EQ(0, d3dq_fence_signal(fb, 5));
 	EXPECT_TRUE(wait_calls(3, 1));
@@ -264,7 +264,7 @@ TEST_F_TIMEOUT(up, callbacks_other_device_stays, 60)
 	EXPECT_TRUE(wait_calls(4, 1));
 	EXPECT_EQ(0, d3dq_fence_set_token_on_completion(fa, 1, T(5)));
 	EXPECT_TRUE(wait_calls(5, 1));
-	EXPECT_TRUE(task_asleep_in_driver(tid));
+	EXPECT_TRUE(task_dispatcher_waits(tid));
 	d3dq_fence_destroy(fa);
 	d3dq_fence_destroy(fb);
 	d3dq_device_close(a);
