@@ -420,14 +420,21 @@ static int wait_set_fill_locked(struct wait_set *ws)
 	ws->handles[0] = door;
 	ws->points[0] = door_point + 1;
 	ws->regs[0] = NULL;
-	for (n = 1, r = regs; r; r = r->next) {
+	/*
+	 * The newest first: the query reads the points in the array's
+	 * order, and the kernel adds them in the order they fired, so a
+	 * registration found fired finds every one that fired before it
+	 * was made (whose points came first): those are called first.
+	 */
+	ws->n = n;
+	for (r = regs; r; r = r->next) {
 		if (r->state != REG_ARMED || r->ready)
 			continue;
+		n--;
 		ws->handles[n] = r->handle;
 		ws->points[n] = 1;
-		ws->regs[n++] = r;
+		ws->regs[n] = r;
 	}
-	ws->n = n;
 	return 0;
 }
 
