@@ -144,6 +144,14 @@ static int home_open_locked(struct d3dq_device *dev)
 
 	snprintf(path, sizeof(path), "/proc/self/fd/%d", dev->fd);
 	fd = open(path, O_RDWR | O_CLOEXEC);
+	if (fd < 0 && errno == ENOENT) {
+		/* No /proc: the node's name, from sysfs. */
+		char *name = drmGetDeviceNameFromFd2(dev->fd);
+
+		if (name)
+			fd = open(name, O_RDWR | O_CLOEXEC);
+		free(name);
+	}
 	if (fd < 0)
 		/* Unbound: its node is gone, or refuses opens. */
 		return errno == ENOENT || errno == ENXIO ? -ENODEV : -errno;
