@@ -88,8 +88,6 @@ static int device_open(const char *path, d3dq_signal_event_fn signal_event,
 	/* The kernel removes the file when one of its queues is lost. */
 	if (!ret)
 		ret = d3dqp_ioctl(fd, DRM_IOCTL_D3DQ_REMOVE, &arm);
-	if (!ret && signal_event)
-		ret = d3dqp_dispatch_get(fd);
 	if (ret) {
 		close(fd);
 		free(dev);
@@ -122,6 +120,16 @@ static int device_open(const char *path, d3dq_signal_event_fn signal_event,
 	list_init(&dev->fences);
 	list_init(&dev->buffers);
 	list_init(&dev->cmdlists);
+	ret = signal_event ? d3dqp_dispatch_get(dev) : 0;
+	if (ret) {
+		pthread_mutex_destroy(&dev->lock);
+		pthread_mutex_destroy(&dev->remove_lock);
+		pthread_rwlock_destroy(&dev->reg_lock);
+		pthread_mutex_destroy(&dev->page_lock);
+		close(fd);
+		free(dev);
+		return ret;
+	}
 	*out = dev;
 	return 0;
 }

@@ -87,6 +87,7 @@ struct d3dq_device {
 	_Atomic bool closed;		/* d3dq_device_close(), set under lock */
 	unsigned int fork_gen;		/* d3dqp_fork_gen at open */
 	bool tokens_closed;		/* under the dispatcher's lock */
+	struct d3dq_device *disp_next;	/* callback devices, same lock */
 
 	/* Kernel limits and features. */
 	uint32_t max_syncs;
@@ -180,20 +181,29 @@ static inline int d3dqp_ioctl(int fd, unsigned long req, void *arg)
 
 /* Shared between files: hidden, and prefixed for libd3dq.a's users. */
 /*
- * dispatch.c: get/put when a callback device @fd opens/closes (the
- * thread lives while one is open; put waits for its registrations and
- * refuses the owner's later ones); add a registration's syncobj (an fd,
- * the caller closes it) with its callback and, for a single fence, the
- * key pending() looks for: -ENODEV once the owner was put.
+ * dispatch.c: get/put when a callback device opens (after its fields are
+ * set) and closes (the thread lives while one is open; put waits for
+ * the device's registrations and refuses its later ones). A token
+ * registration: claim() lists it, with @own, a syncobj of the owner's
+ * file that the dispatcher keeps from then on, and for a single fence
+ * the key it is de-duplicated by: 0 and @out (not armed yet), 1 when a
+ * registration of the same key is pending (nothing listed), 2 when one
+ * is that may have fired: the caller makes sure the points of those that
+ * fired are there and claims again, @probed; -ENODEV once the owner was
+ * put. Then import() its syncobj (@sfd, the caller closes it) into the
+ * dispatcher's file, and arm() it once its kernel registration is made
+ * (@fired: none could be, it fired), or cancel() it (the caller then
+ * destroys @own).
  */
-int d3dqp_dispatch_get(int fd);
+struct token_reg;
+int d3dqp_dispatch_get(struct d3dq_device *dev);
 void d3dqp_dispatch_put(struct d3dq_device *owner);
-int d3dqp_dispatch_add(struct d3dq_device *owner, int sobj_fd,
-		       uint32_t key_handle, uint64_t key_value,
-		       d3dq_signal_event_fn fn, void *token, void *context);
-bool d3dqp_dispatch_pending(const struct d3dq_device *owner,
-			    uint32_t key_handle, uint64_t key_value,
-			    void *token);
+int d3dqp_dispatch_claim(struct d3dq_device *owner, uint32_t own,
+			 uint32_t key_handle, uint64_t key_value,
+			 void *token, bool probed, struct token_reg **out);
+int d3dqp_dispatch_import(struct token_reg *r, int sfd);
+void d3dqp_dispatch_arm(struct token_reg *r, bool fired);
+void d3dqp_dispatch_cancel(struct token_reg *r);
 
 /*
  * dispatch.c: fork(). The number of forks this process comes from since

@@ -252,32 +252,95 @@ int d3dqp_dev_remove(struct d3dq_device *dev, int reason)
 }
 
 /*
+ * Make sure the points of the registrations that fired before now are
+ * there: one more registration, of a value that is reached (0), fires in
+ * its call, and the kernel adds the points in the order registrations
+ * fired, so once its point is there so are theirs.
+ */
+static int token_probe(struct d3dq_device *dev, uint32_t handle)
+{
+	struct drm_d3dq_fence_value fv = { .handle = handle, .value = 0 };
+	uint64_t point = 1;
+	uint32_t sobj;
+	int ret;
+
+	if (drmSyncobjCreate(dev->fd, 0, &sobj))
+		return -errno;
+	ret = d3dqp_kfence_event(dev->fd, &fv, 1, DRM_D3DQ_FENCE_EVENT_SYNCOBJ,
+				 0, sobj, 1);
+	if (!ret && drmSyncobjTimelineWait(dev->fd, &sobj, &point, 1, INT64_MAX,
+					   DRM_SYNCOBJ_WAIT_FLAGS_WAIT_FOR_SUBMIT,
+					   NULL))
+		ret = -errno;
+	drmSyncobjDestroy(dev->fd, sobj);
+	return ret;
+}
+
+/*
  * A token event: a kernel registration that adds point 1 to a new
- * syncobj once the condition holds, handed to the dispatcher. The same
- * token, fence and value registered again before it fired fires once.
+ * syncobj once the condition holds, handed to the dispatcher, which
+ * keeps the syncobj. The same token, fence and value registered again
+ * (by any thread) before the first fired fires once (R10); once the
+ * first fired, even if the dispatcher did not call it yet, it is a new
+ * registration (issue 39: it was dropped, and a crossing after a rewind
+ * went uncalled). The registration is listed first, its kernel
+ * registration made last, so that a failure leaves none behind (issue 39:
+ * it stayed, counted against the user's event bound). On a device that
+ * is gone (unplugged) it fires at once, as on a removed one (R15).
  */
 int d3dqp_token_add(struct d3dq_device *dev, const struct drm_d3dq_fence_value *fv,
 		    uint32_t n, uint32_t flags, void *token)
 {
-	uint32_t key = n == 1 ? fv[0].handle : 0;
-	uint32_t sobj;
+	uint32_t key = n == 1 ? fv[0].handle : 0, sobj = 0;
+	struct token_reg *r;
+	bool gone = false;
 	int ret, sfd;
 
-	if (key && d3dqp_dispatch_pending(dev, key, fv[0].value, token))
-		return 0;
-	if (drmSyncobjCreate(dev->fd, 0, &sobj))
-		return -errno;
-	flags |= DRM_D3DQ_FENCE_EVENT_SYNCOBJ;
-	ret = d3dqp_kfence_event(dev->fd, fv, n, flags, 0, sobj, 1);
-	if (!ret && drmSyncobjHandleToFD(dev->fd, sobj, &sfd))
+	if (drmSyncobjCreate(dev->fd, 0, &sobj)) {
 		ret = -errno;
+		if (ret != -ENODEV || !d3dqp_dev_removal_error(dev))
+			return ret;
+		gone = true;
+		sobj = 0;
+	}
+	ret = d3dqp_dispatch_claim(dev, sobj, key, fv[0].value, token, false,
+				   &r);
+	if (ret == 2 && !gone) {
+		ret = token_probe(dev, key);
+		if (!ret)
+			ret = d3dqp_dispatch_claim(dev, sobj, key, fv[0].value,
+						   token, true, &r);
+	}
+	if (ret) {
+		if (sobj)
+			drmSyncobjDestroy(dev->fd, sobj);
+		/* 1, 2: the same, pending (unplugged: it fires anyway). */
+		return ret > 0 ? 0 : ret;
+	}
+	if (gone) {
+		d3dqp_dispatch_arm(r, true);
+		return 0;
+	}
+	ret = drmSyncobjHandleToFD(dev->fd, sobj, &sfd) ? -errno : 0;
 	if (!ret) {
-		ret = d3dqp_dispatch_add(dev, sfd, key, fv[0].value,
-					 dev->signal_event, token,
-					 dev->event_context);
+		ret = d3dqp_dispatch_import(r, sfd);
 		close(sfd);
 	}
-	/* The registration holds the syncobj; so does the dispatcher. */
-	drmSyncobjDestroy(dev->fd, sobj);
-	return ret;
+	if (!ret) {
+		flags |= DRM_D3DQ_FENCE_EVENT_SYNCOBJ;
+		ret = d3dqp_kfence_event(dev->fd, fv, n, flags, 0, sobj, 1);
+	}
+	if (ret == -ENODEV && d3dqp_dev_removal_error(dev)) {
+		/* Unplugged meanwhile: released, as its values are. */
+		d3dqp_dispatch_arm(r, true);
+		return 0;
+	}
+	if (ret) {
+		d3dqp_dispatch_cancel(r);
+		drmSyncobjDestroy(dev->fd, sobj);
+		return ret;
+	}
+	/* The dispatcher destroys @sobj once it called the token. */
+	d3dqp_dispatch_arm(r, false);
+	return 0;
 }

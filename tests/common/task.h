@@ -90,6 +90,41 @@ static inline bool task_asleep_in_driver(pid_t tid)
 	return task_asleep_in(tid, SYS_ioctl);
 }
 
+/*
+ * Whether thread @tid sleeps now (no waiting) in the kernel in system
+ * call @nr (see task_asleep_in()).
+ */
+static inline bool task_sleeps_in(pid_t tid, long nr)
+{
+	char stat[512], call[256], *p;
+
+	if (task_read(tid, "stat", stat, sizeof(stat)) <= 0 ||
+	    task_read(tid, "syscall", call, sizeof(call)) <= 0)
+		return false;
+	p = strrchr(stat, ')');
+	return p && p[1] == ' ' && p[2] == 'S' && atol(call) == nr &&
+	       call[0] != 'r';
+}
+
+/*
+ * The library's dispatcher waits for its registrations, 10 s at most:
+ * in poll(2) on its eventfd (kernels with SYNCOBJ_EVENTFD, 6.6), or in
+ * the driver (a syncobj wait, 6.1).
+ */
+static inline bool task_dispatcher_waits(pid_t tid)
+{
+	int i;
+
+	for (i = 0; i < 10000; i++) {
+		if (task_sleeps_in(tid, SYS_ioctl) ||
+		    task_sleeps_in(tid, SYS_poll) ||
+		    task_sleeps_in(tid, SYS_ppoll))
+			return true;
+		task_sleep_ms(1);
+	}
+	return false;
+}
+
 /* CPU time of thread @tid so far, in clock ticks (utime + stime); -1. */
 static inline long task_cpu_ticks(pid_t tid)
 {

@@ -6,7 +6,9 @@
  * callback once (R10), on the library's dispatcher thread: from CPU and
  * queue signals, for one fence and for several (ALL, ANY), when fences
  * are released (R14: before the device's last Release returns), with a
- * callback that calls the library itself or blocks. The thread exists
+ * callback that calls the library itself or blocks, and for the same
+ * registration made again after a crossing and a rewind that the
+ * dispatcher has not called yet. The thread exists
  * only while a callback device does. A plain device still refuses what
  * is not an eventfd. d3d12.h and d3d12_d3dq.h only.
  *
@@ -368,6 +370,35 @@ TEST_F(cb, callback_blocks)
 	ASSERT_TRUE(wait_count(&self->r, 6, 1));
 	EXPECT_EQ(HR(S_OK), HR(self->r.hr));
 	U_RELEASE(self->r.gate);
+	U_RELEASE(f);
+}
+
+/*
+ * A crossing, a rewind, the same SetEventOnCompletion again and a second
+ * crossing, while the dispatcher is held in a callback (T_BLOCK, fired
+ * first, so it has called neither): two calls (R10, issue 39). The old
+ * library took the second registration for the first, still listed,
+ * and called the token once.
+ */
+TEST_F(cb, reregistered_after_rewind)
+{
+	ID3D12Fence *f = u_fence(self->dev, 0), *blk = u_fence(self->dev, 1);
+
+	self->r.gate = u_fence(self->dev, 0);
+	ASSERT_TRUE(f && blk && self->r.gate);
+	EXPECT_EQ(S_OK, ID3D12Fence_SetEventOnCompletion(blk, 1, T(T_BLOCK)));
+	EXPECT_EQ(S_OK, ID3D12Fence_SetEventOnCompletion(f, 8, T(8)));
+	EXPECT_EQ(S_OK, ID3D12Fence_Signal(f, 8));
+	EXPECT_EQ(S_OK, ID3D12Fence_Signal(f, 0));
+	EXPECT_EQ(S_OK, ID3D12Fence_SetEventOnCompletion(f, 8, T(8)));
+	EXPECT_EQ(S_OK, ID3D12Fence_Signal(f, 8));
+	EXPECT_EQ(0, count(&self->r, 8));
+	EXPECT_EQ(S_OK, ID3D12Fence_Signal(self->r.gate, 1));
+	ASSERT_TRUE(flush(_metadata, self));
+	EXPECT_EQ(1, count(&self->r, T_BLOCK));
+	EXPECT_EQ(2, count(&self->r, 8));
+	U_RELEASE(self->r.gate);
+	U_RELEASE(blk);
 	U_RELEASE(f);
 }
 

@@ -87,7 +87,7 @@ static int threads(pid_t *tids, int max)
 
 /*
  * The dispatcher: a thread not in @old (@n of them) that sleeps in the
- * driver, once there is one (10 s at most; ThreadSanitizer's runtime
+ * driver or in poll(2) (its eventfd), once there is one (10 s at most; ThreadSanitizer's runtime
  * starts a thread of its own with the first one); 0 if none.
  */
 static pid_t find_dispatcher(const pid_t *old, int n)
@@ -107,7 +107,10 @@ static pid_t find_dispatcher(const pid_t *old, int n)
 				      sizeof(call)) <= 0)
 				continue;
 			p = strrchr(stat, ')');
-			if (p && p[2] == 'S' && atol(call) == SYS_ioctl)
+			/* In the driver, or poll(2) on its eventfd. */
+			if (p && p[2] == 'S' && (atol(call) == SYS_ioctl ||
+						 atol(call) == SYS_poll ||
+						 atol(call) == SYS_ppoll))
 				return now[j];
 		}
 		task_sleep_ms(1);
