@@ -51,6 +51,10 @@ struct d3dq_fence_import {
 	bool cancelled;			/* under the fence's lock */
 };
 
+/*
+ * Process context. The file goes before the fence: its user is listed in
+ * the device, which the fence may hold last (an unplugged device).
+ */
 static void d3dq_fence_import_put(struct d3dq_fence_import *imp)
 {
 	if (!refcount_dec_and_test(&imp->refs))
@@ -58,8 +62,8 @@ static void d3dq_fence_import_put(struct d3dq_fence_import *imp)
 	d3dq_user_uncount_fence_nodes(imp->dfile->user, 1);
 	atomic_dec(&imp->dfile->ddev->count.fence_imports);
 	dma_fence_put(imp->waited);
-	d3dq_fence_put(imp->fence);
 	d3dq_file_put(imp->dfile);
+	d3dq_fence_put(imp->fence);
 	kfree(imp);
 }
 

@@ -430,6 +430,35 @@ TEST_F(so, removal_cancels_pending)
 	ASSERT_EQ(0, vgem_signal(self->vfd, vf));
 }
 
+/*
+ * An unplug with a signal pending: the fence goes to ~0 for good and the
+ * other driver's completion writes nothing over it. The signal's work
+ * may hold the unplugged device last (its debugfs is gone with the
+ * unbind): it must let it go cleanly (the console is checked for
+ * warnings), and the device binds again after.
+ */
+TEST_F(so, unplug_with_pending)
+{
+	uint32_t bo, vf;
+	int sf;
+
+	NEED_VGEM();
+	ASSERT_EQ(0, vgem_fenced_bo(self->vfd, &bo, &vf));
+	sf = vgem_sync_file(self->vfd, bo);
+	ASSERT_LE(0, sf);
+	ASSERT_EQ(0, signal_on(self->fd, self->f.handle, 8, sf));
+	close(sf);
+	EXPECT_TRUE(imports_become(1));
+	ASSERT_EQ(0, t_unbind(0));
+	EXPECT_EQ(UINT64_MAX, t_value_load(self->f.v));
+	ASSERT_EQ(0, vgem_signal(self->vfd, vf));
+	EXPECT_EQ(UINT64_MAX, t_value_load(self->f.v));
+	t_value_unmap_all();
+	close(self->fd);
+	self->fd = -1;
+	ASSERT_EQ(0, t_bind(0));
+}
+
 /* Each pending signal is a node of the user's bound. */
 TEST(node_bound)
 {
