@@ -1281,7 +1281,7 @@ TEST_F(fence, event_syncobj_bad)
 	EXPECT_EQ(-EINVAL, event1_syncobj(self->fd, f.handle, 5, s, 0));
 	EXPECT_EQ(-ENOENT, event1_syncobj(self->fd, f.handle, 5, s + 100, 1));
 	EXPECT_EQ(-ENOENT, event1_syncobj(self->fd, f.handle + 100, 5, s, 1));
-	EXPECT_EQ(-EINVAL, event_syncobj(self->fd, &fv, 1, 1u << 2, s, 1));
+	EXPECT_EQ(-EINVAL, event_syncobj(self->fd, &fv, 1, 1u << 3, s, 1));
 	EXPECT_EQ(-EINVAL, event_syncobj(self->fd, &fv, 0, 0, s, 1));
 
 	e = (struct drm_d3dq_fence_event){
