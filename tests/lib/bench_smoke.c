@@ -98,7 +98,7 @@ static const char *const required_keys[] = {
  */
 static const char *const vgem_keys[] = {
 	"foreign_raw_poll", "foreign_fence_thread", "foreign_lib",
-	"foreign_queue",
+	"foreign_queue", "foreign_queue_thread",
 };
 
 #define NVGEM (sizeof(vgem_keys) / sizeof(vgem_keys[0]))

@@ -17,6 +17,7 @@
  *   queue: a queue held by Wait(F, i) (set the same way), then a job
  *       (one WRITE64) and Signal(D, i); the thread is blocked in
  *       d3dq_fence_wait(D, i). For information: no target.
+ *   queue, (b): the same queue released by (b)'s fence thread.
  *
  * vgem is a module of the Debian kernels; the VM carries it unloaded as
  * /modules/extra/vgem.ko, which this figure loads (and unloads after) if
@@ -62,7 +63,7 @@ struct fig13_vgem_fence_signal {
 #define FIG13_VGEM_FENCE_SIGNAL \
 	DRM_IOW(DRM_COMMAND_BASE + 2, struct fig13_vgem_fence_signal)
 
-enum { RAW, THREAD, LIB, QUEUE, NVAR };
+enum { RAW, THREAD, LIB, QUEUE, QTHREAD, NVAR };
 
 /* vgem's primary node (dumb buffers need it), or -1 with @why set. */
 static int vgem_open(bool *loaded, char *why, size_t len)
@@ -186,6 +187,7 @@ static void *fig13_waiter(void *arg)
 					      D3DQ_TIMEOUT_INFINITE));
 			break;
 		case QUEUE:
+		case QTHREAD:
 			CHECK(d3dq_fence_wait(s->d, s->value,
 					      D3DQ_TIMEOUT_INFINITE));
 			break;
@@ -222,20 +224,23 @@ static double fig13_one(struct fig13 *s, int var, uint64_t value)
 	s->value = value;
 	s->sf = w.sf;
 	switch (var) {
-	case THREAD:
-		sem_post(&s->relay_go);
-		while (atomic_load(&s->relay_ready) == rr)
-			sched_yield();
-		break;
 	case LIB:
 		CHECK(d3dq_fence_signal_on_sync_file(s->f, value, w.sf));
 		break;
 	case QUEUE:
+	case QTHREAD:
 		CHECK(d3dq_queue_wait(s->q, s->f, value));
 		CHECK(d3dq_queue_execute(s->q, &s->l, 1));
 		CHECK(d3dq_queue_signal(s->q, s->d, value));
-		CHECK(d3dq_fence_signal_on_sync_file(s->f, value, w.sf));
+		if (var == QUEUE)
+			CHECK(d3dq_fence_signal_on_sync_file(s->f, value,
+							     w.sf));
 		break;
+	}
+	if (var == THREAD || var == QTHREAD) {
+		sem_post(&s->relay_go);
+		while (atomic_load(&s->relay_ready) == rr)
+			sched_yield();
 	}
 	sem_post(&s->go);
 	while (atomic_load(&s->ready) == r)
@@ -255,13 +260,14 @@ static void fig13(void)
 {
 	static const char *const keys[NVAR] = {
 		"foreign_raw_poll", "foreign_fence_thread", "foreign_lib",
-		"foreign_queue",
+		"foreign_queue", "foreign_queue_thread",
 	};
 	static const char *const labels[NVAR] = {
 		"(a) raw: poll() on the sync_file",
 		"(b) fence thread: poll(), then d3dq_fence_signal",
 		"library: signal_on_sync_file; fence_wait",
 		"queue Wait released, its job's Signal seen",
+		"queue Wait released by (b)'s fence thread",
 	};
 	struct d3dq_device *dev;
 	struct fig13 s;
@@ -332,6 +338,8 @@ static void fig13(void)
 		"foreign signal: library / (b) fence thread", 0);
 	add_cmp(13, row[QUEUE], row[RAW],
 		"foreign signal -> queue's job seen / (a) raw poll", 0);
+	add_cmp(13, row[QUEUE], row[QTHREAD],
+		"queue's job seen: library / (b) fence thread", 0);
 	add_note(13, "other driver: vgem%s; timed from just before VGEM_FENCE_SIGNAL until the waiting thread runs",
 		 loaded ? " (loaded for the figure)" : "");
 }
@@ -340,15 +348,16 @@ static int fig13_plot(FILE *gp)
 {
 	static const char *const keys[] = {
 		"foreign_raw_poll", "foreign_fence_thread", "foreign_lib",
-		"foreign_queue",
+		"foreign_queue", "foreign_queue_thread",
 	};
 	static const char *const titles[] = {
 		"(a) raw poll() on the sync_file", "(b) userspace fence thread",
 		"library: signal_on_sync_file", "queue Wait -> job seen",
+		"queue Wait, (b)'s fence thread",
 	};
 
 	plot_latency(gp, "13. another driver's fence signals -> waiter wakes",
-		     keys, titles, 4);
+		     keys, titles, 5);
 	return 1;
 }
 
