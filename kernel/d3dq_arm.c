@@ -279,7 +279,9 @@ void d3dq_queue_arm_held(struct work_struct *work)
  * @queue: the queue, a reference held by the caller
  * @dfile: the signalling file
  *
- * %DRM_IOCTL_D3DQ_FENCE_SIGNAL's value write released a wait of @queue:
+ * %DRM_IOCTL_D3DQ_FENCE_SIGNAL's value write, or the work item that
+ * writes a value another driver's work set (%DRM_IOCTL_D3DQ_FENCE_SIGNAL_ON,
+ * with the file the signal was made through), released a wait of @queue:
  * arm its held jobs that may run on the signalling thread, in process
  * context and outside any fence signalling path like the arming work,
  * running there a small one that nothing stands before, so that a waiter

@@ -5,8 +5,10 @@
  * differences (memory, counts), so "make bench" cannot rot unnoticed. The
  * figures are those the program lists in its JSON ("figures"), at least
  * the nine of issue 15, figure 10 has its panel with a throttled
- * submitter of direct jobs, figure 11 its two processes, and figure 12
- * its signals next to nodes another process parked.
+ * submitter of direct jobs, figure 11 its two processes, figure 12 its
+ * signals next to nodes another process parked, and figure 13 its waits
+ * for vgem's fences where vgem can be loaded (a figure that cannot run
+ * is listed as "skipped" and need not report rows).
  *
  * Copyright (C) 2026 The d3dq authors
  */
@@ -90,6 +92,23 @@ static const char *const required_keys[] = {
 
 #define NREQUIRED (sizeof(required_keys) / sizeof(required_keys[0]))
 
+/*
+ * Figure 13's rows (issue 41, item 5), required where vgem is loaded or
+ * the VM carries its module: not on the debug kernel, which has none.
+ */
+static const char *const vgem_keys[] = {
+	"foreign_raw_poll", "foreign_fence_thread", "foreign_lib",
+	"foreign_queue", "foreign_queue_thread",
+};
+
+#define NVGEM (sizeof(vgem_keys) / sizeof(vgem_keys[0]))
+
+static bool have_vgem(void)
+{
+	return !access("/sys/module/vgem", F_OK) ||
+	       !access("/modules/extra/vgem.ko", R_OK);
+}
+
 FIXTURE(bench) {
 	char json[64];
 	char log[64];
@@ -117,7 +136,7 @@ FIXTURE_TEARDOWN(bench)
 TEST_F_TIMEOUT(bench, smoke_every_figure, 900)
 {
 	int rows[64] = { 0 }, figs[64], nfigs = 0, ratios = 0, status, fd;
-	int fig, i, found[NREQUIRED] = { 0 };
+	int fig, i, found[NREQUIRED] = { 0 }, vfound[NVGEM] = { 0 };
 	char path[PATH_MAX], line[1024], key[96];
 	FILE *f;
 	pid_t pid;
@@ -192,6 +211,11 @@ TEST_F_TIMEOUT(bench, smoke_every_figure, 900)
 				 required_keys[i]);
 			found[i] += !!strstr(line, key);
 		}
+		for (i = 0; i < (int)NVGEM; i++) {
+			snprintf(key, sizeof(key), "\"key\": \"%s\"",
+				 vgem_keys[i]);
+			vfound[i] += !!strstr(line, key);
+		}
 	}
 	fclose(f);
 	EXPECT_LE(10, nfigs) TH_LOG("the JSON lists %d figures", nfigs);
@@ -204,6 +228,10 @@ TEST_F_TIMEOUT(bench, smoke_every_figure, 900)
 
 		EXPECT_EQ(1, found[i]) TH_LOG("no row %s in the JSON", k);
 	}
+	for (i = 0; have_vgem() && i < (int)NVGEM; i++)
+		EXPECT_EQ(1, vfound[i])
+			TH_LOG("vgem is here, but no row %s in the JSON",
+			       vgem_keys[i]);
 	if (_metadata->exit_code)
 		dump(self->log);
 }

@@ -69,6 +69,7 @@ struct figure {
 	 */
 	int (*plot)(FILE *gp);
 	bool want, ran;			/* harness */
+	bool skipped;			/* bench_skip() */
 	struct figure *next;
 };
 
@@ -102,6 +103,13 @@ void add_cmp(int fig, int a, int b, const char *label, double max);
 /* The same with a target the ratio must at least reach. */
 void add_cmp_min(int fig, int a, int b, const char *label, double min);
 void add_note(int fig, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+/*
+ * The figure cannot be measured here (a driver or feature this system
+ * lacks): a note says why, and it reports no rows. The JSON lists it under
+ * "skipped" instead of "figures".
+ */
+void bench_skip(int fig, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
 double row_median(int row);
 double row_p99(int row);

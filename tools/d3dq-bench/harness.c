@@ -203,6 +203,23 @@ void add_note(int fig, const char *fmt, ...)
 	nnotes++;
 }
 
+void bench_skip(int fig, const char *fmt, ...)
+{
+	struct figure *fg;
+	va_list ap;
+
+	for (fg = figures; fg; fg = fg->next)
+		if (fg->num == fig)
+			fg->skipped = true;
+	if (nnotes == (int)(sizeof(notes) / sizeof(notes[0])))
+		return;
+	notes[nnotes].fig = fig;
+	va_start(ap, fmt);
+	vsnprintf(notes[nnotes].text, sizeof(notes[nnotes].text), fmt, ap);
+	va_end(ap);
+	nnotes++;
+}
+
 double row_median(int row)
 {
 	return rows[row].median;
@@ -316,7 +333,13 @@ static void write_json(const char *path, const char *kernel)
 	json_str(f, kernel);
 	fprintf(f, ",\n\"smoke\": %s,\n\"figures\": [", smoke ? "true" : "false");
 	for (i = 0, fg = figures; fg; fg = fg->next) {
-		if (!fg->ran)
+		if (!fg->ran || fg->skipped)
+			continue;
+		fprintf(f, "%s%d", i++ ? ", " : "", fg->num);
+	}
+	fprintf(f, "],\n\"skipped\": [");
+	for (i = 0, fg = figures; fg; fg = fg->next) {
+		if (!fg->ran || !fg->skipped)
 			continue;
 		fprintf(f, "%s%d", i++ ? ", " : "", fg->num);
 	}
@@ -455,7 +478,7 @@ static void write_plot_script(const char *kernel)
 	if (!gp)
 		die(path, errno, __LINE__);
 	for (fg = figures; fg; fg = fg->next) {
-		if (!fg->ran || !fg->plot)
+		if (!fg->ran || fg->skipped || !fg->plot)
 			continue;
 		panels += fg->plot(gp);
 		fprintf(gp, "set grid\nunset logscale\nset autoscale\n"
