@@ -402,10 +402,41 @@ static int lists_submit_locked(struct d3dq_queue *q,
 }
 
 /*
+ * Without the memory for a copy of several lists: every list checked
+ * first, then each submitted whole from its own buffer (all or nothing
+ * per list), so that executing lists recorded already needs no memory
+ * of their size (Windows' answer, tests/d3d12/answers). q->lock held.
+ */
+static int lists_submit_each_locked(struct d3dq_queue *q,
+				    struct d3dq_cmdlist *const *lists,
+				    uint32_t count)
+{
+	uint32_t i;
+	int ret = 0;
+
+	for (i = 0; i < count && !ret; i++) {
+		pthread_mutex_lock(&lists[i]->lock);
+		ret = lists[i]->dead ? -ENODEV :
+		      list_unusable(lists[i]) ? 1 : 0;
+		pthread_mutex_unlock(&lists[i]->lock);
+	}
+	for (i = 0; i < count && !ret; i++) {
+		pthread_mutex_lock(&lists[i]->lock);
+		if (lists[i]->len)
+			ret = submit_cmds_locked(q, lists[i]->data,
+						 lists[i]->len);
+		pthread_mutex_unlock(&lists[i]->lock);
+	}
+	return ret;
+}
+
+/*
  * From uapi 1.10: the lists whole, in one SUBMIT, all or nothing (the
  * kernel cuts it into jobs); every list is checked, under its lock,
  * before anything is submitted. A list that grew meanwhile grows the
- * copy. One list goes from its own buffer. q->lock held.
+ * copy. One list goes from its own buffer; several without the memory
+ * for their copy go one by one (lists_submit_each_locked()). q->lock
+ * held.
  */
 static int lists_submit_whole_locked(struct d3dq_queue *q,
 				     struct d3dq_cmdlist *const *lists,
@@ -419,7 +450,7 @@ static int lists_submit_whole_locked(struct d3dq_queue *q,
 	if (count > 1) {
 		buf = malloc(total);
 		if (!buf)
-			return -ENOMEM;
+			return lists_submit_each_locked(q, lists, count);
 	}
 	for (i = 0; i < count && !ret; i++) {
 		struct d3dq_cmdlist *l = lists[i];
