@@ -13,16 +13,12 @@
  */
 #define _GNU_SOURCE
 #include <errno.h>
-#include <linux/audit.h>
-#include <linux/filter.h>
-#include <linux/seccomp.h>
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/prctl.h>
 #include <sys/resource.h>
 #include <sys/syscall.h>
 #include <unistd.h>
@@ -32,6 +28,7 @@
 #include "kselftest_harness.h"
 #include "util/util.h"
 #include "../common/task.h"
+#include "../common/seccomp.h"
 
 #define T(n) ((void *)(uintptr_t)(n))
 #define NT 1024
@@ -265,43 +262,6 @@ TEST_F(d, same_registration_from_two_threads)
 }
 
 /*
- * Make the dispatcher's wait (DRM_IOCTL_SYNCOBJ_TIMELINE_WAIT, or with
- * the bell DRM_IOCTL_SYNCOBJ_QUERY after it) fail with -EIO in this
- * process.
- */
-static int refuse_syncobj_wait(void)
-{
-	struct sock_filter filter[] = {
-		BPF_STMT(BPF_LD | BPF_W | BPF_ABS,
-			 offsetof(struct seccomp_data, arch)),
-		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, AUDIT_ARCH_X86_64, 1, 0),
-		BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
-		BPF_STMT(BPF_LD | BPF_W | BPF_ABS,
-			 offsetof(struct seccomp_data, nr)),
-		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, __NR_ioctl, 0, 4),
-		BPF_STMT(BPF_LD | BPF_W | BPF_ABS,
-			 offsetof(struct seccomp_data, args[1])),
-		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K,
-			 (uint32_t)DRM_IOCTL_SYNCOBJ_TIMELINE_WAIT, 1, 0),
-		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K,
-			 (uint32_t)DRM_IOCTL_SYNCOBJ_QUERY, 0, 1),
-		BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ERRNO | EIO),
-		BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
-	};
-	struct sock_fprog prog = {
-		.len = sizeof(filter) / sizeof(filter[0]),
-		.filter = filter,
-	};
-
-	if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0))
-		return -errno;
-	if (syscall(SYS_seccomp, SECCOMP_SET_MODE_FILTER,
-		    SECCOMP_FILTER_FLAG_TSYNC, &prog))
-		return -errno;
-	return 0;
-}
-
-/*
  * The dispatcher's wait fails for good (a seccomp filter): it tries a
  * few times, then removes the device (R15: its registration fires, the
  * program reads the removal) and sleeps. The old library tried again
@@ -319,7 +279,9 @@ TEST(wait_fails_for_good)
 	if (!dev)
 		SKIP(return, "no d3dq device");
 	ASSERT_EQ(0, d3dq_fence_create(dev, 0, 0, &f));
-	ASSERT_EQ(0, refuse_syncobj_wait());
+	ASSERT_EQ(0, seccomp_refuse_ioctls((const unsigned long[]){
+				DRM_IOCTL_SYNCOBJ_TIMELINE_WAIT,
+				DRM_IOCTL_SYNCOBJ_QUERY }, 2, EIO));
 	ASSERT_EQ(0, d3dq_fence_set_token_on_completion(f, 10, T(2)));
 	ASSERT_TRUE(wait_count(r, 2, 1));
 	EXPECT_EQ(-ENODEV, d3dq_device_removed_reason(dev));

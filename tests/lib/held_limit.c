@@ -9,12 +9,8 @@
  * Copyright (C) 2026 The d3dq authors
  */
 #include <errno.h>
-#include <linux/audit.h>
-#include <linux/filter.h>
-#include <linux/seccomp.h>
 #include <stddef.h>
 #include <stdlib.h>
-#include <sys/prctl.h>
 #include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
@@ -23,6 +19,7 @@
 
 #include "kselftest_harness.h"
 #include "util/util.h"
+#include "common/seccomp.h"
 
 /* Far more than the driver's max_pending_jobs (1,024 by default). */
 #define TRIES (1 << 16)
@@ -63,37 +60,6 @@ TEST_F_TIMEOUT(hl, held_work_meets_the_limit, 300)
 	EXPECT_EQ((uint64_t)i, d3dq_fence_get_completed_value(e->g));
 }
 
-/* Make DRM_IOCTL_SYNCOBJ_TIMELINE_WAIT fail with -EPERM in this process. */
-static int refuse_syncobj_wait(void)
-{
-	struct sock_filter filter[] = {
-		BPF_STMT(BPF_LD | BPF_W | BPF_ABS,
-			 offsetof(struct seccomp_data, arch)),
-		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, AUDIT_ARCH_X86_64, 1, 0),
-		BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
-		BPF_STMT(BPF_LD | BPF_W | BPF_ABS,
-			 offsetof(struct seccomp_data, nr)),
-		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, __NR_ioctl, 0, 3),
-		BPF_STMT(BPF_LD | BPF_W | BPF_ABS,
-			 offsetof(struct seccomp_data, args[1])),
-		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K,
-			 (uint32_t)DRM_IOCTL_SYNCOBJ_TIMELINE_WAIT, 0, 1),
-		BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ERRNO | EPERM),
-		BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
-	};
-	struct sock_fprog prog = {
-		.len = sizeof(filter) / sizeof(filter[0]),
-		.filter = filter,
-	};
-
-	if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0))
-		return -errno;
-	if (syscall(SYS_seccomp, SECCOMP_SET_MODE_FILTER,
-		    SECCOMP_FILTER_FLAG_TSYNC, &prog))
-		return -errno;
-	return 0;
-}
-
 #define ARMED 4	/* armed jobs of 1.5 s each, below the 2 s job timeout */
 
 /*
@@ -115,7 +81,8 @@ TEST_F_TIMEOUT(hl, armed_work_is_waited_for_by_the_driver, 120)
 					       k + 1));
 	}
 	ASSERT_EQ(0, d3dq_queue_wait(e->b, e->f, 1));
-	ASSERT_EQ(0, refuse_syncobj_wait());
+	ASSERT_EQ(0, seccomp_refuse_ioctls((const unsigned long[]){
+				DRM_IOCTL_SYNCOBJ_TIMELINE_WAIT }, 1, EPERM));
 	for (i = 0; i < TRIES; i++) {
 		ret = d3dq_queue_signal(e->b, e->g, (uint64_t)i + 1);
 		if (ret)

@@ -8,15 +8,11 @@
  * Copyright (C) 2026 The d3dq authors
  */
 #include <errno.h>
-#include <linux/audit.h>
-#include <linux/filter.h>
-#include <linux/seccomp.h>
 #include <poll.h>
 #include <pthread.h>
 #include <sched.h>
 #include <stdatomic.h>
 #include <stddef.h>
-#include <sys/prctl.h>
 #include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
@@ -26,6 +22,7 @@
 
 #include "kselftest_harness.h"
 #include "common/task.h"
+#include "common/seccomp.h"
 #include "util/util.h"
 
 FIXTURE(r) {
@@ -426,37 +423,6 @@ TEST_F_TIMEOUT(own, call_refused_after_removal, 300)
 	EXPECT_EQ(0, bad);
 }
 
-/* Make DRM_IOCTL_D3DQ_REMOVE fail with -EIO in this process. */
-static int refuse_remove(void)
-{
-	struct sock_filter filter[] = {
-		BPF_STMT(BPF_LD | BPF_W | BPF_ABS,
-			 offsetof(struct seccomp_data, arch)),
-		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, AUDIT_ARCH_X86_64, 1, 0),
-		BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
-		BPF_STMT(BPF_LD | BPF_W | BPF_ABS,
-			 offsetof(struct seccomp_data, nr)),
-		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, __NR_ioctl, 0, 3),
-		BPF_STMT(BPF_LD | BPF_W | BPF_ABS,
-			 offsetof(struct seccomp_data, args[1])),
-		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K,
-			 (uint32_t)DRM_IOCTL_D3DQ_REMOVE, 0, 1),
-		BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ERRNO | EIO),
-		BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
-	};
-	struct sock_fprog prog = {
-		.len = sizeof(filter) / sizeof(filter[0]),
-		.filter = filter,
-	};
-
-	if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0))
-		return -errno;
-	if (syscall(SYS_seccomp, SECCOMP_SET_MODE_FILTER,
-		    SECCOMP_FILTER_FLAG_TSYNC, &prog))
-		return -errno;
-	return 0;
-}
-
 /*
  * The driver refuses REMOVE (a seccomp filter): d3dq_device_remove()
  * returns the error, and the device stays as it was: not removed, its
@@ -473,7 +439,8 @@ TEST_F(own, remove_refused_by_driver)
 	ASSERT_EQ(0, util_exec_delay(e.dev, e.a, 300 * MS));
 	ASSERT_EQ(0, util_exec_write64(e.dev, e.a, e.buf, 0, 1));
 	ASSERT_EQ(0, d3dq_queue_signal(e.a, e.f, 5));
-	ASSERT_EQ(0, refuse_remove());
+	ASSERT_EQ(0, seccomp_refuse_ioctls((const unsigned long[]){
+				DRM_IOCTL_D3DQ_REMOVE }, 1, EIO));
 	EXPECT_EQ(-EIO, d3dq_device_remove(e.dev));
 	EXPECT_EQ(0, d3dq_device_removed_reason(e.dev));
 	ASSERT_EQ(0, d3dq_fence_wait(e.f, 5, 10000 * MS));
