@@ -44,26 +44,7 @@
 
 #include <d3dq/d3dq.h>
 
-#define VGEM_KO "/modules/extra/vgem.ko"
-
-/* vgem's uapi (include/uapi/drm/vgem_drm.h). */
-struct vgem_fence_attach {
-	uint32_t handle;
-	uint32_t flags;
-	uint32_t out_fence;
-	uint32_t pad;
-};
-
-struct vgem_fence_signal {
-	uint32_t fence;
-	uint32_t flags;
-};
-
-#define VGEM_FENCE_WRITE 1
-#define VGEM_FENCE_ATTACH \
-	DRM_IOWR(DRM_COMMAND_BASE + 1, struct vgem_fence_attach)
-#define VGEM_FENCE_SIGNAL \
-	DRM_IOW(DRM_COMMAND_BASE + 2, struct vgem_fence_signal)
+#include "util/vgem.h"
 
 #ifndef DMA_BUF_IOCTL_IMPORT_SYNC_FILE	/* Linux 6.0 */
 struct dma_buf_import_sync_file {
@@ -103,34 +84,6 @@ static int failed(const char *what, int err)
 
 static bool vgem_loaded;
 
-static int vgem_open(void)
-{
-	drmVersionPtr v;
-	char path[64];
-	int i, fd, tries;
-
-	for (tries = 0; tries < 2; tries++) {
-		for (i = 0; i < 16; i++) {
-			snprintf(path, sizeof(path), "/dev/dri/card%d", i);
-			fd = open(path, O_RDWR | O_CLOEXEC);
-			if (fd < 0)
-				continue;
-			v = drmGetVersion(fd);
-			if (v && !strcmp(v->name, "vgem")) {
-				drmFreeVersion(v);
-				return fd;
-			}
-			drmFreeVersion(v);
-			close(fd);
-		}
-		if (tries || access(VGEM_KO, R_OK) ||
-		    system("insmod " VGEM_KO))
-			break;
-		vgem_loaded = true;
-	}
-	return -1;
-}
-
 /* A buffer of the Vulkan device, and its dma-buf. */
 struct vbuf {
 	uint32_t handle;
@@ -139,12 +92,11 @@ struct vbuf {
 
 static int vbuf_create(int vfd, struct vbuf *b)
 {
-	struct drm_mode_create_dumb c = { .width = 64, .height = 1, .bpp = 32 };
+	int ret = vgem_bo(vfd, &b->handle);
 
-	if (drmIoctl(vfd, DRM_IOCTL_MODE_CREATE_DUMB, &c))
-		return -errno;
-	b->handle = c.handle;
-	if (drmPrimeHandleToFD(vfd, c.handle, O_CLOEXEC | O_RDWR, &b->dmabuf))
+	if (ret)
+		return ret;
+	if (drmPrimeHandleToFD(vfd, b->handle, O_CLOEXEC | O_RDWR, &b->dmabuf))
 		return -errno;
 	return 0;
 }
@@ -164,24 +116,17 @@ static void vbuf_destroy(int vfd, struct vbuf *b)
  */
 static int vulkan_submit(int vfd, struct vbuf *b, uint32_t *work, int *sf)
 {
-	struct vgem_fence_attach a = { .handle = b->handle,
-				       .flags = VGEM_FENCE_WRITE };
-	struct dma_buf_export_sync_file e = { .flags = DMA_BUF_SYNC_READ };
+	int ret = vgem_attach_write(vfd, b->handle, work);
 
-	if (drmIoctl(vfd, VGEM_FENCE_ATTACH, &a))
-		return -errno;
-	if (ioctl(b->dmabuf, DMA_BUF_IOCTL_EXPORT_SYNC_FILE, &e))
-		return -errno;
-	*work = a.out_fence;
-	*sf = e.fd;
-	return 0;
+	if (ret)
+		return ret;
+	*sf = dmabuf_read_sync_file(b->dmabuf);
+	return *sf < 0 ? *sf : 0;
 }
 
 static int vulkan_complete(int vfd, uint32_t work)
 {
-	struct vgem_fence_signal s = { .fence = work };
-
-	return drmIoctl(vfd, VGEM_FENCE_SIGNAL, &s) ? -errno : 0;
+	return vgem_signal(vfd, work);
 }
 
 /* Are the buffer's fences, all of them, signalled? */
@@ -449,7 +394,7 @@ int main(void)
 		fprintf(stderr, "d3dq-interop: libd3dq 0.4 or later needed\n");
 		return 2;
 	}
-	c.vfd = vgem_open();
+	c.vfd = vgem_open(&vgem_loaded);
 	if (c.vfd < 0) {
 		fprintf(stderr, "d3dq-interop: no vgem device (modprobe vgem) to play the Vulkan driver\n");
 		return 2;

@@ -8,7 +8,7 @@
  * initramfs carries unloaded (/modules/extra/vgem.ko): its fences attach
  * to a buffer's reservation (VGEM_FENCE_ATTACH), signal when asked
  * (VGEM_FENCE_SIGNAL), and become a sync_file through the buffer's
- * dma-buf (DMA_BUF_IOCTL_EXPORT_SYNC_FILE). Cases that need vgem skip
+ * dma-buf (DMA_BUF_IOCTL_EXPORT_SYNC_FILE); tools/util/vgem.h. Cases that need vgem skip
  * without it (the debug kernel does not build it). A d3dq job's own
  * dma-fence, exported from a syncobj, stands for work that fails.
  *
@@ -30,99 +30,33 @@
 #include <sys/ioctl.h>
 #include <unistd.h>
 
-#include <linux/dma-buf.h>
 #include <xf86drm.h>
 
 #include "kselftest_harness.h"
 #include "util/d3dq_test.h"
-
-/* vgem's uapi (drivers/gpu/drm/vgem, include/uapi/drm/vgem_drm.h). */
-struct t_vgem_fence_attach {
-	uint32_t handle;
-	uint32_t flags;		/* 1: a write fence */
-	uint32_t out_fence;
-	uint32_t pad;
-};
-
-struct t_vgem_fence_signal {
-	uint32_t fence;
-	uint32_t flags;
-};
-
-#define T_VGEM_FENCE_WRITE	1
-#define T_VGEM_FENCE_ATTACH \
-	DRM_IOWR(DRM_COMMAND_BASE + 1, struct t_vgem_fence_attach)
-#define T_VGEM_FENCE_SIGNAL \
-	DRM_IOW(DRM_COMMAND_BASE + 2, struct t_vgem_fence_signal)
+#include "../../tools/util/vgem.h"
 
 #define WAIT_MS		20000
 #define ARGS		"job_timeout_ms=600000 max_delay_ns=600000000000"
 
-/* The primary node of vgem (dumb buffers need it), or -1. */
-static int vgem_open(bool *loaded)
-{
-	drmVersionPtr v;
-	char path[64];
-	int i, fd, tries;
-
-	for (tries = 0; tries < 2; tries++) {
-		for (i = 0; i < 16; i++) {
-			snprintf(path, sizeof(path), "/dev/dri/card%d", i);
-			fd = open(path, O_RDWR | O_CLOEXEC);
-			if (fd < 0)
-				continue;
-			v = drmGetVersion(fd);
-			if (v && !strcmp(v->name, "vgem")) {
-				drmFreeVersion(v);
-				return fd;
-			}
-			drmFreeVersion(v);
-			close(fd);
-		}
-		if (tries || access("/modules/extra/vgem.ko", R_OK) ||
-		    system("insmod /modules/extra/vgem.ko"))
-			return -1;
-		*loaded = true;
-	}
-	return -1;
-}
-
 /* A vgem buffer with an unsignalled write fence: its handle and fence. */
 static int vgem_fenced_bo(int vfd, uint32_t *bo, uint32_t *fence)
 {
-	struct drm_mode_create_dumb c = { .width = 64, .height = 1,
-					  .bpp = 32 };
-	struct t_vgem_fence_attach a = { .flags = T_VGEM_FENCE_WRITE };
+	int ret = vgem_bo(vfd, bo);
 
-	if (drmIoctl(vfd, DRM_IOCTL_MODE_CREATE_DUMB, &c))
-		return -errno;
-	a.handle = c.handle;
-	if (drmIoctl(vfd, T_VGEM_FENCE_ATTACH, &a))
-		return -errno;
-	*bo = c.handle;
-	*fence = a.out_fence;
-	return 0;
+	return ret ? ret : vgem_attach_write(vfd, *bo, fence);
 }
 
 /* The fences a reader of @bo waits for, as a sync_file, or -errno. */
 static int vgem_sync_file(int vfd, uint32_t bo)
 {
-	struct dma_buf_export_sync_file e = { .flags = DMA_BUF_SYNC_READ };
 	int dmabuf, ret;
 
 	if (drmPrimeHandleToFD(vfd, bo, O_CLOEXEC | O_RDWR, &dmabuf))
 		return -errno;
-	ret = ioctl(dmabuf, DMA_BUF_IOCTL_EXPORT_SYNC_FILE, &e);
-	ret = ret ? -errno : e.fd;
+	ret = dmabuf_read_sync_file(dmabuf);
 	close(dmabuf);
 	return ret;
-}
-
-static int vgem_signal(int vfd, uint32_t fence)
-{
-	struct t_vgem_fence_signal s = { .fence = fence };
-
-	return drmIoctl(vfd, T_VGEM_FENCE_SIGNAL, &s) ? -errno : 0;
 }
 
 static int signal_on(int fd, uint32_t handle, uint64_t value, int sf)

@@ -38,69 +38,11 @@
 #include <sys/ioctl.h>
 #include <unistd.h>
 
-#include <linux/dma-buf.h>
 
 #include "bench.h"
-
-#define VGEM_KO "/modules/extra/vgem.ko"
-
-/* vgem's uapi (include/uapi/drm/vgem_drm.h), not in every libdrm. */
-struct fig13_vgem_fence_attach {
-	uint32_t handle;
-	uint32_t flags;
-	uint32_t out_fence;
-	uint32_t pad;
-};
-
-struct fig13_vgem_fence_signal {
-	uint32_t fence;
-	uint32_t flags;
-};
-
-#define FIG13_VGEM_FENCE_WRITE 1
-#define FIG13_VGEM_FENCE_ATTACH \
-	DRM_IOWR(DRM_COMMAND_BASE + 1, struct fig13_vgem_fence_attach)
-#define FIG13_VGEM_FENCE_SIGNAL \
-	DRM_IOW(DRM_COMMAND_BASE + 2, struct fig13_vgem_fence_signal)
+#include "../util/vgem.h"
 
 enum { RAW, THREAD, LIB, QUEUE, QTHREAD, NVAR };
-
-/* vgem's primary node (dumb buffers need it), or -1 with @why set. */
-static int vgem_open(bool *loaded, char *why, size_t len)
-{
-	drmVersionPtr v;
-	char path[64];
-	int i, fd, tries;
-
-	for (tries = 0; tries < 2; tries++) {
-		for (i = 0; i < 16; i++) {
-			snprintf(path, sizeof(path), "/dev/dri/card%d", i);
-			fd = open(path, O_RDWR | O_CLOEXEC);
-			if (fd < 0)
-				continue;
-			v = drmGetVersion(fd);
-			if (v && !strcmp(v->name, "vgem")) {
-				drmFreeVersion(v);
-				return fd;
-			}
-			drmFreeVersion(v);
-			close(fd);
-		}
-		if (tries)
-			break;
-		if (access(VGEM_KO, R_OK)) {
-			snprintf(why, len, "no vgem device and no %s", VGEM_KO);
-			return -1;
-		}
-		if (system("insmod " VGEM_KO " 2>/dev/null")) {
-			snprintf(why, len, "insmod %s failed", VGEM_KO);
-			return -1;
-		}
-		*loaded = true;
-	}
-	snprintf(why, len, "vgem loaded but no /dev/dri/card* of it");
-	return -1;
-}
 
 /* One piece of "other GPU work": a buffer with a pending write fence. */
 struct vwork {
@@ -110,24 +52,20 @@ struct vwork {
 
 static void vwork_new(int vfd, struct vwork *w)
 {
-	struct drm_mode_create_dumb c = { .width = 64, .height = 1, .bpp = 32 };
-	struct fig13_vgem_fence_attach a = { .flags = FIG13_VGEM_FENCE_WRITE };
-	struct dma_buf_export_sync_file e = { .flags = DMA_BUF_SYNC_READ };
-	int dmabuf;
+	int dmabuf, ret;
 
-	if (drmIoctl(vfd, DRM_IOCTL_MODE_CREATE_DUMB, &c))
-		die("vgem CREATE_DUMB", errno, __LINE__);
-	a.handle = c.handle;
-	if (drmIoctl(vfd, FIG13_VGEM_FENCE_ATTACH, &a))
-		die("VGEM_FENCE_ATTACH", errno, __LINE__);
-	if (drmPrimeHandleToFD(vfd, c.handle, O_CLOEXEC | O_RDWR, &dmabuf))
+	ret = vgem_bo(vfd, &w->bo);
+	if (ret)
+		die("vgem CREATE_DUMB", -ret, __LINE__);
+	ret = vgem_attach_write(vfd, w->bo, &w->fence);
+	if (ret)
+		die("VGEM_FENCE_ATTACH", -ret, __LINE__);
+	if (drmPrimeHandleToFD(vfd, w->bo, O_CLOEXEC | O_RDWR, &dmabuf))
 		die("vgem PRIME export", errno, __LINE__);
-	if (ioctl(dmabuf, DMA_BUF_IOCTL_EXPORT_SYNC_FILE, &e))
-		die("DMA_BUF_IOCTL_EXPORT_SYNC_FILE", errno, __LINE__);
+	w->sf = dmabuf_read_sync_file(dmabuf);
+	if (w->sf < 0)
+		die("DMA_BUF_IOCTL_EXPORT_SYNC_FILE", -w->sf, __LINE__);
 	close(dmabuf);
-	w->bo = c.handle;
-	w->fence = a.out_fence;
-	w->sf = e.fd;
 }
 
 static void vwork_free(int vfd, struct vwork *w)
@@ -215,9 +153,8 @@ static void *fig13_relay(void *arg)
 
 static double fig13_one(struct fig13 *s, int var, uint64_t value)
 {
-	struct fig13_vgem_fence_signal sig = { 0 };
-	struct vwork w;
-	int r = atomic_load(&s->ready), rr = atomic_load(&s->relay_ready);
+	struct vwork w = { .sf = -1 };
+	int r = atomic_load(&s->ready), rr = atomic_load(&s->relay_ready), err;
 
 	vwork_new(s->vfd, &w);
 	s->var = var;
@@ -247,10 +184,10 @@ static double fig13_one(struct fig13 *s, int var, uint64_t value)
 		sched_yield();
 	/* The waiter (and (b)'s fence thread) asleep in the kernel. */
 	sleep_ns(SETTLE_NS);
-	sig.fence = w.fence;
 	atomic_store(&s->t0, now_ns());
-	if (drmIoctl(s->vfd, FIG13_VGEM_FENCE_SIGNAL, &sig))
-		die("VGEM_FENCE_SIGNAL", errno, __LINE__);
+	err = vgem_signal(s->vfd, w.fence);
+	if (err)
+		die("VGEM_FENCE_SIGNAL", -err, __LINE__);
 	sem_wait(&s->done);
 	vwork_free(s->vfd, &w);
 	return s->lat;
@@ -277,8 +214,12 @@ static void fig13(void)
 	int n = sz.lat, i, k, var, row[NVAR];
 
 	memset(&s, 0, sizeof(s));
-	s.vfd = vgem_open(&loaded, why, sizeof(why));
+	s.vfd = vgem_open(&loaded);
 	if (s.vfd < 0) {
+		snprintf(why, sizeof(why), access(VGEM_KO, R_OK) ?
+			 "no vgem device and no " VGEM_KO :
+			 loaded ? "vgem loaded but no /dev/dri/card* of it" :
+			 "insmod " VGEM_KO " failed");
 		bench_skip(13, "figure 13 not measured: %s (the other driver is vgem)",
 			   why);
 		return;
