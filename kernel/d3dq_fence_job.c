@@ -49,7 +49,7 @@ int d3dq_fence_qsignal_init(struct d3dq_file *dfile, u32 handle, u64 value,
 /*
  * A file's jobs' fence signals and held waits are trees by fence, then
  * value (see &struct d3dq_file): a submit or an arming of the file finds
- * what it binds in O(log n + what it binds), never walking what other
+ * what it binds in O(log n) for each, never walking what other
  * files listed on a shared fence.
  */
 static int d3dq_fence_key_cmp(const struct d3dq_fence *fa, u64 va,
@@ -106,13 +106,15 @@ d3dq_fence_qsignal_highest(struct d3dq_file *dfile, struct d3dq_fence *fence)
 }
 
 /*
- * The held wait of @dfile on @fence with the lowest value (of equal
- * ones, the first listed), or NULL; both locks held.
+ * Take off @root, a file's @fence_held or @fence_armed (both locks
+ * held), its node on @fence with the lowest value (of equal ones, the
+ * first listed) if that value is at most @value, or return NULL.
  */
 static struct d3dq_fence_node *
-d3dq_fence_held_lowest(struct d3dq_file *dfile, struct d3dq_fence *fence)
+d3dq_fence_tree_take(struct rb_root *root, struct d3dq_fence *fence,
+		     u64 value)
 {
-	struct rb_node *rb = dfile->fence_held.rb_node;
+	struct rb_node *rb = root->rb_node;
 	struct d3dq_fence_node *node, *found = NULL;
 
 	while (rb) {
@@ -125,6 +127,10 @@ d3dq_fence_held_lowest(struct d3dq_file *dfile, struct d3dq_fence *fence)
 			found = node;
 		rb = rb->rb_left;
 	}
+	if (!found || found->value > value)
+		return NULL;
+	rb_erase(&found->hrb, root);
+	RB_CLEAR_NODE(&found->hrb);
 	return found;
 }
 
@@ -173,27 +179,11 @@ bool d3dq_fence_armed_list(struct d3dq_fence_node *node)
 static void d3dq_fence_armed_fire(struct d3dq_file *dfile,
 				  struct d3dq_fence *fence, u64 value)
 {
-	struct rb_node *rb = dfile->fence_armed.rb_node;
-	struct d3dq_fence_node *node, *first = NULL;
+	struct d3dq_fence_node *node;
 	bool changed = false;
 
-	while (rb) {
-		node = rb_entry(rb, struct d3dq_fence_node, hrb);
-		if ((unsigned long)node->fence < (unsigned long)fence) {
-			rb = rb->rb_right;
-			continue;
-		}
-		if (node->fence == fence)
-			first = node;
-		rb = rb->rb_left;
-	}
-	while ((node = first) && node->value <= value) {
-		rb = rb_next(&node->hrb);
-		first = rb ? rb_entry(rb, struct d3dq_fence_node, hrb) : NULL;
-		if (first && first->fence != fence)
-			first = NULL;
-		rb_erase(&node->hrb, &dfile->fence_armed);
-		RB_CLEAR_NODE(&node->hrb);
+	while ((node = d3dq_fence_tree_take(&dfile->fence_armed, fence,
+					    value))) {
 		if (!changed)
 			d3dq_fence_change_locked(fence);
 		changed = true;
@@ -217,9 +207,8 @@ void d3dq_fence_qsignal_arm(struct d3dq_fence_qsignal *qs,
 {
 	struct d3dq_fence *fence = qs->fence;
 	struct d3dq_file *dfile = qs->dfile;
-	struct d3dq_fence_node *node, *next;
+	struct d3dq_fence_node *node;
 	struct d3dq_fence_cond *cond;
-	struct rb_node *rb;
 	unsigned long flags;
 
 	spin_lock_irqsave(&fence->lock, flags);
@@ -231,15 +220,8 @@ void d3dq_fence_qsignal_arm(struct d3dq_fence_qsignal *qs,
 	 * its job from now: their jobs may be armed. They leave the file's
 	 * tree, bound; the lowest first.
 	 */
-	for (node = d3dq_fence_held_lowest(dfile, fence); node; node = next) {
-		if (node->value > qs->value)
-			break;
-		rb = rb_next(&node->hrb);
-		next = rb ? rb_entry(rb, struct d3dq_fence_node, hrb) : NULL;
-		if (next && next->fence != fence)
-			next = NULL;
-		rb_erase(&node->hrb, &dfile->fence_held);
-		RB_CLEAR_NODE(&node->hrb);
+	while ((node = d3dq_fence_tree_take(&dfile->fence_held, fence,
+					    qs->value))) {
 		cond = node->cond;
 		if (cond->release->waited)
 			continue;
