@@ -277,13 +277,14 @@ static bool d3dq_fence_drain_batch_locked(struct d3dq_fence *fence)
  * parked there: whoever wrote finishes it, and whoever writes next
  * helps first, and before that writes, in the order they came, the
  * values of other drivers' work that completed (uapi 1.11,
- * d3dq_fence_import_write_locked()). Under the lock a node costs its unlisting and an entry
- * in the batch's &struct d3dq_fence_fired; eventfds and release fences
- * (whose wait queues and callbacks other users fill) are signalled after
- * each batch, the lock dropped, before this returns (R2: a CPU signal's
- * events fire in its call). No other write begins meanwhile, so the nodes at or below
- * the write's value are exactly those it reached: one armed since (the
- * value was stored already) is satisfied at its call and never listed.
+ * d3dq_fence_import_write_locked()). Under the lock a node costs its
+ * unlisting and an entry in the batch's &struct d3dq_fence_fired;
+ * eventfds and release fences (whose wait queues and callbacks other
+ * users fill) are signalled after each batch, the lock dropped, before
+ * this returns (R2: a CPU signal's events fire in its call). No other
+ * write begins meanwhile, so the nodes at or below the write's value are
+ * exactly those it reached: one armed since (the value was stored
+ * already) is satisfied at its call and never listed.
  */
 void d3dq_fence_drain_locked(struct d3dq_fence *fence, unsigned long *flags,
 			     u64 change, struct d3dq_fence_kicks *kicks)
