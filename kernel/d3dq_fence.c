@@ -448,7 +448,6 @@ int d3dq_ioctl_fence_signal(struct drm_device *drm, void *data,
 	unsigned long flags;
 	u64 change;
 	int ret = 0;
-	u32 i;
 
 	if (args->flags)
 		return -EINVAL;
@@ -468,10 +467,7 @@ int d3dq_ioctl_fence_signal(struct drm_device *drm, void *data,
 	spin_unlock_irqrestore(&fence->lock, flags);
 	d3dq_fence_put(fence);
 	/* Held jobs it released: armed (and run, if small) here. */
-	for (i = 0; i < kicks.count; i++) {
-		d3dq_queue_arm_now(kicks.queues[i], dfile);
-		d3dq_queue_put(kicks.queues[i]);
-	}
+	d3dq_fence_kicks_arm(&kicks, dfile);
 	return ret;
 }
 

@@ -35,8 +35,6 @@
 #include "d3dq_device.h"
 #include "d3dq_fence.h"
 #include "d3dq_fence_internal.h"
-#include "d3dq_job.h"
-#include "d3dq_queue.h"
 #include "d3dq_submit.h"
 
 struct d3dq_fence_import {
@@ -114,7 +112,6 @@ static void d3dq_fence_import_work(struct work_struct *work)
 	struct d3dq_fence_kicks kicks = { .count = 0 };
 	unsigned long flags;
 	bool listed;
-	u32 i;
 
 	spin_lock_irqsave(&fence->lock, flags);
 	d3dq_fence_drain_locked(fence, &flags, 0, &kicks);
@@ -123,10 +120,7 @@ static void d3dq_fence_import_work(struct work_struct *work)
 	 * Held jobs the write released: armed (and run, if small) here, as
 	 * a CPU signal's call does, rather than by one more work item.
 	 */
-	for (i = 0; i < kicks.count; i++) {
-		d3dq_queue_arm_now(kicks.queues[i], dfile);
-		d3dq_queue_put(kicks.queues[i]);
-	}
+	d3dq_fence_kicks_arm(&kicks, dfile);
 
 	spin_lock(&dfile->fence_imports_lock);
 	listed = !list_empty(&imp->flink);

@@ -194,6 +194,10 @@ struct d3dq_fence *d3dq_fence_lookup(struct d3dq_file *dfile,
 				     u32 handle);
 void d3dq_fence_put(struct d3dq_fence *fence);
 
+/* d3dq_fence_wait.c */
+void d3dq_fence_kicks_arm(struct d3dq_fence_kicks *kicks,
+			  struct d3dq_file *dfile);
+
 /* d3dq_fence_import.c */
 bool d3dq_fence_import_write_locked(struct d3dq_fence *fence);
 

@@ -66,6 +66,23 @@ static void d3dq_fence_kick(struct d3dq_fence_kicks *kicks,
 }
 
 /*
+ * After a write with @kicks (process context, no lock held): arm the
+ * queues it released on this thread, as @dfile's (d3dq_queue_arm_now()),
+ * and drop their references.
+ */
+void d3dq_fence_kicks_arm(struct d3dq_fence_kicks *kicks,
+			  struct d3dq_file *dfile)
+{
+	u32 i;
+
+	for (i = 0; i < kicks->count; i++) {
+		d3dq_queue_arm_now(kicks->queues[i], dfile);
+		d3dq_queue_put(kicks->queues[i]);
+	}
+	kicks->count = 0;
+}
+
+/*
  * Fire what a batch of a value write satisfied, the fence's lock
  * dropped: eventfd wake-ups and release fence callbacks run the lists of
  * whoever waits there, which the writer does not choose the length of.
