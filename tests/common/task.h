@@ -186,17 +186,17 @@ static inline void task_resume(void)
 	atomic_store(&task_resumed, 1);
 }
 
-/* How many DRM render nodes this process has open. */
-static inline int task_render_fds(void)
+/*
+ * The next DRM render node this process has open, from the open
+ * directory @d of /proc/self/fd: its fd number as a string in @name
+ * (@len bytes), or false when there is none left.
+ */
+static inline bool task_next_render_fd(DIR *d, char *name, size_t len)
 {
 	char path[300], target[256];
 	struct dirent *e;
-	DIR *d = opendir("/proc/self/fd");
 	ssize_t n;
-	int count = 0;
 
-	if (!d)
-		return -1;
 	while ((e = readdir(d))) {
 		if (e->d_name[0] == '.')
 			continue;
@@ -205,8 +205,25 @@ static inline int task_render_fds(void)
 		if (n <= 0)
 			continue;
 		target[n] = 0;
-		count += !strncmp(target, "/dev/dri/renderD", 16);
+		if (!strncmp(target, "/dev/dri/renderD", 16)) {
+			snprintf(name, len, "%s", e->d_name);
+			return true;
+		}
 	}
+	return false;
+}
+
+/* How many DRM render nodes this process has open. */
+static inline int task_render_fds(void)
+{
+	DIR *d = opendir("/proc/self/fd");
+	char name[256];
+	int count = 0;
+
+	if (!d)
+		return -1;
+	while (task_next_render_fd(d, name, sizeof(name)))
+		count++;
 	closedir(d);
 	return count;
 }
@@ -218,8 +235,7 @@ static inline int task_render_fds(void)
  */
 static inline long task_fdinfo_sum(const char *key)
 {
-	char path[300], target[256], info[4096], *p;
-	struct dirent *e;
+	char path[300], name[256], info[4096], *p;
 	DIR *d = opendir("/proc/self/fd");
 	size_t klen = strlen(key);
 	long sum = -1;
@@ -228,17 +244,8 @@ static inline long task_fdinfo_sum(const char *key)
 
 	if (!d)
 		return -1;
-	while ((e = readdir(d))) {
-		if (e->d_name[0] == '.')
-			continue;
-		snprintf(path, sizeof(path), "/proc/self/fd/%s", e->d_name);
-		n = readlink(path, target, sizeof(target) - 1);
-		if (n <= 0)
-			continue;
-		target[n] = 0;
-		if (strncmp(target, "/dev/dri/renderD", 16))
-			continue;
-		snprintf(path, sizeof(path), "/proc/self/fdinfo/%s", e->d_name);
+	while (task_next_render_fd(d, name, sizeof(name))) {
+		snprintf(path, sizeof(path), "/proc/self/fdinfo/%s", name);
 		fd = open(path, O_RDONLY | O_CLOEXEC);
 		if (fd < 0)
 			continue;

@@ -56,18 +56,6 @@ static int callback(void *token, void *context)
 	return 0;
 }
 
-static struct d3dq_device *open_cb(struct rec *r)
-{
-	struct d3dq_device_desc desc = D3DQ_DEVICE_DESC_INIT;
-	struct d3dq_device *dev = NULL;
-
-	desc.signal_event = callback;
-	desc.context = r;
-	if (d3dq_device_open_desc(&desc, &dev))
-		return NULL;
-	return dev;
-}
-
 /* Wait (a hang detector, 20 s) until token @t was called @n times. */
 static bool wait_count(struct rec *r, unsigned int t, unsigned int n)
 {
@@ -118,7 +106,7 @@ FIXTURE_SETUP(d)
 {
 	self->r = calloc(1, sizeof(*self->r));
 	ASSERT_NE(NULL, self->r);
-	self->dev = open_cb(self->r);
+	self->dev = util_open_callback(NULL, callback, self->r);
 	if (!self->dev)
 		SKIP(return, "no d3dq device");
 	ASSERT_EQ(0, d3dq_fence_create(self->dev, 0, 0, &self->f));
@@ -275,7 +263,7 @@ TEST(wait_fails_for_good)
 	pid_t tid;
 
 	ASSERT_NE(NULL, r);
-	dev = open_cb(r);
+	dev = util_open_callback(NULL, callback, r);
 	if (!dev)
 		SKIP(return, "no d3dq device");
 	ASSERT_EQ(0, d3dq_fence_create(dev, 0, 0, &f));
@@ -360,7 +348,7 @@ TEST_F(bound, failed_registration_leaves_nothing)
 
 	r = calloc(1, sizeof(*r));
 	ASSERT_NE(NULL, r);
-	dev = open_cb(r);
+	dev = util_open_callback(NULL, callback, r);
 	ASSERT_NE(NULL, dev);
 	ASSERT_EQ(0, d3dq_fence_create(dev, 0, 0, &f));
 	efd = util_eventfd();

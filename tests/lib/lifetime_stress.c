@@ -158,17 +158,6 @@ static int callback(void *token, void *context)
 	return 0;
 }
 
-static struct d3dq_device *open_cb(void)
-{
-	struct d3dq_device_desc desc = D3DQ_DEVICE_DESC_INIT;
-	struct d3dq_device *dev = NULL;
-
-	desc.signal_event = callback;
-	if (d3dq_device_open_desc(&desc, &dev))
-		return NULL;
-	return dev;
-}
-
 struct load {
 	struct util_env e;
 	struct d3dq_device *cb;
@@ -248,7 +237,7 @@ static int child(struct load *l)
 	CHECK(12, d3dq_fence_set_token_on_completion(l->cf, 1, (void *)1) ==
 		  -ENODEV);
 	dev = util_open();
-	cb = open_cb();
+	cb = util_open_callback(NULL, callback, NULL);
 	CHECK(20, dev && cb);
 	q = util_queue(dev);
 	CHECK(21, q && !d3dq_fence_create(dev, 0, 0, &f));
@@ -287,7 +276,7 @@ TEST_F_TIMEOUT(st, fork_under_load, 600)
 	if (n == -ENODEV)
 		SKIP(return, "no d3dq device");
 	ASSERT_EQ(0, n);
-	l.cb = open_cb();
+	l.cb = util_open_callback(NULL, callback, NULL);
 	ASSERT_NE(NULL, l.cb);
 	ASSERT_EQ(0, d3dq_fence_create(l.cb, 0, 0, &l.cf));
 	for (i = 0; i < 4; i++)

@@ -139,19 +139,6 @@ static int callback(void *token, void *context)
 	return 0;
 }
 
-/* A callback device on @path (NULL: the first d3dq node). */
-static struct d3dq_device *open_cb(const char *path)
-{
-	struct d3dq_device_desc desc = D3DQ_DEVICE_DESC_INIT;
-	struct d3dq_device *dev = NULL;
-
-	desc.signal_event = callback;
-	desc.path = path;
-	if (d3dq_device_open_desc(&desc, &dev))
-		return NULL;
-	return dev;
-}
-
 /* Wait (a hang detector, 20 s) until token @t was called @n times. */
 static bool wait_calls(unsigned int t, unsigned int n)
 {
@@ -185,7 +172,7 @@ static pid_t dispatcher_tid(void)
  */
 TEST_F_TIMEOUT(up, callbacks, 60)
 {
-	struct d3dq_device *cb = open_cb(NULL);
+	struct d3dq_device *cb = util_open_callback(NULL, callback, NULL);
 	struct d3dq_fence *f;
 	pid_t tid;
 
@@ -243,9 +230,9 @@ TEST_F_TIMEOUT(up, callbacks_other_device_stays, 60)
 
 	if (node_of(0, p0, sizeof(p0)) || node_of(1, p1, sizeof(p1)))
 		SKIP(return, "one d3dq device (module num_devices=2 needed)");
-	a = open_cb(p0);
+	a = util_open_callback(p0, callback, NULL);
 	ASSERT_NE(NULL, a);
-	b = open_cb(p1);
+	b = util_open_callback(p1, callback, NULL);
 	ASSERT_NE(NULL, b);
 	ASSERT_EQ(0, d3dq_fence_create(a, 0, 0, &fa));
 	ASSERT_EQ(0, d3dq_fence_create(b, 0, 0, &fb));

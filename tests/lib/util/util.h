@@ -67,6 +67,13 @@ void util_env_close(struct util_env *e);
 /* Open the d3dq device; NULL (and a printed reason) if there is none. */
 struct d3dq_device *util_open(void);
 
+/*
+ * Open the d3dq node @path (NULL: the first) with @cb as the device's
+ * signal_event callback and @context as its context; NULL on failure.
+ */
+struct d3dq_device *util_open_callback(const char *path,
+				       d3dq_signal_event_fn cb, void *context);
+
 struct d3dq_queue *util_queue(struct d3dq_device *dev);
 
 /* A closed list holding one command, for one-shot executions. */
