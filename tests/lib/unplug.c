@@ -1,14 +1,15 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * The library over an unplugged device: unbinding d3dq.0 while a device
+ * The library over an unplugged device: unbinding its d3dq.N while a device
  * is open through libd3dq removes it as d3dq_device_remove() would
  * (R15): waits are released, fences read UINT64_MAX, events fire, and
  * calls fail with -ENODEV; nothing hangs, also when the device was idle.
  * Binding again gives a new,
  * working device. With callback devices the dispatcher calls what the
  * device registered, sleeps, and takes new registrations (which fire at
- * once on the device gone); those of a device still there keep working. Skipped without root or without the d3dq driver's
- * sysfs directory.
+ * once on the device gone); those of a device still there keep working
+ * (the module is reloaded with two devices for that). Skipped without
+ * root or without the d3dq driver's sysfs directory.
  *
  * Copyright (C) 2026 The d3dq authors
  */
@@ -23,28 +24,56 @@
 #include <unistd.h>
 
 #include "kselftest_harness.h"
+#include "common/module.h"
 #include "common/task.h"
 #include "util/util.h"
-#include "../common/task.h"
 
 #define DRV "/sys/bus/platform/drivers/d3dq"
 
-static int sysfs_write(const char *path, const char *text)
+/*
+ * The platform device (d3dq.N) whose render node is the lowest-numbered:
+ * the one d3dq_device_open(NULL) opens. After an unbind and a bind its
+ * node is a new one, so with two devices this is not always d3dq.0.
+ * Its node in @node too when @node is not NULL. 0, or -1 when none.
+ */
+static int first_device(char *name, size_t size, char *node, size_t nsize)
 {
-	int fd = open(path, O_WRONLY | O_CLOEXEC), ret = 0;
+	DIR *p = opendir("/sys/bus/platform/devices"), *d;
+	struct dirent *e, *r;
+	char dir[300];
+	int best = -1, n;
 
-	if (fd < 0)
-		return -errno;
-	if (write(fd, text, strlen(text)) < 0)
-		ret = -errno;
-	close(fd);
-	return ret;
+	while (p && (e = readdir(p))) {
+		if (strncmp(e->d_name, "d3dq.", 5))
+			continue;
+		snprintf(dir, sizeof(dir), "/sys/bus/platform/devices/%s/drm",
+			 e->d_name);
+		d = opendir(dir);
+		while (d && (r = readdir(d))) {
+			if (strncmp(r->d_name, "renderD", 7))
+				continue;
+			n = atoi(r->d_name + 7);
+			if (best >= 0 && n > best)
+				continue;
+			best = n;
+			snprintf(name, size, "%.32s", e->d_name);
+			if (node)
+				snprintf(node, nsize, "/dev/dri/%.32s",
+					 r->d_name);
+		}
+		if (d)
+			closedir(d);
+	}
+	if (p)
+		closedir(p);
+	return best >= 0 ? 0 : -1;
 }
 
 FIXTURE(up) {
 	struct util_env e;
 	int efd;
 	bool unbound;
+	char name[40];		/* the platform device of e.dev */
 };
 
 FIXTURE_SETUP(up)
@@ -53,6 +82,7 @@ FIXTURE_SETUP(up)
 	self->unbound = false;
 	if (access(DRV "/unbind", W_OK))
 		SKIP(return, "cannot unbind d3dq devices here");
+	ASSERT_EQ(0, first_device(self->name, sizeof(self->name), NULL, 0));
 	UTIL_ENV_OPEN(&self->e, 4096, 0, 0);
 	self->efd = util_eventfd();
 	ASSERT_GE(self->efd, 0);
@@ -64,7 +94,7 @@ FIXTURE_TEARDOWN(up)
 		close(self->efd);
 	util_env_close(&self->e);
 	if (self->unbound)
-		EXPECT_EQ(0, sysfs_write(DRV "/bind", "d3dq.0"));
+		EXPECT_EQ(0, module_sysfs_write(DRV "/bind", self->name));
 }
 
 TEST_F_TIMEOUT(up, unbind, 60)
@@ -82,7 +112,7 @@ TEST_F_TIMEOUT(up, unbind, 60)
 	ASSERT_EQ(0, d3dq_fence_set_event_on_completion(self->e.f, 5,
 							self->efd));
 
-	ASSERT_EQ(0, sysfs_write(DRV "/unbind", "d3dq.0"));
+	ASSERT_EQ(0, module_sysfs_write(DRV "/unbind", self->name));
 	self->unbound = true;
 
 	/* Released by the removal, not by the 3 s delay. */
@@ -97,7 +127,7 @@ TEST_F_TIMEOUT(up, unbind, 60)
 	EXPECT_EQ(0, util_read64(self->e.buf, 8));
 
 	/* A new device after the bind. */
-	ASSERT_EQ(0, sysfs_write(DRV "/bind", "d3dq.0"));
+	ASSERT_EQ(0, module_sysfs_write(DRV "/bind", self->name));
 	self->unbound = false;
 	dev = util_open();
 	ASSERT_NE(NULL, dev);
@@ -120,7 +150,7 @@ TEST_F_TIMEOUT(up, unbind_idle, 60)
 	/* Nothing runs: the kernel holds b's work, nothing is in flight. */
 	ASSERT_TRUE(task_gpu_only_held());
 
-	ASSERT_EQ(0, sysfs_write(DRV "/unbind", "d3dq.0"));
+	ASSERT_EQ(0, module_sysfs_write(DRV "/unbind", self->name));
 	self->unbound = true;
 	ASSERT_EQ(0, d3dq_fence_wait(self->e.g, 10, D3DQ_TIMEOUT_INFINITE));
 	EXPECT_EQ(-ENODEV, d3dq_device_removed_reason(self->e.dev));
@@ -181,7 +211,7 @@ TEST_F_TIMEOUT(up, callbacks, 60)
 	ASSERT_EQ(0, d3dq_fence_set_token_on_completion(f, 5, T(2)));
 	tid = dispatcher_tid();
 	ASSERT_NE(0, tid);
-	ASSERT_EQ(0, sysfs_write(DRV "/unbind", "d3dq.0"));
+	ASSERT_EQ(0, module_sysfs_write(DRV "/unbind", self->name));
 	self->unbound = true;
 	EXPECT_TRUE(wait_calls(2, 1));
 	EXPECT_TRUE(task_asleep_in(tid, SYS_futex));
@@ -194,15 +224,16 @@ TEST_F_TIMEOUT(up, callbacks, 60)
 	EXPECT_EQ(1, atomic_load(&calls[3]));
 }
 
-/* The render node of platform device d3dq.@i in @path: 0, or -1. */
-static int node_of(int i, char *path, size_t size)
+/* The render node of platform device @name in @path: 0, or -1. */
+static int node_of(const char *name, char *path, size_t size)
 {
 	char dir[96];
 	struct dirent *e;
 	DIR *d;
 	int ret = -1;
 
-	snprintf(dir, sizeof(dir), "/sys/bus/platform/devices/d3dq.%d/drm", i);
+	snprintf(dir, sizeof(dir), "/sys/bus/platform/devices/%.40s/drm",
+		 name);
 	d = opendir(dir);
 	while (d && (e = readdir(d)))
 		if (!strncmp(e->d_name, "renderD", 7)) {
@@ -215,21 +246,58 @@ static int node_of(int i, char *path, size_t size)
 }
 
 /*
- * Two callback devices, on d3dq.0 (the first: the dispatcher's file is
- * on its node) and d3dq.1; d3dq.0 is unplugged: its registration is
- * called, d3dq.1's fire when their values come, as do new ones, and a
- * registration on the device gone fires at once. Needs the module's
- * num_devices=2 (skipped otherwise): scripts/vm-run --module-args.
+ * Two devices and no file open: the module is reloaded with
+ * num_devices=2 when it has one, and reloaded with its defaults after.
  */
-TEST_F_TIMEOUT(up, callbacks_other_device_stays, 60)
+FIXTURE(two) {
+	bool reloaded;
+	bool unbound;
+	char name[40];		/* the first device */
+};
+
+FIXTURE_SETUP(two)
+{
+	self->reloaded = false;
+	self->unbound = false;
+	if (access(DRV "/unbind", W_OK))
+		SKIP(return, "cannot unbind d3dq devices here");
+	if (access("/sys/bus/platform/devices/d3dq.1", F_OK)) {
+		if (!module_can_reload())
+			SKIP(return, "one d3dq device and no D3DQ_MODULE");
+		ASSERT_EQ(0, module_reload("num_devices=2"));
+		self->reloaded = true;
+	}
+	ASSERT_EQ(0, first_device(self->name, sizeof(self->name), NULL, 0));
+}
+
+FIXTURE_TEARDOWN(two)
+{
+	if (self->unbound)
+		EXPECT_EQ(0, module_sysfs_write(DRV "/bind", self->name));
+	if (self->reloaded)
+		EXPECT_EQ(0, module_reload(NULL));
+}
+
+/*
+ * Two callback devices, on the first device (the dispatcher's file is
+ * on its node) and on the other; the first is unplugged: its
+ * registration is called, the other's fire when their values come, as
+ * do new ones, and a
+ * registration on the device gone fires at once. The module is
+ * reloaded with num_devices=2 when it has one device (skipped without
+ * D3DQ_MODULE).
+ */
+TEST_F_TIMEOUT(two, callbacks_other_device_stays, 60)
 {
 	struct d3dq_device *a, *b;
 	struct d3dq_fence *fa, *fb;
 	char p0[64], p1[64];
+	const char *other;
 	pid_t tid;
 
-	if (node_of(0, p0, sizeof(p0)) || node_of(1, p1, sizeof(p1)))
-		SKIP(return, "one d3dq device (module num_devices=2 needed)");
+	other = strcmp(self->name, "d3dq.0") ? "d3dq.0" : "d3dq.1";
+	ASSERT_EQ(0, node_of(self->name, p0, sizeof(p0)));
+	ASSERT_EQ(0, node_of(other, p1, sizeof(p1)));
 	a = util_open_callback(p0, callback, NULL);
 	ASSERT_NE(NULL, a);
 	b = util_open_callback(p1, callback, NULL);
@@ -240,7 +308,7 @@ TEST_F_TIMEOUT(up, callbacks_other_device_stays, 60)
 	ASSERT_EQ(0, d3dq_fence_set_token_on_completion(fb, 5, T(3)));
 	tid = dispatcher_tid();
 	ASSERT_NE(0, tid);
-	ASSERT_EQ(0, sysfs_write(DRV "/unbind", "d3dq.0"));
+	ASSERT_EQ(0, module_sysfs_write(DRV "/unbind", self->name));
 	self->unbound = true;
 	EXPECT_TRUE(wait_calls(2, 1));
 	EXPECT_TRUE(task_dispatcher_waits(tid));

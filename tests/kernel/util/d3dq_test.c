@@ -23,6 +23,7 @@
 #include <linux/sync_file.h>
 
 #include "util/d3dq_test.h"
+#include "common/module.h"
 
 int t_open(int index)
 {
@@ -530,16 +531,7 @@ int t_fence_status(int fd, uint32_t handle, uint64_t point)
 
 bool t_can_reload(void)
 {
-	const char *m = getenv("D3DQ_MODULE");
-
-	return m && *m && !access(m, R_OK) && !access("/sys/module/d3dq", F_OK);
-}
-
-static int run(const char *cmd)
-{
-	int st = system(cmd);
-
-	return st == 0 ? 0 : -1;
+	return module_can_reload();
 }
 
 int t_unload_once(void)
@@ -565,27 +557,7 @@ int t_unload(void)
 
 int t_load(const char *args)
 {
-	const char *m = getenv("D3DQ_MODULE");
-	char cmd[1024];
-
-	if (!m || !*m)
-		return -1;
-	snprintf(cmd, sizeof(cmd), "insmod '%s' %s", m, args ? args : "");
-	return run(cmd);
-}
-
-static int sysfs_write(const char *path, const char *text)
-{
-	ssize_t n;
-	int fd, err;
-
-	fd = open(path, O_WRONLY | O_CLOEXEC);
-	if (fd < 0)
-		return -errno;
-	n = write(fd, text, strlen(text));
-	err = n < 0 ? -errno : 0;
-	close(fd);
-	return err;
+	return module_load(args);
 }
 
 #define T_DIRECT_PARAM "/sys/module/d3dq/parameters/direct_submit"
@@ -601,7 +573,7 @@ int t_direct_submit(int on)
 	ret = read(fd, &c, 1) == 1 ? 0 : -EIO;
 	close(fd);
 	if (!ret)
-		ret = sysfs_write(T_DIRECT_PARAM, on ? "1" : "0");
+		ret = module_sysfs_write(T_DIRECT_PARAM, on ? "1" : "0");
 	return ret ? ret : c == 'Y';
 }
 
@@ -610,7 +582,7 @@ int t_unbind(int index)
 	char name[32];
 
 	snprintf(name, sizeof(name), "d3dq.%d", index);
-	return sysfs_write("/sys/bus/platform/drivers/d3dq/unbind", name);
+	return module_sysfs_write("/sys/bus/platform/drivers/d3dq/unbind", name);
 }
 
 int t_bind(int index)
@@ -618,7 +590,7 @@ int t_bind(int index)
 	char name[32];
 
 	snprintf(name, sizeof(name), "d3dq.%d", index);
-	return sysfs_write("/sys/bus/platform/drivers/d3dq/bind", name);
+	return module_sysfs_write("/sys/bus/platform/drivers/d3dq/bind", name);
 }
 
 bool t_is_bound(int index)
@@ -632,24 +604,7 @@ bool t_is_bound(int index)
 
 int t_reload(const char *args)
 {
-	const char *m = getenv("D3DQ_MODULE");
-	char cmd[1024];
-	int i;
-
-	if (!m || !*m)
-		return -1;
-	/* Queue teardown finishes asynchronously: retry for a while. */
-	for (i = 0; i < 100; i++) {
-		if (access("/sys/module/d3dq", F_OK))
-			break;
-		if (!run("rmmod d3dq 2>/dev/null"))
-			break;
-		usleep(50000);
-	}
-	if (!access("/sys/module/d3dq", F_OK))
-		return -1;
-	snprintf(cmd, sizeof(cmd), "insmod '%s' %s", m, args ? args : "");
-	return run(cmd);
+	return module_reload(args);
 }
 
 /* --- d3dq fences ------------------------------------------------------- */
