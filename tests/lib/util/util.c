@@ -28,20 +28,6 @@ struct d3dq_device *util_open(void)
 	return dev;
 }
 
-struct d3dq_device *util_open_callback(const char *path,
-				       d3dq_signal_event_fn cb, void *context)
-{
-	struct d3dq_device_desc desc = D3DQ_DEVICE_DESC_INIT;
-	struct d3dq_device *dev = NULL;
-
-	desc.path = path;
-	desc.signal_event = cb;
-	desc.context = context;
-	if (d3dq_device_open_desc(&desc, &dev))
-		return NULL;
-	return dev;
-}
-
 struct d3dq_queue *util_queue(struct d3dq_device *dev)
 {
 	struct d3dq_queue_desc desc = D3DQ_QUEUE_DESC_INIT;

@@ -70,9 +70,23 @@ struct d3dq_device *util_open(void);
 /*
  * Open the d3dq node @path (NULL: the first) with @cb as the device's
  * signal_event callback and @context as its context; NULL on failure.
+ * Inline: d3dq_device_open_desc() is 0.2's, and only the programs that
+ * call this may need that node (tests/lib/symbols).
  */
-struct d3dq_device *util_open_callback(const char *path,
-				       d3dq_signal_event_fn cb, void *context);
+static inline struct d3dq_device *util_open_callback(const char *path,
+						     d3dq_signal_event_fn cb,
+						     void *context)
+{
+	struct d3dq_device_desc desc = D3DQ_DEVICE_DESC_INIT;
+	struct d3dq_device *dev = NULL;
+
+	desc.path = path;
+	desc.signal_event = cb;
+	desc.context = context;
+	if (d3dq_device_open_desc(&desc, &dev))
+		return NULL;
+	return dev;
+}
 
 struct d3dq_queue *util_queue(struct d3dq_device *dev);
 
