@@ -40,65 +40,6 @@
 #define WAIT_NS		(5 * T_SEC)
 #define BO_SIZE		4096
 
-FIXTURE(vg) {
-	int fd, vfd;
-	bool vgem_loaded;
-	uint32_t q, q2, tl, tl2;
-	uint32_t own;			/* a d3dq buffer */
-	uint64_t *mown;
-};
-
-FIXTURE_SETUP(vg)
-{
-	self->fd = -1;
-	self->vfd = -1;
-	self->vgem_loaded = false;
-	self->fd = t_open(0);
-	ASSERT_LE(0, self->fd);
-	self->q = t_queue(self->fd, 0, 0);
-	self->q2 = t_queue(self->fd, 0, 0);
-	self->tl = t_syncobj(self->fd);
-	self->tl2 = t_syncobj(self->fd);
-	self->own = t_bo(self->fd, BO_SIZE, (void **)&self->mown);
-	ASSERT_NE(0, self->q);
-	ASSERT_NE(0, self->q2);
-	ASSERT_NE(0, self->tl);
-	ASSERT_NE(0, self->tl2);
-	ASSERT_NE(0, self->own);
-	/* The module of this tree has it: its absence is a failure. */
-	ASSERT_LE((1u << 16) | 12, t_param(self->fd,
-					    DRM_D3DQ_PARAM_UAPI_VERSION));
-	ASSERT_TRUE(t_param(self->fd, DRM_D3DQ_PARAM_FEATURES) &
-		    DRM_D3DQ_FEATURE_IMPLICIT_SYNC);
-	self->vfd = vgem_open(&self->vgem_loaded);
-}
-
-/*
- * vgem's buffers keep d3dq's job fences in their reservation objects
- * (and so d3dq's hardware fences and schedulers) until they are freed,
- * with the last of vgem's handles and d3dq's imports: both files go
- * before the leak check, vgem's module after it.
- */
-FIXTURE_TEARDOWN(vg)
-{
-	t_value_unmap_all();
-	if (self->mown)
-		munmap(self->mown, BO_SIZE);
-	if (self->fd >= 0)
-		close(self->fd);
-	if (self->vfd >= 0)
-		close(self->vfd);
-	T_EXPECT_IDLE(10000);
-	if (self->vgem_loaded)
-		EXPECT_EQ(0, system("rmmod vgem"));
-}
-
-#define NEED_VGEM()							\
-	do {								\
-		if (self->vfd < 0)					\
-			SKIP(return, "no vgem (the debug kernel has none)"); \
-	} while (0)
-
 /* A vgem buffer exported as a dma-buf: its vgem handle and the fd. */
 static int vgem_dmabuf(int vfd, uint32_t *bo, int *dmabuf)
 {
@@ -134,6 +75,81 @@ static uint32_t import_vgem(int fd, int vfd, uint32_t *vbo, int *dmabuf)
 		return 0;
 	return h;
 }
+
+FIXTURE(vg) {
+	int fd, vfd;
+	bool vgem_loaded;
+	uint32_t q, q2, tl, tl2;
+	uint32_t own;			/* a d3dq buffer */
+	uint64_t *mown;
+	/* With vgem: a vgem buffer, its dma-buf, mapping and import. */
+	uint32_t vbo, h;
+	int dmabuf;
+	uint64_t *vm;
+};
+
+FIXTURE_SETUP(vg)
+{
+	self->fd = -1;
+	self->vfd = -1;
+	self->dmabuf = -1;
+	self->vgem_loaded = false;
+	self->fd = t_open(0);
+	ASSERT_LE(0, self->fd);
+	self->q = t_queue(self->fd, 0, 0);
+	self->q2 = t_queue(self->fd, 0, 0);
+	self->tl = t_syncobj(self->fd);
+	self->tl2 = t_syncobj(self->fd);
+	self->own = t_bo(self->fd, BO_SIZE, (void **)&self->mown);
+	ASSERT_NE(0, self->q);
+	ASSERT_NE(0, self->q2);
+	ASSERT_NE(0, self->tl);
+	ASSERT_NE(0, self->tl2);
+	ASSERT_NE(0, self->own);
+	/* The module of this tree has it: its absence is a failure. */
+	ASSERT_LE((1u << 16) | 12, t_param(self->fd,
+					    DRM_D3DQ_PARAM_UAPI_VERSION));
+	ASSERT_TRUE(t_param(self->fd, DRM_D3DQ_PARAM_FEATURES) &
+		    DRM_D3DQ_FEATURE_IMPLICIT_SYNC);
+	self->vfd = vgem_open(&self->vgem_loaded);
+	if (self->vfd < 0)
+		return;
+	self->h = import_vgem(self->fd, self->vfd, &self->vbo,
+			      &self->dmabuf);
+	ASSERT_NE(0, self->h);
+	self->vm = vgem_map(self->vfd, self->vbo);
+	ASSERT_NE(NULL, self->vm);
+}
+
+/*
+ * vgem's buffers keep d3dq's job fences in their reservation objects
+ * (and so d3dq's hardware fences and schedulers) until they are freed,
+ * with the last of vgem's handles and d3dq's imports: both files go
+ * before the leak check, vgem's module after it.
+ */
+FIXTURE_TEARDOWN(vg)
+{
+	t_value_unmap_all();
+	if (self->mown)
+		munmap(self->mown, BO_SIZE);
+	if (self->vm)
+		munmap(self->vm, BO_SIZE);
+	if (self->dmabuf >= 0)
+		close(self->dmabuf);
+	if (self->fd >= 0)
+		close(self->fd);
+	if (self->vfd >= 0)
+		close(self->vfd);
+	T_EXPECT_IDLE(10000);
+	if (self->vgem_loaded)
+		EXPECT_EQ(0, system("rmmod vgem"));
+}
+
+#define NEED_VGEM()							\
+	do {								\
+		if (self->vfd < 0)					\
+			SKIP(return, "no vgem (the debug kernel has none)"); \
+	} while (0)
 
 static int submit_flags(int fd, uint32_t q, uint32_t flags,
 			const struct drm_d3dq_sync *waits, uint32_t nwaits,
@@ -181,6 +197,35 @@ static bool still_waiting(int fd, uint32_t q2, uint32_t tl2, uint64_t *p2,
 	return t_fence_status(fd, tl, point) == 0;
 }
 
+/*
+ * The job that signals self->tl's @point is held (still_waiting(), with
+ * @scratch for the other queue's write) until vgem's fence @vf signals,
+ * then completes; @before runs while it is held (may be NULL).
+ */
+static bool held_until_vgem_signals(FIXTURE_DATA(vg) *self,
+				    uint32_t scratch, uint64_t point,
+				    uint32_t vf, bool (*before)(void *),
+				    void *arg)
+{
+	uint64_t p2 = 0;
+
+	if (t_submitted(self->fd, self->tl2) > 0)
+		p2 = (uint64_t)t_submitted(self->fd, self->tl2);
+	if (!still_waiting(self->fd, self->q2, self->tl2, &p2, scratch,
+			   self->tl, point))
+		return false;
+	if (before && !before(arg))
+		return false;
+	return !vgem_signal(self->vfd, vf) &&
+	       !t_wait(self->fd, self->tl, point, WAIT_NS);
+}
+
+/* For held_until_vgem_signals(): *@arg (a u64 of a mapping) is still 0. */
+static bool still_zero(void *arg)
+{
+	return !*(volatile uint64_t *)arg;
+}
+
 static long long in_flight(int fd)
 {
 	return t_fdinfo(fd, "d3dq-jobs-in-flight", NULL, 0);
@@ -203,25 +248,18 @@ static int sync_file_signalled(int sf)
  */
 TEST_F(vg, job_writes_and_reads_a_vgem_buffer)
 {
-	uint32_t vbo, h;
-	uint64_t *vm;
 	struct t_cs cs;
-	int dmabuf = -1;
 
 	NEED_VGEM();
-	h = import_vgem(self->fd, self->vfd, &vbo, &dmabuf);
-	ASSERT_NE(0, h);
-	vm = vgem_map(self->vfd, vbo);
-	ASSERT_NE(NULL, vm);
-	vm[2] = 0x1234;
+	self->vm[2] = 0x1234;
 
 	t_cs_init(&cs);
-	t_cs_write64(&cs, h, 8, 0xfeedface);
-	t_cs_copy(&cs, self->own, 0, h, 16, 8);
+	t_cs_write64(&cs, self->h, 8, 0xfeedface);
+	t_cs_copy(&cs, self->own, 0, self->h, 16, 8);
 	ASSERT_EQ(0, submit_flags(self->fd, self->q, 0, NULL, 0, self->tl, 1,
 				  &cs, NULL));
 	ASSERT_EQ(0, t_wait(self->fd, self->tl, 1, WAIT_NS));
-	EXPECT_EQ(0xfeedface, vm[1]);
+	EXPECT_EQ(0xfeedface, self->vm[1]);
 	EXPECT_EQ(0x1234, self->mown[0]);
 
 	/* The same object again in this file; d3dq's mmap maps vgem's. */
@@ -229,15 +267,13 @@ TEST_F(vg, job_writes_and_reads_a_vgem_buffer)
 		uint32_t h2 = 0;
 		uint64_t *dm;
 
-		ASSERT_EQ(0, drmPrimeFDToHandle(self->fd, dmabuf, &h2));
-		EXPECT_EQ(h, h2);
-		dm = t_bo_map(self->fd, h, BO_SIZE);
+		ASSERT_EQ(0, drmPrimeFDToHandle(self->fd, self->dmabuf, &h2));
+		EXPECT_EQ(self->h, h2);
+		dm = t_bo_map(self->fd, self->h, BO_SIZE);
 		ASSERT_NE(NULL, dm);
 		EXPECT_EQ(0xfeedface, dm[1]);
 		munmap(dm, BO_SIZE);
 	}
-	munmap(vm, BO_SIZE);
-	close(dmabuf);
 }
 
 /* Until @tl's @point has a fence (the job was armed), or -errno. */
@@ -266,20 +302,17 @@ static int vgem_attach_read(int vfd, uint32_t bo, uint32_t *fence)
  */
 TEST_F(vg, job_is_published_in_the_vgem_reservation)
 {
-	uint32_t vbo, h;
 	struct t_cs cs;
-	int dmabuf = -1, sf;
+	int sf;
 
 	NEED_VGEM();
-	h = import_vgem(self->fd, self->vfd, &vbo, &dmabuf);
-	ASSERT_NE(0, h);
 
 	t_cs_init(&cs);
 	t_cs_delay(&cs, 300 * T_MS);
-	t_cs_write64(&cs, h, 0, 7);
+	t_cs_write64(&cs, self->h, 0, 7);
 	ASSERT_EQ(0, submit_flags(self->fd, self->q, 0, NULL, 0, self->tl, 1,
 				  &cs, NULL));
-	sf = dmabuf_read_sync_file(dmabuf);
+	sf = dmabuf_read_sync_file(self->dmabuf);
 	ASSERT_LE(0, sf);
 	/* Taken while the job was still delaying. */
 	ASSERT_EQ(0, t_fence_status(self->fd, self->tl, 1));
@@ -287,7 +320,6 @@ TEST_F(vg, job_is_published_in_the_vgem_reservation)
 	ASSERT_EQ(0, t_wait(self->fd, self->tl, 1, WAIT_NS));
 	EXPECT_EQ(1, sync_file_signalled(sf));
 	close(sf);
-	close(dmabuf);
 }
 
 /*
@@ -297,20 +329,15 @@ TEST_F(vg, job_is_published_in_the_vgem_reservation)
  */
 TEST_F(vg, implicit_job_waits_for_the_vgem_writer)
 {
-	uint32_t vbo, h, vf = 0, out = 0;
-	uint64_t p2 = 0, *vm;
+	uint32_t vf = 0, out = 0;
+	uint64_t p2 = 0;
 	struct t_cs cs;
-	int dmabuf = -1;
 
 	NEED_VGEM();
-	h = import_vgem(self->fd, self->vfd, &vbo, &dmabuf);
-	ASSERT_NE(0, h);
-	vm = vgem_map(self->vfd, vbo);
-	ASSERT_NE(NULL, vm);
-	ASSERT_EQ(0, vgem_attach_write(self->vfd, vbo, &vf));
+	ASSERT_EQ(0, vgem_attach_write(self->vfd, self->vbo, &vf));
 
 	t_cs_init(&cs);
-	t_cs_copy(&cs, self->own, 0, h, 0, 8);
+	t_cs_copy(&cs, self->own, 0, self->h, 0, 8);
 	ASSERT_EQ(0, submit_flags(self->fd, self->q, DRM_D3DQ_SUBMIT_IMPLICIT,
 				  NULL, 0, self->tl, 1, &cs, &out));
 	EXPECT_FALSE(out & DRM_D3DQ_SUBMIT_DONE);
@@ -320,13 +347,11 @@ TEST_F(vg, implicit_job_waits_for_the_vgem_writer)
 	EXPECT_EQ(0, self->mown[0]);
 
 	/* vgem's "work" writes the buffer, then its fence signals. */
-	vm[0] = 0xabcdef;
+	self->vm[0] = 0xabcdef;
 	ASSERT_EQ(0, vgem_signal(self->vfd, vf));
 	ASSERT_EQ(0, t_wait(self->fd, self->tl, 1, WAIT_NS));
 	EXPECT_EQ(1, t_fence_status(self->fd, self->tl, 1));
 	EXPECT_EQ(0xabcdef, self->mown[0]);
-	munmap(vm, BO_SIZE);
-	close(dmabuf);
 }
 
 /*
@@ -335,51 +360,37 @@ TEST_F(vg, implicit_job_waits_for_the_vgem_writer)
  */
 TEST_F(vg, readers_hold_only_writers)
 {
-	uint32_t vbo, h, vf = 0;
-	uint64_t p2 = 0;
+	uint32_t vf = 0;
 	struct t_cs cs;
-	int dmabuf = -1;
 
 	NEED_VGEM();
-	h = import_vgem(self->fd, self->vfd, &vbo, &dmabuf);
-	ASSERT_NE(0, h);
-	ASSERT_EQ(0, vgem_attach_read(self->vfd, vbo, &vf));
+	ASSERT_EQ(0, vgem_attach_read(self->vfd, self->vbo, &vf));
 
 	t_cs_init(&cs);
-	t_cs_copy(&cs, self->own, 0, h, 0, 8);
+	t_cs_copy(&cs, self->own, 0, self->h, 0, 8);
 	ASSERT_EQ(0, submit_flags(self->fd, self->q, DRM_D3DQ_SUBMIT_IMPLICIT,
 				  NULL, 0, self->tl, 1, &cs, NULL));
 	ASSERT_EQ(0, t_wait(self->fd, self->tl, 1, WAIT_NS));
 
-	ASSERT_EQ(0, write64(self->fd, self->q, DRM_D3DQ_SUBMIT_IMPLICIT, h,
-			     0, 5, self->tl, 2));
-	EXPECT_TRUE(still_waiting(self->fd, self->q2, self->tl2, &p2,
-				  self->own, self->tl, 2));
-	ASSERT_EQ(0, vgem_signal(self->vfd, vf));
-	ASSERT_EQ(0, t_wait(self->fd, self->tl, 2, WAIT_NS));
-	close(dmabuf);
+	ASSERT_EQ(0, write64(self->fd, self->q, DRM_D3DQ_SUBMIT_IMPLICIT,
+			     self->h, 0, 5, self->tl, 2));
+	EXPECT_TRUE(held_until_vgem_signals(self, self->own, 2, vf, NULL,
+					    NULL));
 }
 
 /* Without the flag a job does not wait for what it finds there. */
 TEST_F(vg, without_the_flag_the_job_does_not_wait)
 {
-	uint32_t vbo, h, vf = 0;
-	uint64_t *vm;
-	int dmabuf = -1;
+	uint32_t vf = 0;
 
 	NEED_VGEM();
-	h = import_vgem(self->fd, self->vfd, &vbo, &dmabuf);
-	ASSERT_NE(0, h);
-	vm = vgem_map(self->vfd, vbo);
-	ASSERT_NE(NULL, vm);
-	ASSERT_EQ(0, vgem_attach_write(self->vfd, vbo, &vf));
+	ASSERT_EQ(0, vgem_attach_write(self->vfd, self->vbo, &vf));
 
-	ASSERT_EQ(0, write64(self->fd, self->q, 0, h, 0, 9, self->tl, 1));
+	ASSERT_EQ(0, write64(self->fd, self->q, 0, self->h, 0, 9, self->tl,
+			     1));
 	ASSERT_EQ(0, t_wait(self->fd, self->tl, 1, WAIT_NS));
-	EXPECT_EQ(9, vm[0]);
+	EXPECT_EQ(9, self->vm[0]);
 	ASSERT_EQ(0, vgem_signal(self->vfd, vf));
-	munmap(vm, BO_SIZE);
-	close(dmabuf);
 }
 
 /*
@@ -390,7 +401,7 @@ TEST_F(vg, without_the_flag_the_job_does_not_wait)
 TEST_F(vg, own_buffer_written_by_vgem)
 {
 	uint32_t vh, vf = 0, dst;
-	uint64_t p2 = 0, *mdst;
+	uint64_t *mdst;
 	struct t_cs cs;
 	int dmabuf = -1;
 
@@ -415,16 +426,13 @@ TEST_F(vg, own_buffer_written_by_vgem)
 	ASSERT_EQ(0, t_wait(self->fd, self->tl, 1, WAIT_NS));
 	EXPECT_EQ(0, t_fence_status(self->fd, self->tl2, 1));
 	ASSERT_EQ(0, t_wait(self->fd, self->tl2, 1, WAIT_NS));
-	p2 = 1;
 
 	ASSERT_EQ(0, vgem_attach_write(self->vfd, vh, &vf));
 	self->mown[0] = 42;
 	ASSERT_EQ(0, submit_flags(self->fd, self->q, DRM_D3DQ_SUBMIT_IMPLICIT,
 				  NULL, 0, self->tl, 2, &cs, NULL));
-	EXPECT_TRUE(still_waiting(self->fd, self->q2, self->tl2, &p2, dst,
-				  self->tl, 2));
-	ASSERT_EQ(0, vgem_signal(self->vfd, vf));
-	ASSERT_EQ(0, t_wait(self->fd, self->tl, 2, WAIT_NS));
+	EXPECT_TRUE(held_until_vgem_signals(self, dst, 2, vf, still_zero,
+					    &mdst[1]));
 	EXPECT_EQ(42, mdst[1]);
 	munmap(mdst, BO_SIZE);
 	close(dmabuf);
@@ -436,39 +444,28 @@ TEST_F(vg, own_buffer_written_by_vgem)
  */
 TEST_F(vg, held_job_takes_the_fences_found_when_armed)
 {
-	uint32_t vbo, h, vf = 0, out = 0;
-	uint64_t p2 = 0, *vm;
+	uint32_t vf = 0, out = 0;
 	struct drm_d3dq_sync w;
 	struct t_fence f;
 	struct t_cs cs;
-	int dmabuf = -1;
 
 	NEED_VGEM();
-	h = import_vgem(self->fd, self->vfd, &vbo, &dmabuf);
-	ASSERT_NE(0, h);
-	vm = vgem_map(self->vfd, vbo);
-	ASSERT_NE(NULL, vm);
 	ASSERT_EQ(0, t_fence_new(self->fd, 0, 0, &f));
 
 	w = t_fs(f.handle, 1);
 	t_cs_init(&cs);
-	t_cs_write64(&cs, h, 0, 11);
+	t_cs_write64(&cs, self->h, 0, 11);
 	ASSERT_EQ(0, submit_flags(self->fd, self->q,
 				  DRM_D3DQ_SUBMIT_HOLD | DRM_D3DQ_SUBMIT_IMPLICIT,
 				  &w, 1, self->tl, 1, &cs, &out));
 	ASSERT_TRUE(out & DRM_D3DQ_SUBMIT_HELD);
-	ASSERT_EQ(0, vgem_attach_write(self->vfd, vbo, &vf));
+	ASSERT_EQ(0, vgem_attach_write(self->vfd, self->vbo, &vf));
 
 	ASSERT_EQ(0, t_fence_signal(self->fd, f.handle, 1));
 	ASSERT_EQ(0, wait_available(self->fd, self->tl, 1));
-	EXPECT_TRUE(still_waiting(self->fd, self->q2, self->tl2, &p2,
-				  self->own, self->tl, 1));
-	EXPECT_EQ(0, vm[0]);
-	ASSERT_EQ(0, vgem_signal(self->vfd, vf));
-	ASSERT_EQ(0, t_wait(self->fd, self->tl, 1, WAIT_NS));
-	EXPECT_EQ(11, vm[0]);
-	munmap(vm, BO_SIZE);
-	close(dmabuf);
+	EXPECT_TRUE(held_until_vgem_signals(self, self->own, 1, vf,
+					    still_zero, &self->vm[0]));
+	EXPECT_EQ(11, self->vm[0]);
 }
 
 TEST_F(vg, bad_input_has_its_errno)
@@ -497,18 +494,6 @@ TEST_F(vg, bad_input_has_its_errno)
 	EXPECT_EQ(1, self->mown[0]);
 }
 
-/* A dma-buf nobody exported from a driver: refused, nothing leaks. */
-TEST_F(vg, import_of_a_non_dmabuf_fails)
-{
-	uint32_t h;
-	int p[2];
-
-	ASSERT_EQ(0, pipe(p));
-	EXPECT_NE(0, drmPrimeFDToHandle(self->fd, p[0], &h));
-	close(p[0]);
-	close(p[1]);
-}
-
 /*
  * Closing the file with a job waiting on a vgem fence returns at once;
  * the job ends (cancelled) once vgem's fence signals, and everything
@@ -516,9 +501,9 @@ TEST_F(vg, import_of_a_non_dmabuf_fails)
  */
 TEST_F(vg, close_with_a_job_waiting_on_vgem)
 {
-	uint32_t vbo, h, vf = 0, q, tl;
+	uint32_t h = 0, vf = 0, q, tl;
 	uint64_t t0;
-	int fd2, dmabuf = -1, sf;
+	int fd2, sf;
 
 	NEED_VGEM();
 	fd2 = t_open(0);
@@ -527,9 +512,8 @@ TEST_F(vg, close_with_a_job_waiting_on_vgem)
 	tl = t_syncobj(fd2);
 	ASSERT_NE(0, q);
 	ASSERT_NE(0, tl);
-	h = import_vgem(fd2, self->vfd, &vbo, &dmabuf);
-	ASSERT_NE(0, h);
-	ASSERT_EQ(0, vgem_attach_write(self->vfd, vbo, &vf));
+	ASSERT_EQ(0, drmPrimeFDToHandle(fd2, self->dmabuf, &h));
+	ASSERT_EQ(0, vgem_attach_write(self->vfd, self->vbo, &vf));
 	ASSERT_EQ(0, write64(fd2, q, DRM_D3DQ_SUBMIT_IMPLICIT, h, 0, 1, tl,
 			     1));
 	t0 = t_now();
@@ -537,7 +521,7 @@ TEST_F(vg, close_with_a_job_waiting_on_vgem)
 	EXPECT_GT(2 * T_SEC, t_now() - t0);
 
 	/* The job's fence is still in the buffer until vgem's signals. */
-	sf = dmabuf_read_sync_file(dmabuf);
+	sf = dmabuf_read_sync_file(self->dmabuf);
 	ASSERT_LE(0, sf);
 	ASSERT_EQ(0, vgem_signal(self->vfd, vf));
 	{
@@ -546,7 +530,6 @@ TEST_F(vg, close_with_a_job_waiting_on_vgem)
 		EXPECT_EQ(1, poll(&pf, 1, 5000));
 	}
 	close(sf);
-	close(dmabuf);
 }
 
 /*
