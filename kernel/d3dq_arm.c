@@ -129,8 +129,9 @@ bool d3dq_job_start(struct d3dq_job *job, struct d3dq_signal *signals,
 
 	lockdep_assert_held(&job->queue->submit_lock);
 
-	direct = may_direct && d3dq_job_claim_direct(job, nsignals,
-						     bos->count);
+	/* Not while another driver's fence it waits for may be pending. */
+	direct = may_direct && !bos->nimplicit &&
+		 d3dq_job_claim_direct(job, nsignals, bos->count);
 	fence = direct ? &job->hw->base : d3dq_job_arm(job);
 	d3dq_job_publish(job, fence, signals, nsignals, bos);
 	if (direct)

@@ -19,6 +19,7 @@
 #define _D3DQ_COMPAT_H_
 
 #include <linux/atomic.h>
+#include <linux/dma-buf.h>
 #include <linux/dma-resv.h>
 #include <linux/eventfd.h>
 #include <linux/hrtimer.h>
@@ -164,6 +165,45 @@ static inline void d3dq_gem_vunmap(struct drm_gem_shmem_object *shmem,
 	drm_gem_shmem_vunmap(shmem, map);
 #endif
 }
+
+/*
+ * Kernel mapping of another driver's dma-buf (PRIME import, uapi 1.12):
+ * v6.2 ("dma-buf: Add unlocked variant of vmapping functions") made
+ * dma_buf_vmap() a call under the buffer's reservation lock and added
+ * dma_buf_vmap_unlocked(), which takes it; v6.1's dma_buf_vmap() takes
+ * the dma-buf's own mutex. Either way the caller holds no reservation
+ * lock.
+ */
+static inline int d3dq_dma_buf_vmap(struct dma_buf *buf,
+				    struct iosys_map *map)
+{
+#ifdef D3DQ_HAVE_DMA_BUF_VMAP_UNLOCKED
+	return dma_buf_vmap_unlocked(buf, map);
+#else
+	return dma_buf_vmap(buf, map);
+#endif
+}
+
+static inline void d3dq_dma_buf_vunmap(struct dma_buf *buf,
+				       struct iosys_map *map)
+{
+#ifdef D3DQ_HAVE_DMA_BUF_VMAP_UNLOCKED
+	dma_buf_vunmap_unlocked(buf, map);
+#else
+	dma_buf_vunmap(buf, map);
+#endif
+}
+
+/*
+ * The dma-buf calls above are in the DMA_BUF symbol namespace, named by a
+ * string literal since v6.13 ("module: Convert symbol namespace to
+ * string literal"), by a bare token before.
+ */
+#ifdef D3DQ_HAVE_MODULE_IMPORT_NS_TOKEN
+#define D3DQ_MODULE_IMPORT_NS_DMA_BUF	MODULE_IMPORT_NS(DMA_BUF)
+#else
+#define D3DQ_MODULE_IMPORT_NS_DMA_BUF	MODULE_IMPORT_NS("DMA_BUF")
+#endif
 
 /*
  * A timer with its callback: hrtimer_setup() since v6.13 (908a1d775422);

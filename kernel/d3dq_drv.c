@@ -202,7 +202,8 @@ int d3dq_ioctl_get_param(struct drm_device *drm, void *data,
 			      DRM_D3DQ_FEATURE_SUBMIT_SPLIT |
 			      DRM_D3DQ_FEATURE_FENCE_HANDLE_CYCLIC |
 			      DRM_D3DQ_FEATURE_FENCE_SIGNAL_ON |
-			      DRM_D3DQ_FEATURE_FENCE_EVENT_ARMED;
+			      DRM_D3DQ_FEATURE_FENCE_EVENT_ARMED |
+			      DRM_D3DQ_FEATURE_IMPLICIT_SYNC;
 		break;
 	case DRM_D3DQ_PARAM_MAX_QUEUES:
 		args->value = d3dq_max_queues;
@@ -948,12 +949,16 @@ static const struct drm_driver d3dq_driver = {
 	.num_ioctls = ARRAY_SIZE(d3dq_ioctls),
 	.fops = &d3dq_fops,
 	/*
-	 * No gem_prime_import_sg_table: PRIME import only accepts buffers
-	 * this device exported (it then returns the same object). No
-	 * dumb_create: every buffer comes from BO_CREATE and is mapped.
+	 * PRIME import (uapi 1.12): this device's own buffers come back as
+	 * the same object; another driver's dma-buf becomes a shmem object
+	 * of its pages, mapped into the kernel through the dma-buf
+	 * (d3dq_gem_prime_import()). No dumb_create: every buffer comes
+	 * from BO_CREATE or an import, and is mapped.
 	 */
 	.prime_handle_to_fd = drm_gem_prime_handle_to_fd,
 	.prime_fd_to_handle = drm_gem_prime_fd_to_handle,
+	.gem_prime_import = d3dq_gem_prime_import,
+	.gem_prime_import_sg_table = drm_gem_shmem_prime_import_sg_table,
 	D3DQ_DRM_DRIVER_PRIME_MMAP
 	.gem_create_object = d3dq_gem_create_object,
 	.debugfs_init = d3dq_debugfs_init,
@@ -1194,3 +1199,4 @@ module_exit(d3dq_exit);
 MODULE_DESCRIPTION("d3dq: " D3DQ_DRIVER_DESC);
 MODULE_AUTHOR("The d3dq authors");
 MODULE_LICENSE("GPL");
+D3DQ_MODULE_IMPORT_NS_DMA_BUF;

@@ -116,6 +116,12 @@ static const struct dma_fence_ops d3dq_hw_fence_ops = {
 	.release = d3dq_hw_fence_release,
 };
 
+/* Is @fence a job's hardware fence (of any d3dq device)? */
+bool d3dq_is_hw_fence(const struct dma_fence *fence)
+{
+	return fence->ops == &d3dq_hw_fence_ops;
+}
+
 /*
  * Called from an ioctl, so the module is held by the open file and can
  * be taken with __module_get().

@@ -105,6 +105,7 @@ bool d3dq_engine_cancel(struct d3dq_queue *queue, struct d3dq_job *job,
 			int err);
 void d3dq_engine_kick(struct d3dq_queue *queue);
 struct d3dq_hw_fence *d3dq_hw_fence_alloc(struct d3dq_sched *sched);
+bool d3dq_is_hw_fence(const struct dma_fence *fence);
 void d3dq_hw_fence_put(struct d3dq_hw_fence *hw);
 
 #endif /* _D3DQ_ENGINE_H_ */

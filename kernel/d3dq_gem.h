@@ -13,6 +13,7 @@
 #include <drm/drm_gem_shmem_helper.h>
 
 struct d3dq_file;
+struct dma_buf;
 struct drm_device;
 struct drm_file;
 struct drm_gem_object;
@@ -24,7 +25,10 @@ struct d3dq_bo {
 	struct drm_gem_shmem_object base;
 	struct iosys_map map;
 	void *vaddr;
-	/* The file that created it, counted there until freed. */
+	/*
+	 * The file that created it, counted there until freed; NULL for
+	 * another driver's dma-buf imported (uapi 1.12, mapped through it).
+	 */
 	struct d3dq_file *owner;
 };
 
@@ -36,6 +40,8 @@ static inline struct d3dq_bo *to_d3dq_bo(struct drm_gem_object *obj)
 struct drm_gem_object *d3dq_gem_create_object(struct drm_device *drm,
 					      size_t size);
 bool d3dq_is_bo(struct drm_gem_object *obj);
+struct drm_gem_object *d3dq_gem_prime_import(struct drm_device *drm,
+					     struct dma_buf *dma_buf);
 int d3dq_ioctl_bo_create(struct drm_device *drm, void *data,
 			 struct drm_file *file);
 int d3dq_ioctl_bo_mmap_offset(struct drm_device *drm, void *data,

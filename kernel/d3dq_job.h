@@ -127,6 +127,11 @@ struct d3dq_job {
 	 */
 	bool held;
 	struct d3dq_publish *publish;
+	/*
+	 * %DRM_D3DQ_SUBMIT_IMPLICIT (uapi 1.12): when armed, the job waits
+	 * for other drivers' fences in its buffers (d3dq_publish.c).
+	 */
+	bool implicit;
 
 	/* Memory counted against the file (d3dq_job_set_bytes()). */
 	u64 bytes;

@@ -17,8 +17,10 @@
 
 #include <drm/drm_gem.h>
 #include <drm/drm_syncobj.h>
+#include <drm/gpu_scheduler.h>
 
 #include "d3dq_device.h"
+#include "d3dq_engine.h"
 #include "d3dq_gem.h"
 #include "d3dq_fence.h"
 #include "d3dq_job.h"
@@ -38,7 +40,15 @@
  * the engine never touches a buffer whose reservation object does not
  * name the job yet. Jobs do not wait for the fences they find there:
  * D3D12 synchronises explicitly, and two queues may use one buffer at
- * once.
+ * once. A job submitted with %DRM_D3DQ_SUBMIT_IMPLICIT (uapi 1.12) waits
+ * for the other drivers' fences only: while its buffers are locked to be
+ * armed (d3dq_bo_set_lock(), at the submit or, held, when it is armed),
+ * every unsignalled fence that is not a d3dq job's, of the writers of a
+ * buffer it reads and of every user of one it writes
+ * (dma_resv_usage_rw(), as drm_sched_job_add_implicit_dependencies()),
+ * becomes a scheduler dependency of the job, which then never runs
+ * inside the submit. d3dq_job_dependency_failed() does not see these: an
+ * error of another driver's work does not lose the queue.
  */
 
 /* A buffer a command names, for sorting and merging duplicates. */
@@ -78,6 +88,8 @@ int d3dq_bo_set_init(struct d3dq_bo_set *set, struct d3dq_job *job)
 	int ret = 0;
 
 	memset(set, 0, sizeof(*set));
+	if (job->implicit)
+		set->implicit = job;
 	if (!job->ncmds)
 		return 0;
 
@@ -124,8 +136,58 @@ out:
 }
 
 /*
+ * Is @fence a d3dq job's, of any d3dq device: its scheduler fence or,
+ * for a job run inside a submit, its hardware fence?
+ */
+static bool d3dq_fence_is_d3dq(struct dma_fence *fence)
+{
+	struct drm_sched_fence *s_fence = to_drm_sched_fence(fence);
+
+	if (s_fence)
+		return s_fence->sched && s_fence->sched->ops == &d3dq_sched_ops;
+	return d3dq_is_hw_fence(fence);
+}
+
+/*
+ * %DRM_D3DQ_SUBMIT_IMPLICIT: make @set->implicit, not armed yet, depend
+ * on the unsignalled fences of other drivers in the locked reservation
+ * objects of @set: those of writers for a buffer the job reads, of every
+ * user for one it writes. Fails with -ENOMEM only; the dependencies added
+ * before stay (the scheduler merges them with those of a retry).
+ */
+static int d3dq_bo_set_add_implicit(struct d3dq_bo_set *set)
+{
+	struct dma_resv_iter cursor;
+	struct dma_fence *fence;
+	u32 i;
+	int ret;
+
+	set->nimplicit = 0;
+	if (!set->implicit)
+		return 0;
+	for (i = 0; i < set->count; i++) {
+		dma_resv_for_each_fence(&cursor, set->objs[i]->resv,
+					dma_resv_usage_rw(test_bit(i, set->write)),
+					fence) {
+			if (d3dq_fence_is_d3dq(fence) ||
+			    dma_fence_is_signaled(fence))
+				continue;
+			/* It takes the reference, even when it fails. */
+			ret = drm_sched_job_add_dependency(&set->implicit->base,
+							   dma_fence_get(fence));
+			if (ret)
+				return ret;
+			set->nimplicit++;
+		}
+	}
+	return 0;
+}
+
+/*
  * Lock the reservation objects of @set and reserve a fence slot in each,
- * so that publishing the job's fence cannot fail. Unlocked on failure.
+ * so that publishing the job's fence cannot fail, then add the other
+ * drivers' fences the job waits for (%DRM_D3DQ_SUBMIT_IMPLICIT).
+ * Unlocked on failure.
  */
 int d3dq_bo_set_lock(struct d3dq_bo_set *set)
 {
@@ -139,13 +201,14 @@ int d3dq_bo_set_lock(struct d3dq_bo_set *set)
 		return ret == -EINTR ? -ERESTARTSYS : ret;
 	for (i = 0; i < set->count; i++) {
 		ret = dma_resv_reserve_fences(set->objs[i]->resv, 1);
-		if (ret) {
-			drm_gem_unlock_reservations(set->objs, set->count,
-						    &set->ctx);
-			return ret;
-		}
+		if (ret)
+			break;
 	}
-	return 0;
+	if (!ret)
+		ret = d3dq_bo_set_add_implicit(set);
+	if (ret)
+		drm_gem_unlock_reservations(set->objs, set->count, &set->ctx);
+	return ret;
 }
 
 /**
@@ -157,8 +220,9 @@ int d3dq_bo_set_lock(struct d3dq_bo_set *set)
  * trylocked in the same acquire context, so that the unlock of
  * d3dq_bo_set_lock() applies.
  *
- * Return: 0 (locked, a fence slot reserved in each), -EBUSY if one was
- * taken, or -ENOMEM; nothing is locked on failure.
+ * Return: 0 (locked, a fence slot reserved in each, the other drivers'
+ * fences added as in d3dq_bo_set_lock()), -EBUSY if one was taken, or
+ * -ENOMEM; nothing is locked on failure.
  */
 int d3dq_bo_set_trylock(struct d3dq_bo_set *set)
 {
@@ -181,6 +245,9 @@ int d3dq_bo_set_trylock(struct d3dq_bo_set *set)
 		if (ret)
 			goto err_unlock;
 	}
+	ret = d3dq_bo_set_add_implicit(set);
+	if (ret)
+		goto err_unlock;
 	return 0;
 
 err_unlock:

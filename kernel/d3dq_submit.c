@@ -208,6 +208,7 @@ static int d3dq_split_parse(struct drm_file *file, struct d3dq_queue *queue,
 		if (IS_ERR(job))
 			return PTR_ERR(job);
 		split->jobs[split->n++] = job;
+		job->implicit = args->flags & DRM_D3DQ_SUBMIT_IMPLICIT;
 		used = 0;
 		ret = d3dq_parse_cmds_split(file, job, args->cmds + pos,
 					    args->cmd_bytes - pos, &used);
@@ -367,12 +368,13 @@ int d3dq_ioctl_submit(struct drm_device *drm, void *data,
 	int ret;
 
 	if ((args->flags & ~(DRM_D3DQ_SUBMIT_HOLD | DRM_D3DQ_SUBMIT_CARRY |
-			     DRM_D3DQ_SUBMIT_TAIL | DRM_D3DQ_SUBMIT_SPLIT)) ||
+			     DRM_D3DQ_SUBMIT_TAIL | DRM_D3DQ_SUBMIT_SPLIT |
+			     DRM_D3DQ_SUBMIT_IMPLICIT)) ||
 	    args->pad || args->seqno || args->out_flags || args->pad2)
 		return -EINVAL;
-	/* A split submit: no other flag, no waits (see the uapi). */
-	if (split && (args->flags != DRM_D3DQ_SUBMIT_SPLIT ||
-		      args->waits.count))
+	/* A split submit: no other flag but IMPLICIT, no waits (the uapi). */
+	if (split && ((args->flags & ~DRM_D3DQ_SUBMIT_IMPLICIT) !=
+		      DRM_D3DQ_SUBMIT_SPLIT || args->waits.count))
 		return -EINVAL;
 	if (args->cmd_bytes % 8 ||
 	    (!split && args->cmd_bytes > d3dq_max_cmd_bytes))
@@ -409,6 +411,7 @@ int d3dq_ioctl_submit(struct drm_device *drm, void *data,
 	job = d3dq_job_create(queue, file);
 	if (IS_ERR(job))
 		return PTR_ERR(job);
+	job->implicit = args->flags & DRM_D3DQ_SUBMIT_IMPLICIT;
 
 	ret = d3dq_parse_cmds(file, job, args->cmds, args->cmd_bytes);
 	if (ret)

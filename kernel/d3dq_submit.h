@@ -46,6 +46,13 @@ struct d3dq_bo_set {
 	unsigned long *write;		/* bitmap, one bit per @objs entry */
 	u32 count;
 	struct ww_acquire_ctx ctx;
+	/*
+	 * The job whose dependencies get the other drivers' fences of these
+	 * buffers when they are locked (%DRM_D3DQ_SUBMIT_IMPLICIT), or
+	 * NULL; how many were added, by the last lock.
+	 */
+	struct d3dq_job *implicit;
+	u32 nimplicit;
 	struct drm_gem_object *inline_objs[D3DQ_BO_SET_INLINE];
 	unsigned long inline_write;
 };

@@ -167,6 +167,30 @@ static void __maybe_unused d3dq_probe(struct drm_gem_shmem_object *shmem,
 }
 EOF
 
+# dma_buf_vmap() under the caller's reservation lock, and the variant
+# that takes it (6.2, "dma-buf: Add unlocked variant of vmapping
+# functions"; the commit id was not looked up). 6.1's dma_buf_vmap()
+# takes the dma-buf's own mutex and needs no reservation lock.
+probe D3DQ_HAVE_DMA_BUF_VMAP_UNLOCKED '6.2' <<'EOF'
+#include <linux/dma-buf.h>
+
+static void __maybe_unused d3dq_probe(struct dma_buf *buf,
+				      struct iosys_map *map)
+{
+	if (!dma_buf_vmap_unlocked(buf, map))
+		dma_buf_vunmap_unlocked(buf, map);
+}
+EOF
+
+# A symbol namespace named by a bare token; 6.13 ("module: Convert
+# symbol namespace to string literal"; the commit id was not looked up)
+# made it a string literal, which older kernels would quote once more.
+probe D3DQ_HAVE_MODULE_IMPORT_NS_TOKEN 'removed 6.13' <<'EOF'
+#include <linux/module.h>
+
+MODULE_IMPORT_NS(DMA_BUF);
+EOF
+
 probe D3DQ_HAVE_HRTIMER_SETUP '6.13 908a1d775422' <<'EOF'
 static void __maybe_unused d3dq_probe(struct hrtimer *timer,
 				      enum hrtimer_restart (*fn)(struct hrtimer *))

@@ -107,6 +107,7 @@ static int device_open(const char *path, d3dq_signal_event_fn signal_event,
 	dev->has_tail = v[1] & DRM_D3DQ_FEATURE_SUBMIT_TAIL;
 	dev->has_split = v[1] & DRM_D3DQ_FEATURE_SUBMIT_SPLIT;
 	dev->has_cyclic = v[1] & DRM_D3DQ_FEATURE_FENCE_HANDLE_CYCLIC;
+	dev->has_implicit = v[1] & DRM_D3DQ_FEATURE_IMPLICIT_SYNC;
 	dev->max_syncs = v[2] > UINT32_MAX ? UINT32_MAX : (uint32_t)v[2];
 	dev->max_cmd_bytes = v[3] > UINT32_MAX ? UINT32_MAX : (uint32_t)v[3];
 	dev->max_delay_ns = v[4];
@@ -116,6 +117,8 @@ static int device_open(const char *path, d3dq_signal_event_fn signal_event,
 	pthread_mutex_init(&dev->remove_lock, NULL);
 	pthread_rwlock_init(&dev->reg_lock, NULL);
 	pthread_mutex_init(&dev->page_lock, NULL);
+	pthread_mutex_init(&dev->import_lock, NULL);
+	list_init(&dev->imports);
 	list_init(&dev->queues);
 	list_init(&dev->fences);
 	list_init(&dev->buffers);
@@ -126,6 +129,7 @@ static int device_open(const char *path, d3dq_signal_event_fn signal_event,
 		pthread_mutex_destroy(&dev->remove_lock);
 		pthread_rwlock_destroy(&dev->reg_lock);
 		pthread_mutex_destroy(&dev->page_lock);
+		pthread_mutex_destroy(&dev->import_lock);
 		close(fd);
 		free(dev);
 		return ret;

@@ -102,6 +102,7 @@ struct d3dq_device {
 	bool has_tail;			/* uapi 1.8: SUBMIT_TAIL */
 	bool has_split;			/* uapi 1.10: SUBMIT_SPLIT */
 	bool has_cyclic;		/* uapi 1.10: one handle per shared fence */
+	bool has_implicit;		/* uapi 1.12: imports, SUBMIT_IMPLICIT */
 	long page_size;
 
 	/* Events that are the program's tokens, see dispatch.c. */
@@ -116,6 +117,13 @@ struct d3dq_device {
 	struct list queues;
 	struct list fences;
 	struct list buffers;
+	/*
+	 * Imported buffers whose handle is open (buffer.c): a second
+	 * import of one dma-buf gets the same handle, so imports and the
+	 * closing of their handles take @import_lock (a leaf lock).
+	 */
+	pthread_mutex_t import_lock;
+	struct list imports;
 	struct list cmdlists;
 
 	pthread_mutex_t page_lock;
@@ -143,6 +151,8 @@ struct d3dq_queue {
 	pthread_mutex_t lock;		/* submission order (R16) */
 	bool dead;			/* @id destroyed, under lock */
 	uint64_t tl_point;		/* last point submitted */
+	/* The execute under lock asked for implicit sync (uapi 1.12). */
+	bool implicit;
 };
 
 struct d3dq_buffer {
@@ -153,7 +163,10 @@ struct d3dq_buffer {
 	uint32_t handle;
 	uint64_t size;
 	uint64_t map_size;
-	void *map;
+	void *map;			/* NULL: an import without a map */
+	/* Imported (0.5): in dev->imports until its handle is closed. */
+	bool imported;
+	struct list import_link;
 };
 
 enum cmdlist_state { CMDLIST_RECORDING, CMDLIST_CLOSED };

@@ -140,6 +140,7 @@ void d3dqp_dev_put(struct d3dq_device *dev)
 	pthread_mutex_destroy(&dev->remove_lock);
 	pthread_rwlock_destroy(&dev->reg_lock);
 	pthread_mutex_destroy(&dev->page_lock);
+	pthread_mutex_destroy(&dev->import_lock);
 	free(dev);
 }
 

@@ -89,10 +89,13 @@ static int submit_locked(struct d3dq_queue *q, struct drm_d3dq_sync *wait,
 	} };
 	struct drm_d3dq_submit args = {
 		.queue_id = q->id,
-		.flags = carry ? DRM_D3DQ_SUBMIT_CARRY :
-			 tail ? DRM_D3DQ_SUBMIT_TAIL :
-			 wait ? DRM_D3DQ_SUBMIT_HOLD :
-			 split ? DRM_D3DQ_SUBMIT_SPLIT : 0,
+		.flags = (carry ? DRM_D3DQ_SUBMIT_CARRY :
+			  tail ? DRM_D3DQ_SUBMIT_TAIL :
+			  wait ? DRM_D3DQ_SUBMIT_HOLD :
+			  split ? DRM_D3DQ_SUBMIT_SPLIT : 0) |
+			 /* An execute's commands (0.5, uapi 1.12). */
+			 (cmd_bytes && q->implicit ?
+			  DRM_D3DQ_SUBMIT_IMPLICIT : 0),
 		.waits = DRM_D3DQ_OBJ_ARRAY(wait ? 1 : 0, wait),
 		.signals = DRM_D3DQ_OBJ_ARRAY(carry ? 0 : signal ? 2 : 1,
 					      signals),
@@ -483,17 +486,25 @@ static int lists_submit_whole_locked(struct d3dq_queue *q,
 	return ret;
 }
 
-D3DQ_EXPORT int d3dq_queue_execute(struct d3dq_queue *q,
-				   struct d3dq_cmdlist *const *lists,
-				   uint32_t count)
+/*
+ * Execute; @flags D3DQ_EXECUTE_IMPLICIT_SYNC (0.5) makes every job of the
+ * call wait for the other drivers' work in its buffers
+ * (DRM_D3DQ_SUBMIT_IMPLICIT), a property of the call's submits that
+ * q->implicit carries under q->lock.
+ */
+static int queue_execute(struct d3dq_queue *q,
+			 struct d3dq_cmdlist *const *lists, uint32_t count,
+			 uint32_t flags)
 {
 	uint8_t *chunk = NULL;
 	size_t total = 0, cap;
 	uint32_t i;
 	int ret = 0;
 
-	if (!q || (count && !lists))
+	if (!q || (count && !lists) || (flags & ~D3DQ_EXECUTE_IMPLICIT_SYNC))
 		return -EINVAL;
+	if ((flags & D3DQ_EXECUTE_IMPLICIT_SYNC) && !q->dev->has_implicit)
+		return -EOPNOTSUPP;
 	for (i = 0; i < count; i++)
 		if (!lists[i] || lists[i]->dev != q->dev)
 			return -EINVAL;
@@ -504,6 +515,7 @@ D3DQ_EXPORT int d3dq_queue_execute(struct d3dq_queue *q,
 	for (i = 0; i < count; i++)
 		obj_get(lists[i]);
 	pthread_mutex_lock(&q->lock);
+	q->implicit = flags & D3DQ_EXECUTE_IMPLICIT_SYNC;
 	ret = q->dead ? -ENODEV : lists_check(lists, count, &total);
 	if (!ret && total && q->dev->has_split) {
 		ret = lists_submit_whole_locked(q, lists, count, total);
@@ -516,6 +528,7 @@ D3DQ_EXPORT int d3dq_queue_execute(struct d3dq_queue *q,
 		      lists_submit_locked(q, lists, count, chunk, cap);
 		free(chunk);
 	}
+	q->implicit = false;
 	pthread_mutex_unlock(&q->lock);
 	if (ret == 1) {
 		/* D3D12 removes the device for this misuse. */
@@ -526,4 +539,18 @@ D3DQ_EXPORT int d3dq_queue_execute(struct d3dq_queue *q,
 		d3dqp_cmdlist_put(lists[i]);
 	d3dqp_queue_put(q);
 	return ret;
+}
+
+D3DQ_EXPORT int d3dq_queue_execute(struct d3dq_queue *q,
+				   struct d3dq_cmdlist *const *lists,
+				   uint32_t count)
+{
+	return queue_execute(q, lists, count, 0);
+}
+
+D3DQ_EXPORT int d3dq_queue_execute_flags(struct d3dq_queue *q,
+					 struct d3dq_cmdlist *const *lists,
+					 uint32_t count, uint32_t flags)
+{
+	return queue_execute(q, lists, count, flags);
 }

@@ -221,6 +221,22 @@ void *d3dq_buffer_map(struct d3dq_buffer *buf);
 void  d3dq_buffer_destroy(struct d3dq_buffer *buf);
 
 /*
+ * Since 0.5 (uapi 1.12): another driver's buffer, given as a dma-buf fd,
+ * as a buffer of @dev (the fd stays the caller's; its map, NULL if the
+ * exporter allows none); and an execute whose jobs first wait for the
+ * other drivers' work in the buffers they use (implicit sync). See
+ * d3dq_buffer_import(3) and d3dq_queue_execute_flags(3).
+ */
+int d3dq_buffer_import(struct d3dq_device *dev, int fd,
+		       struct d3dq_buffer **buf);
+
+#define D3DQ_EXECUTE_IMPLICIT_SYNC 1u
+
+int d3dq_queue_execute_flags(struct d3dq_queue *queue,
+			     struct d3dq_cmdlist *const *lists, uint32_t count,
+			     uint32_t flags);
+
+/*
  * Command lists: created recording; close before executing (a closed list
  * can be executed many times); reset to record again.
  */

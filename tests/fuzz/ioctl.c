@@ -937,10 +937,16 @@ static void fz_submit(struct __test_metadata *_metadata, struct fz *f)
 	 */
 	a.flags = reserved(f, &rbad) & ~DRM_D3DQ_SUBMIT_SPLIT;
 	if (a.flags & ~(DRM_D3DQ_SUBMIT_HOLD | DRM_D3DQ_SUBMIT_CARRY |
-			DRM_D3DQ_SUBMIT_TAIL))
+			DRM_D3DQ_SUBMIT_TAIL | DRM_D3DQ_SUBMIT_IMPLICIT))
 		bad = true;
 	if (one_in(f, 4))
 		a.flags |= DRM_D3DQ_SUBMIT_HOLD;
+	/*
+	 * IMPLICIT (1.12) goes with any flag; this file's buffers hold only
+	 * d3dq's fences, which it never waits for: nothing else changes.
+	 */
+	if (one_in(f, 6))
+		a.flags |= DRM_D3DQ_SUBMIT_IMPLICIT;
 	/* CARRY (1.8): waits only, carried to the queue's next job. */
 	if (one_in(f, 6))
 		a.flags |= DRM_D3DQ_SUBMIT_CARRY;

@@ -455,7 +455,7 @@ TEST_F(hold, bad_flags)
 {
 	struct drm_d3dq_submit a = {
 		.queue_id = self->q1,
-		.flags = DRM_D3DQ_SUBMIT_SPLIT << 1,
+		.flags = DRM_D3DQ_SUBMIT_IMPLICIT << 1,
 	};
 
 	EXPECT_EQ(-EINVAL, t_submit_raw(self->fd, &a));

@@ -274,9 +274,26 @@ TEST_F(mod, run)
 		ASSERT_EQ(0, t_submit(fd1, q1, NULL, 0, &s, 1, &cs));
 		ASSERT_EQ(0, t_wait(fd1, s.handle, 1, 5 * T_SEC));
 		EXPECT_EQ(77, m1[0]);
-		/* Buffers of one device cannot be imported into another. */
+		/*
+		 * A buffer of one device imports into another as any other
+		 * driver's dma-buf (uapi 1.12): the importer's jobs write the
+		 * same memory.
+		 */
 		ASSERT_EQ(0, drmPrimeHandleToFD(fd1, bo1, DRM_CLOEXEC, &dmabuf));
-		EXPECT_NE(0, drmPrimeFDToHandle(self->fd, dmabuf, &imported));
+		ASSERT_EQ(0, drmPrimeFDToHandle(self->fd, dmabuf, &imported));
+		{
+			uint32_t q0 = t_queue(self->fd, 0, 0);
+			struct drm_d3dq_sync s0 = t_tl(t_syncobj(self->fd), 1);
+
+			ASSERT_NE(0, q0);
+			t_cs_init(&cs);
+			t_cs_write64(&cs, imported, 8, 78);
+			ASSERT_EQ(0, t_submit(self->fd, q0, NULL, 0, &s0, 1,
+					      &cs));
+			ASSERT_EQ(0, t_wait(self->fd, s0.handle, 1,
+					    5 * T_SEC));
+			EXPECT_EQ(78, m1[1]);
+		}
 		EXPECT_EQ(0, drmPrimeFDToHandle(fd1, dmabuf, &imported));
 		EXPECT_EQ(bo1, imported);
 		close(dmabuf);

@@ -91,9 +91,9 @@ TEST_F(sub, header_errors)
 	BASE();
 	/*
 	 * An unknown flag (HOLD is one since 1.5, CARRY and TAIL since 1.8,
-	 * SPLIT since 1.10).
+	 * SPLIT since 1.10, IMPLICIT since 1.12).
 	 */
-	s.flags = DRM_D3DQ_SUBMIT_SPLIT << 1;
+	s.flags = DRM_D3DQ_SUBMIT_IMPLICIT << 1;
 	EXPECT_EQ(-EINVAL, t_submit_raw(self->fd, &s));
 	BASE();
 	s.pad = 1;

@@ -312,14 +312,15 @@ static int defined_nodes(struct __test_metadata *_metadata, const char *so,
  * d3d12_d3dq_create_device(3)), 0.3, which added
  * d3dq_fence_export_sync_file(3) (libd3dq only), and 0.4, which adds
  * d3dq_device_get_max_buffer_size(3) and d3dq_fence_signal_on_sync_file(3)
- * and, in libd3d12-d3dq, the two fence functions of d3d12_d3dq.h. A
- * release that adds
- * symbols adds its node here too.
+ * and, in libd3d12-d3dq, the two fence functions of d3d12_d3dq.h, and
+ * 0.5, which adds d3dq_buffer_import(3) and d3dq_queue_execute_flags(3)
+ * (libd3dq only). A release that adds symbols adds its node here too.
  */
 TEST_F_TIMEOUT(sym, the_releases_nodes, 300)
 {
 	static const char *const d3dq[] = { "LIBD3DQ_0", "LIBD3DQ_0.2",
-					    "LIBD3DQ_0.3", "LIBD3DQ_0.4" };
+					    "LIBD3DQ_0.3", "LIBD3DQ_0.4",
+					    "LIBD3DQ_0.5" };
 	static const char *const d3d12[] = { "LIBD3D12_D3DQ_0",
 					     "LIBD3D12_D3DQ_0.2",
 					     "LIBD3D12_D3DQ_0.4" };
@@ -329,7 +330,7 @@ TEST_F_TIMEOUT(sym, the_releases_nodes, 300)
 	if (access("/usr/bin/readelf", X_OK))
 		SKIP(return, "readelf (binutils) is not installed");
 	n = defined_nodes(_metadata, "libd3dq.so.0", &have);
-	ASSERT_EQ(4, n);
+	ASSERT_EQ(5, n);
 	for (i = 0; i < n; i++)
 		EXPECT_STREQ(d3dq[i], have[i]);
 	n = defined_nodes(_metadata, "libd3d12-d3dq.so.0", &have);

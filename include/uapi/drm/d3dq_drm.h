@@ -117,7 +117,7 @@ enum drm_d3dq_ioctl_id {
  * number grows with every addition.
  */
 #define DRM_D3DQ_UAPI_MAJOR	1
-#define DRM_D3DQ_UAPI_MINOR	11
+#define DRM_D3DQ_UAPI_MINOR	12
 
 /**
  * struct drm_d3dq_obj_array - A user array of structures.
@@ -235,7 +235,8 @@ enum drm_d3dq_param {
  * version 1.9 %DRM_D3DQ_FEATURE_REMOVE_OWN_FENCES, version 1.10
  * %DRM_D3DQ_FEATURE_SUBMIT_SPLIT and %DRM_D3DQ_FEATURE_FENCE_HANDLE_CYCLIC,
  * version 1.11 %DRM_D3DQ_FEATURE_FENCE_SIGNAL_ON and
- * %DRM_D3DQ_FEATURE_FENCE_EVENT_ARMED.
+ * %DRM_D3DQ_FEATURE_FENCE_EVENT_ARMED, version 1.12
+ * %DRM_D3DQ_FEATURE_IMPLICIT_SYNC.
  */
 /** DRM_D3DQ_FEATURE_TIMELINE - timeline syncobjs in waits and signals. */
 #define DRM_D3DQ_FEATURE_TIMELINE	(1ull << 0)
@@ -332,6 +333,12 @@ enum drm_d3dq_param {
  * 1.11.
  */
 #define DRM_D3DQ_FEATURE_FENCE_EVENT_ARMED	(1ull << 18)
+/**
+ * DRM_D3DQ_FEATURE_IMPLICIT_SYNC - other drivers' dma-bufs import as
+ * buffers (see "Buffers") and %DRM_D3DQ_SUBMIT_IMPLICIT (see "Implicit
+ * sync with other drivers"). Since 1.12.
+ */
+#define DRM_D3DQ_FEATURE_IMPLICIT_SYNC	(1ull << 19)
 
 /**
  * struct drm_d3dq_get_param - Argument of %DRM_IOCTL_D3DQ_GET_PARAM.
@@ -358,6 +365,17 @@ struct drm_d3dq_get_param {
  * and DRM_IOCTL_PRIME_FD_TO_HANDLE). A job holds a reference to every
  * buffer its command stream names, so closing a handle while a job uses
  * the buffer is safe.
+ *
+ * From 1.12 (%DRM_D3DQ_FEATURE_IMPLICIT_SYNC) DRM_IOCTL_PRIME_FD_TO_HANDLE
+ * also imports another driver's dma-buf (or another d3dq device's) as a
+ * buffer: the kernel maps all of it once, with dma_buf_vmap(), for the
+ * buffer's life, and commands use it as any other; mmap() at its
+ * %DRM_D3DQ_BO_MMAP_OFFSET maps the dma-buf through its exporter. The
+ * exporter must give a kernel mapping of memory the CPU sees coherently
+ * (vgem's, GPU buffers in system memory): -EINVAL when it gives no
+ * mapping, -EOPNOTSUPP when it maps I/O memory, or the exporter's error.
+ * The buffer's reservation object is the dma-buf's: jobs publish their
+ * fences there as in any buffer.
  *
  * Everything a job wrote is visible through a CPU mapping once the job's
  * signal points have signalled: the engine writes through a cached kernel
@@ -659,12 +677,59 @@ struct drm_d3dq_queue_get_state {
 #define DRM_D3DQ_SUBMIT_SPLIT		(1u << 3)
 
 /**
+ * DRM_D3DQ_SUBMIT_IMPLICIT - &drm_d3dq_submit.flags: the job first waits
+ * for the other drivers' fences in the reservation objects of the
+ * buffers its commands name (see "Implicit sync with other drivers").
+ * Since 1.12.
+ */
+#define DRM_D3DQ_SUBMIT_IMPLICIT	(1u << 4)
+
+/**
+ * DOC: Implicit sync with other drivers
+ *
+ * d3dq publishes every job's fence in the reservation objects of the
+ * buffers it uses, and by default waits for nothing it finds there:
+ * D3D12 synchronises explicitly, and two queues may use one buffer at
+ * once. From 1.12 (%DRM_D3DQ_FEATURE_IMPLICIT_SYNC) a submit with
+ * %DRM_D3DQ_SUBMIT_IMPLICIT makes its job wait, before it runs, for the
+ * fences of other drivers that it finds in the reservation object of
+ * each buffer its commands name, as a Vulkan driver's implicit sync does:
+ * for a buffer the job only reads (a COPY's source), the fences of
+ * writers (DMA_RESV_USAGE_WRITE); for a buffer it writes, those of
+ * readers and writers (DMA_RESV_USAGE_READ). So a program consumes
+ * another driver's output without a sync_file round trip.
+ *
+ * "Other drivers' fences" are every fence but those of d3dq jobs (of any
+ * d3dq device), which stay explicit. The rule is the same for every
+ * buffer: an imported dma-buf of another driver, and a d3dq buffer that
+ * another driver imported and wrote (its reservation object is shared
+ * with the dma-buf). These are published dma-fences, which signal in
+ * bounded time: no new dependency on userspace. The fences are looked up
+ * when the job is armed, its reservation objects locked: at the submit,
+ * or for a held job (see "Held jobs") when the kernel arms it, so a
+ * held job waits for what other drivers published until then. A job with
+ * such a fence still pending does not run inside the submit (no
+ * %DRM_D3DQ_SUBMIT_DONE). An error of such a fence does not reach the job
+ * nor its queue: implicit sync orders work, it does not make the job
+ * depend on the other work's success (an explicit syncobj wait on its
+ * sync_file does). The job timeout counts from the job's start, after
+ * these waits, as after any wait. The job's own fence is published in
+ * the same reservation objects as without the flag.
+ *
+ * The flag goes with any other: a submit without commands (carried
+ * waits, signals only) names no buffer, and it changes nothing there; a
+ * split submit's jobs each wait for the fences in their own buffers.
+ * Looking the fences up may fail with -ENOMEM (the submit fails, or a
+ * held job's arming is retried).
+ */
+
+/**
  * DOC: Split submits
  *
  * From 1.10 (%DRM_D3DQ_FEATURE_SUBMIT_SPLIT) a submit with
- * %DRM_D3DQ_SUBMIT_SPLIT (and no other flag, and no waits: -EINVAL
- * otherwise) takes a command stream of any length that is a multiple of
- * 8. The kernel cuts it at command boundaries into jobs of at most
+ * %DRM_D3DQ_SUBMIT_SPLIT (and no other flag but, from 1.12,
+ * %DRM_D3DQ_SUBMIT_IMPLICIT, and no waits: -EINVAL otherwise) takes a
+ * command stream of any length that is a multiple of 8. The kernel cuts it at command boundaries into jobs of at most
  * %DRM_D3DQ_PARAM_MAX_CMD_BYTES each, greedily: each job takes as many
  * whole commands as fit. The jobs follow each other on the queue; the
  * first takes the queue's carried waits, the last the submit's signals.
@@ -920,7 +985,8 @@ struct drm_d3dq_submit {
 	/**
 	 * @flags: 0, or (uapi 1.5) %DRM_D3DQ_SUBMIT_HOLD, or (uapi 1.8)
 	 * %DRM_D3DQ_SUBMIT_CARRY or %DRM_D3DQ_SUBMIT_TAIL, or (uapi 1.10)
-	 * %DRM_D3DQ_SUBMIT_SPLIT.
+	 * %DRM_D3DQ_SUBMIT_SPLIT; with any of them (uapi 1.12)
+	 * %DRM_D3DQ_SUBMIT_IMPLICIT.
 	 */
 	__u32 flags;
 
