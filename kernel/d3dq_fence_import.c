@@ -284,11 +284,17 @@ int d3dq_ioctl_fence_signal_on(struct drm_device *drm, void *data,
 	mutex_unlock(&dfile->fence_lock);
 
 	if (dma_fence_add_callback(waited, &imp->cb, d3dq_fence_import_cb)) {
-		/* Signalled already: written in this call. */
+		/*
+		 * Signalled already: written in this call. The signal's
+		 * reference to the fence may go with it meanwhile (its work,
+		 * and a FENCE_DESTROY of the handle on another thread).
+		 */
+		d3dq_fence_get(fence);
 		d3dq_fence_import_cb(waited, &imp->cb);
 		spin_lock_irqsave(&fence->lock, flags);
 		d3dq_fence_drain_locked(fence, &flags, 0, NULL);
 		spin_unlock_irqrestore(&fence->lock, flags);
+		d3dq_fence_put(fence);
 	}
 	return 0;
 
