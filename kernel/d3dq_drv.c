@@ -1182,10 +1182,12 @@ err_wqs:
  * Unloading needs every file closed (they pin the module) and every fence
  * released (each hardware fence pins the module until an RCU callback
  * frees it). What remains is work the last frees queued: queue teardown,
- * which may release a device, and the RCU callbacks themselves.
+ * which may release a device, and the RCU callbacks themselves; and
+ * signals of other drivers' work whose freeing waits for a timer.
  */
 static void __exit d3dq_exit(void)
 {
+	d3dq_fence_imports_flush();
 	d3dq_devices_destroy();
 	platform_driver_unregister(&d3dq_platform_driver);
 	d3dq_wqs_destroy();

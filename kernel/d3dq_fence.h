@@ -192,6 +192,7 @@ int d3dq_ioctl_fence_event(struct drm_device *drm, void *data,
 int d3dq_ioctl_fence_signal_on(struct drm_device *drm, void *data,
 			       struct drm_file *file);
 void d3dq_fence_imports_cancel(struct d3dq_file *dfile);
+void d3dq_fence_imports_flush(void);
 int d3dq_ioctl_fence_export_sync_file(struct drm_device *drm, void *data,
 				      struct drm_file *file);
 

@@ -13,12 +13,17 @@
  * the fence's lock, which the write checks under the same lock.
  *
  * Order: the callback, which may run in another driver's interrupt
- * handler with that driver's fence lock held, only adds the signal to
- * its fence's lock-free list (the order of those additions is the order
- * of completion) and queues its work. Every write of the fence first
+ * handler with that driver's fence lock held, adds the signal to its
+ * fence's lock-free list (the order of those additions is the order of
+ * completion) and queues its work. Every write of the fence first
  * writes the values of the signals on that list, in order
  * (d3dq_fence_drain_locked()), so a later signal of a d3dq job or a CPU
- * signal writes after them; the work writes them if nobody else does.
+ * signal writes after them. The callback writes the first of them
+ * itself if it gets the fence's lock at once and no write is in
+ * progress, and wakes the CPU waiters and eventfds that value reaches,
+ * a batch at most (d3dq_fence_drain_atomic()); the work writes the rest
+ * and releases jobs' waits, in process context. A CPU waiter of the
+ * value thus needs no worker to wake it.
  *
  * Copyright (C) 2026 The d3dq authors
  */
@@ -45,6 +50,7 @@ struct d3dq_fence_import {
 	refcount_t refs;		/* the list's, the callback's */
 	struct list_head flink;		/* dfile->fence_imports */
 	struct llist_node lnode;	/* fence->imports_done */
+	struct llist_node rnode;	/* d3dq_fence_imports_reaped */
 	struct list_head link;		/* fence->imports */
 	struct work_struct work;
 	u64 value;
@@ -102,11 +108,13 @@ bool d3dq_fence_import_write_locked(struct d3dq_fence *fence)
 	return true;
 }
 
-/* Process context: the value is written by now, by whoever wrote first. */
-static void d3dq_fence_import_work(struct work_struct *work)
+/*
+ * Process context: the value is written by now, by whoever wrote first.
+ * Arms what the write released, then drops the callback's reference and
+ * the list's.
+ */
+static void d3dq_fence_import_done(struct d3dq_fence_import *imp)
 {
-	struct d3dq_fence_import *imp =
-		container_of(work, struct d3dq_fence_import, work);
 	struct d3dq_fence *fence = imp->fence;
 	struct d3dq_file *dfile = imp->dfile;
 	struct d3dq_fence_kicks kicks = { .count = 0 };
@@ -131,10 +139,54 @@ static void d3dq_fence_import_work(struct work_struct *work)
 	d3dq_fence_import_put(imp);
 }
 
+static void d3dq_fence_import_work(struct work_struct *work)
+{
+	d3dq_fence_import_done(container_of(work, struct d3dq_fence_import,
+					    work));
+}
+
+/*
+ * Signals whose callback did all of the write (d3dq_fence_drain_atomic()):
+ * only their freeing is left, which one work item does for all of them a
+ * little later, rather than waking a worker at once, on the CPUs that the
+ * woken waiters are about to run on.
+ */
+#define D3DQ_FENCE_IMPORT_REAP_DELAY	msecs_to_jiffies(10)
+static LLIST_HEAD(d3dq_fence_imports_reaped);
+
+static void d3dq_fence_imports_reap(struct work_struct *work)
+{
+	struct d3dq_fence_import *imp, *tmp;
+	struct llist_node *reaped;
+
+	reaped = llist_del_all(&d3dq_fence_imports_reaped);
+	llist_for_each_entry_safe(imp, tmp, reaped, rnode) {
+		d3dq_fence_import_done(imp);
+		cond_resched();
+	}
+}
+
+static DECLARE_DELAYED_WORK(d3dq_fence_imports_reaper,
+			    d3dq_fence_imports_reap);
+
+/**
+ * d3dq_fence_imports_flush - Free the signals left to free (module exit).
+ *
+ * Before the work queues go: the delayed work that frees them may be
+ * waiting for its timer.
+ */
+void d3dq_fence_imports_flush(void)
+{
+	flush_delayed_work(&d3dq_fence_imports_reaper);
+}
+
 /*
  * The dma-fence signalled: any context, the other driver's fence lock
- * held. An error writes nothing. No lock is taken: a d3dq fence's lock
- * is held while binding to dma-fences, so this one must not be.
+ * held. An error writes nothing. A d3dq fence's lock is held while
+ * binding to dma-fences, so this one must not wait for it: the value is
+ * written here, and CPU waiters woken, only if the lock is free
+ * (d3dq_fence_drain_atomic()). The work finishes the rest and frees the
+ * signal.
  */
 static void d3dq_fence_import_cb(struct dma_fence *waited,
 				 struct dma_fence_cb *cb)
@@ -142,8 +194,16 @@ static void d3dq_fence_import_cb(struct dma_fence *waited,
 	struct d3dq_fence_import *imp =
 		container_of(cb, struct d3dq_fence_import, cb);
 
-	if (!waited->error && !dma_fence_chain_contained(waited)->error)
+	if (!waited->error && !dma_fence_chain_contained(waited)->error) {
 		llist_add(&imp->lnode, &imp->fence->imports_done);
+		if (d3dq_fence_drain_atomic(imp->fence)) {
+			llist_add(&imp->rnode, &d3dq_fence_imports_reaped);
+			queue_delayed_work(d3dq_wq.cleanup,
+					   &d3dq_fence_imports_reaper,
+					   D3DQ_FENCE_IMPORT_REAP_DELAY);
+			return;
+		}
+	}
 	queue_work(d3dq_wq.cleanup, &imp->work);
 }
 
@@ -224,11 +284,17 @@ int d3dq_ioctl_fence_signal_on(struct drm_device *drm, void *data,
 	mutex_unlock(&dfile->fence_lock);
 
 	if (dma_fence_add_callback(waited, &imp->cb, d3dq_fence_import_cb)) {
-		/* Signalled already: written in this call. */
+		/*
+		 * Signalled already: written in this call. The signal's
+		 * reference to the fence may go with it meanwhile (its work,
+		 * and a FENCE_DESTROY of the handle on another thread).
+		 */
+		d3dq_fence_get(fence);
 		d3dq_fence_import_cb(waited, &imp->cb);
 		spin_lock_irqsave(&fence->lock, flags);
 		d3dq_fence_drain_locked(fence, &flags, 0, NULL);
 		spin_unlock_irqrestore(&fence->lock, flags);
+		d3dq_fence_put(fence);
 	}
 	return 0;
 

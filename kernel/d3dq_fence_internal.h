@@ -219,6 +219,7 @@ void d3dq_fence_cond_free(struct d3dq_fence_cond *cond);
 void d3dq_fence_cond_unlink(struct d3dq_fence_cond *cond);
 void d3dq_fence_node_done(struct d3dq_fence_node *node);
 void d3dq_fence_change_locked(struct d3dq_fence *fence);
+bool d3dq_fence_drain_atomic(struct d3dq_fence *fence);
 bool d3dq_fence_node_gone(struct d3dq_fence_node *node);
 void d3dq_fence_node_list(struct d3dq_fence_node *node);
 struct d3dq_fence_node *d3dq_fence_node_of(struct rb_node *rb);

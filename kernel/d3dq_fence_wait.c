@@ -256,10 +256,23 @@ void d3dq_fence_change_locked(struct d3dq_fence *fence)
 }
 
 /*
- * Satisfy a batch of the nodes the pending write reaches, lowest first
- * (the fence's lock held): whether some are left.
+ * Whether satisfying @node takes no lock but its fence's and what a
+ * woken thread's or an eventfd's wait queue takes: no job's wait (its
+ * file's @fence_jobs_lock, a release fence, a queue's arming), no
+ * registration with %DRM_D3DQ_FENCE_EVENT_ARMED (@fence_jobs_lock).
  */
-static bool d3dq_fence_drain_batch_locked(struct d3dq_fence *fence)
+static bool d3dq_fence_node_light(const struct d3dq_fence_node *node)
+{
+	return !node->cond->release && RB_EMPTY_NODE(&node->hrb);
+}
+
+/*
+ * Satisfy a batch of the nodes the pending write reaches, lowest first
+ * (the fence's lock held), or with @light only those before the first
+ * that is not light: whether some are left.
+ */
+static bool d3dq_fence_drain_batch_locked(struct d3dq_fence *fence,
+					  bool light)
 {
 	struct d3dq_fence_node *node;
 	unsigned int n;
@@ -270,7 +283,8 @@ static bool d3dq_fence_drain_batch_locked(struct d3dq_fence *fence)
 			fence->draining = false;
 			break;
 		}
-		if (n == D3DQ_FENCE_BATCH)
+		if (n == D3DQ_FENCE_BATCH ||
+		    (light && !d3dq_fence_node_light(node)))
 			return true;
 		fence->fire_change = fence->drain_change;
 		fence->fire_drain = true;
@@ -320,7 +334,7 @@ void d3dq_fence_drain_locked(struct d3dq_fence *fence, unsigned long *flags,
 		if (change && fence->drain_change != change)
 			return;
 		fence->fired = &fired;
-		more = d3dq_fence_drain_batch_locked(fence);
+		more = d3dq_fence_drain_batch_locked(fence, false);
 		fence->fired = NULL;
 		if (!more && !fired.count)
 			return;
@@ -333,6 +347,45 @@ void d3dq_fence_drain_locked(struct d3dq_fence *fence, unsigned long *flags,
 			cpu_relax();
 		spin_lock_irqsave(&fence->lock, *flags);
 	}
+}
+
+/**
+ * d3dq_fence_drain_atomic - Write the next value of other drivers' work
+ * where a dma-fence callback runs.
+ * @fence: the fence, its lock not held by the caller
+ *
+ * Any context, another driver's fence lock possibly held: the fence's
+ * lock is only tried (it is held while binding to dma-fences, so the
+ * callback must not wait for it, and on this CPU it may be held around
+ * the dma-fence signal that called back). If no write is in progress,
+ * writes the first value d3dq_fence_import_write_locked() takes and
+ * satisfies at most a batch of the light nodes it reaches (CPU waits,
+ * eventfd and syncobj registrations: their wake-ups take wait queue
+ * locks only), then signals the batch's eventfds with the lock dropped.
+ * The rest (later values, more nodes, jobs' waits) is left to
+ * d3dq_fence_drain_locked() in process context.
+ *
+ * Return: whether it wrote and nothing is left: no value of another
+ * driver's work to write, no node of that write to satisfy.
+ */
+bool d3dq_fence_drain_atomic(struct d3dq_fence *fence)
+{
+	struct d3dq_fence_fired fired = { .count = 0 };
+	unsigned long flags;
+	bool left = true;
+
+	if (!spin_trylock_irqsave(&fence->lock, flags))
+		return false;
+	if (!fence->draining && d3dq_fence_import_write_locked(fence)) {
+		fence->fired = &fired;
+		left = d3dq_fence_drain_batch_locked(fence, true) ||
+		       !llist_empty(&fence->imports_done) ||
+		       !list_empty(&fence->imports);
+		fence->fired = NULL;
+	}
+	spin_unlock_irqrestore(&fence->lock, flags);
+	d3dq_fence_fire(&fired, NULL);
+	return !left;
 }
 
 /**

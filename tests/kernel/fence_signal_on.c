@@ -246,6 +246,81 @@ TEST_F(so, vgem_work_sets_the_value)
 }
 
 /*
+ * Where the fence's lock is free, the dma-fence callback writes the value
+ * and fires the eventfd registered at it itself: both are there when
+ * VGEM_FENCE_SIGNAL returns, with no worker to wait for. Between rounds
+ * the signal is freed, so nothing else holds the lock.
+ */
+TEST_F(so, vgem_signal_writes_in_its_call)
+{
+	uint32_t bo, vf;
+	int i, sf, efd;
+
+	NEED_VGEM();
+	for (i = 0; i < 4; i++) {
+		efd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+		ASSERT_LE(0, efd);
+		ASSERT_EQ(0, vgem_fenced_bo(self->vfd, &bo, &vf));
+		sf = vgem_sync_file(self->vfd, bo);
+		ASSERT_LE(0, sf);
+		ASSERT_EQ(0, signal_on(self->fd, self->f.handle, 10 + i, sf));
+		close(sf);
+		ASSERT_EQ(0, t_fence_event1(self->fd, self->f.handle, 10 + i,
+					    efd));
+		ASSERT_EQ(0, vgem_signal(self->vfd, vf));
+		EXPECT_EQ(10 + i, t_value_load(self->f.v));
+		EXPECT_EQ(1, t_efd_take(efd));
+		EXPECT_TRUE(imports_become(0));
+		close(efd);
+	}
+}
+
+/*
+ * A d3dq job's dma-fence, which signals in the engine's timer interrupt
+ * (the debug kernel's lockdep sees the callback take the fence's lock
+ * under that fence's): it wakes a CPU waiter and fires an eventfd at a
+ * lower value, which the callback satisfies, and releases a queue held
+ * by a Wait on the value, which stops the callback's batch: the work
+ * arms it.
+ */
+TEST_F(so, d3dq_job_sets_the_value)
+{
+	struct drm_d3dq_sync w = t_fs(self->f.handle, 4), s, s2;
+	int efd = eventfd(0, EFD_CLOEXEC);
+	uint32_t q, q2, out, out2;
+	uint32_t out_flags = 0;
+	struct t_cs cs;
+
+	ASSERT_LE(0, efd);
+	q = t_queue(self->fd, 0, 0);
+	q2 = t_queue(self->fd, 0, 0);
+	out = t_syncobj(self->fd);
+	out2 = t_syncobj(self->fd);
+	ASSERT_NE(0, q);
+	ASSERT_NE(0, q2);
+	ASSERT_NE(0, out);
+	ASSERT_NE(0, out2);
+	s = t_tl(out, 1);
+	s2 = t_bin(out2);
+	ASSERT_EQ(0, t_submit_hold(self->fd, q2, &w, 1, &s2, 1, NULL,
+				   &out_flags, NULL));
+	EXPECT_TRUE(out_flags & DRM_D3DQ_SUBMIT_HELD);
+	t_cs_init(&cs);
+	t_cs_delay(&cs, 200 * T_MS);
+	ASSERT_EQ(0, t_submit(self->fd, q, NULL, 0, &s, 1, &cs));
+	ASSERT_EQ(0, signal_on_syncobj(self->fd, self->f.handle, 4, out, 1));
+	ASSERT_EQ(0, t_fence_event1(self->fd, self->f.handle, 3, efd));
+	EXPECT_EQ(0, t_fence_wait1(self->fd, self->f.handle, 3,
+				   (int64_t)(t_now() + WAIT_MS * T_MS)));
+	EXPECT_EQ(4, t_value_load(self->f.v));
+	EXPECT_EQ(1, t_efd_take(efd));
+	EXPECT_EQ(0, t_wait(self->fd, out2, 0, WAIT_MS * T_MS));
+	EXPECT_EQ(1, t_fence_status(self->fd, out2, 0));
+	EXPECT_TRUE(imports_become(0));
+	close(efd);
+}
+
+/*
  * Signals take effect in the order their work completed, whichever was
  * asked first, and a CPU signal after a completion writes after it.
  */
