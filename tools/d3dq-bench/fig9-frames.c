@@ -259,6 +259,24 @@ static void cost_report(const char *key, const char *what,
 		add_counts(9, key, what, zero, fc->c, fc->frames);
 }
 
+/* One row per part of @who's loop (library or raw), per frame. */
+static void parts_rows(const char *who, const char *name, int n,
+		       uint64_t work_ns, const char *const *keys,
+		       const char *const *labels, int count,
+		       struct frame_parts *p)
+{
+	char key[64], label[96];
+	int i;
+
+	for (i = 0; i < count; i++) {
+		snprintf(key, sizeof(key), "frames_%s_n%d%s_part_%s", who, n,
+			 work_ns ? "_gpu1ms" : "", keys[i]);
+		snprintf(label, sizeof(label), "%s part, N=%d%s: %s", name, n,
+			 work_ns ? ", GPU" : "", labels[i]);
+		add_row(9, key, label, "ns", p->v[i], p->n);
+	}
+}
+
 /*
  * Rounds of @per frames with each call timed, alternating the library and
  * the raw loop; rows of one call each, per frame.
@@ -283,7 +301,6 @@ static void fig9_parts(struct frames_lib *l, struct frames_raw *w, int n,
 	};
 	struct frame_parts pl = { .n = 0 }, pr = { .n = 0 };
 	int rounds = smoke ? 1 : 4, r, i;
-	char key[64], label[96], what[16];
 
 	for (i = 0; i < LIB_PARTS; i++)
 		pl.v[i] = samples((long)rounds * per);
@@ -293,21 +310,10 @@ static void fig9_parts(struct frames_lib *l, struct frames_raw *w, int n,
 		frames_lib_run(l, per, n, &pl);
 		frames_raw_run(w, per, n, false, &pr);
 	}
-	snprintf(what, sizeof(what), "%s", work_ns ? "_gpu1ms" : "");
-	for (i = 0; i < LIB_PARTS; i++) {
-		snprintf(key, sizeof(key), "frames_lib_n%d%s_part_%s", n, what,
-			 lib_key[i]);
-		snprintf(label, sizeof(label), "library part, N=%d%s: %s", n,
-			 work_ns ? ", GPU" : "", lib_label[i]);
-		add_row(9, key, label, "ns", pl.v[i], pl.n);
-	}
-	for (i = 0; i < RAW_PARTS; i++) {
-		snprintf(key, sizeof(key), "frames_raw_n%d%s_part_%s", n, what,
-			 raw_key[i]);
-		snprintf(label, sizeof(label), "raw part, N=%d%s: %s", n,
-			 work_ns ? ", GPU" : "", raw_label[i]);
-		add_row(9, key, label, "ns", pr.v[i], pr.n);
-	}
+	parts_rows("lib", "library", n, work_ns, lib_key, lib_label, LIB_PARTS,
+		   &pl);
+	parts_rows("raw", "raw", n, work_ns, raw_key, raw_label, RAW_PARTS,
+		   &pr);
 }
 
 static void fig9(void)
