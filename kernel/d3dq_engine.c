@@ -50,6 +50,18 @@
  * %D3DQ_PRIORITY_SHARE + 1 (9). Within a priority, round the clients
  * (open files) with a queue ready, one step each, and round each
  * client's ready queues.
+ *
+ * A step that ends the last ready job of its client, other clients
+ * having work ready, starts the next step only %D3DQ_ENGINE_PAUSE_NS
+ * later (from a timer): the engine's worker lets its CPU go, so that the
+ * thread the job's end woke gets a CPU before the engine runs on. That
+ * thread typically submits the client's next job, which then waits one
+ * step per other ready client, as the bound says; without the pause, a
+ * worker that runs steps back to back could hold the CPU it needs (on
+ * two vCPUs of one host thread, for milliseconds: figure 10 in
+ * performance.rst). A client that still has jobs ready, and an engine
+ * nobody else waits for, go on at once. Which queue is next is not
+ * changed by the pause.
  */
 #define D3DQ_ENGINE_STEP_BYTES	SZ_256K
 #define D3DQ_ENGINE_CMD_COST	64
@@ -61,6 +73,7 @@
  */
 #define D3DQ_DIRECT_BYTES	(D3DQ_ENGINE_STEP_BYTES / 16)
 #define D3DQ_PRIORITY_SHARE	8
+#define D3DQ_ENGINE_PAUSE_NS	(20 * NSEC_PER_USEC)
 
 atomic_t d3dq_live_hw_fences = ATOMIC_INIT(0);
 
@@ -239,7 +252,9 @@ static void d3dq_dispatch_add_locked(struct d3dq_dispatch *dispatch,
 	list_add_tail(&engine->ready, &client->queues[prio]);
 	if (list_empty(&client->link[prio]))
 		list_add_tail(&client->link[prio], &dispatch->clients[prio]);
-	queue_work(dispatch->wq, &dispatch->work);
+	/* A pause queues the work when it ends. */
+	if (!dispatch->paused)
+		queue_work(dispatch->wq, &dispatch->work);
 }
 
 /*
@@ -257,7 +272,11 @@ static void d3dq_dispatch_add(struct d3dq_engine *engine)
 	spin_unlock_irqrestore(&dispatch->lock, flags);
 }
 
-/* The queue's job ended (under the queue's lock): off the ready lists. */
+/*
+ * The queue's job ended (under the queue's lock): off the ready lists.
+ * Whether its client has no other queue ready is noted for the step's
+ * end (d3dq_dispatch_release()).
+ */
 static void d3dq_dispatch_remove(struct d3dq_engine *engine)
 {
 	struct d3dq_dispatch *dispatch = engine->dispatch;
@@ -271,6 +290,7 @@ static void d3dq_dispatch_remove(struct d3dq_engine *engine)
 		if (list_empty(&client->queues[prio]))
 			list_del_init(&client->link[prio]);
 	}
+	dispatch->client_done = list_empty(&client->link[prio]);
 	spin_unlock_irqrestore(&dispatch->lock, flags);
 }
 
@@ -284,16 +304,43 @@ static bool d3dq_dispatch_has_ready_locked(struct d3dq_dispatch *d)
 	return false;
 }
 
-/* The engine is free again: run the next step if a queue is ready. */
-static void d3dq_dispatch_release(struct d3dq_dispatch *d)
+/*
+ * The engine is free again: run the next step if a queue is ready; from
+ * the engine's work (@worker), after a pause if the step ended its
+ * client's last ready job (see "Engine steps").
+ */
+static void d3dq_dispatch_release(struct d3dq_dispatch *d, bool worker)
 {
 	unsigned long flags;
 
 	spin_lock_irqsave(&d->lock, flags);
 	d->busy = false;
+	if (d3dq_dispatch_has_ready_locked(d) && !d->paused) {
+		if (worker && d->client_done) {
+			d->paused = true;
+			hrtimer_start(&d->pause, D3DQ_ENGINE_PAUSE_NS,
+				      HRTIMER_MODE_REL);
+		} else {
+			queue_work(d->wq, &d->work);
+		}
+	}
+	d->client_done = false;
+	spin_unlock_irqrestore(&d->lock, flags);
+}
+
+/* The pause is over: the engine goes on. */
+static enum hrtimer_restart d3dq_dispatch_resume(struct hrtimer *timer)
+{
+	struct d3dq_dispatch *d = container_of(timer, struct d3dq_dispatch,
+					       pause);
+	unsigned long flags;
+
+	spin_lock_irqsave(&d->lock, flags);
+	d->paused = false;
 	if (d3dq_dispatch_has_ready_locked(d))
 		queue_work(d->wq, &d->work);
 	spin_unlock_irqrestore(&d->lock, flags);
+	return HRTIMER_NORESTART;
 }
 
 /*
@@ -530,7 +577,7 @@ static void d3dq_dispatch_work(struct work_struct *work)
 		d3dq_engine_step(container_of(engine, struct d3dq_queue,
 					      engine),
 				 D3DQ_ENGINE_STEP_BYTES);
-		d3dq_dispatch_release(d);
+		d3dq_dispatch_release(d, true);
 	}
 	dma_fence_end_signalling(cookie);
 }
@@ -621,7 +668,7 @@ struct dma_fence *d3dq_engine_run(struct d3dq_queue *queue,
 	} else if (now) {
 		/* Ends the job; would queue it if it had more to run. */
 		d3dq_engine_step(queue, D3DQ_ENGINE_STEP_BYTES);
-		d3dq_dispatch_release(engine->dispatch);
+		d3dq_dispatch_release(engine->dispatch, false);
 	}
 	return &hw->base;
 }
@@ -696,7 +743,7 @@ void d3dq_engine_run_claimed(struct d3dq_queue *queue, struct d3dq_job *job)
 	/* The same step as the engine's, under the same rules. */
 	cookie = dma_fence_begin_signalling();
 	d3dq_engine_step(queue, D3DQ_ENGINE_STEP_BYTES);
-	d3dq_dispatch_release(engine->dispatch);
+	d3dq_dispatch_release(engine->dispatch, false);
 	dma_fence_end_signalling(cookie);
 	preempt_enable();
 	/*
@@ -818,7 +865,11 @@ void d3dq_dispatch_init(struct d3dq_dispatch *dispatch,
 		INIT_LIST_HEAD(&dispatch->clients[i]);
 	memset(dispatch->passed, 0, sizeof(dispatch->passed));
 	dispatch->busy = false;
+	dispatch->client_done = false;
+	dispatch->paused = false;
 	INIT_WORK(&dispatch->work, d3dq_dispatch_work);
+	d3dq_hrtimer_setup(&dispatch->pause, d3dq_dispatch_resume,
+			   CLOCK_MONOTONIC, HRTIMER_MODE_REL);
 	dispatch->wq = wq;
 }
 
@@ -827,6 +878,8 @@ void d3dq_dispatch_fini(struct d3dq_dispatch *dispatch)
 {
 	int i;
 
+	/* Nothing is ready: neither re-arms the other. */
+	hrtimer_cancel(&dispatch->pause);
 	cancel_work_sync(&dispatch->work);
 	for (i = 0; i < D3DQ_NUM_PRIORITIES; i++)
 		WARN_ON(!list_empty(&dispatch->clients[i]));

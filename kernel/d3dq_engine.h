@@ -66,7 +66,11 @@ struct d3dq_dispatch {
 	/* Steps in a row each priority had work ready and no step. */
 	unsigned int passed[D3DQ_NUM_PRIORITIES];
 	bool busy;			/* a step is running */
+	/* The running step ended its client's last ready job. */
+	bool client_done;
+	bool paused;			/* @pause is armed: no work queued */
 	struct work_struct work;
+	struct hrtimer pause;		/* the next step, after client_done */
 	struct workqueue_struct *wq;
 };
 

@@ -169,6 +169,7 @@ size_t d3dq_fence_qwait_bytes(void);
 
 int d3dq_fence_device_init(struct d3dq_device *ddev);
 void d3dq_fence_device_remove(struct d3dq_device *ddev);
+void d3dq_fence_events_flush(void);
 void d3dq_fence_file_init(struct d3dq_file *dfile);
 void d3dq_fence_file_remove(struct d3dq_file *dfile);
 void d3dq_fence_file_fini(struct d3dq_file *dfile, struct drm_file *file);

@@ -12,6 +12,7 @@
 
 #include <linux/kref.h>
 #include <linux/list.h>
+#include <linux/llist.h>
 #include <linux/rbtree.h>
 #include <linux/refcount.h>
 #include <linux/spinlock.h>
@@ -172,6 +173,7 @@ struct d3dq_fence_cond {
 	struct d3dq_queue *queue;
 	wait_queue_head_t wq;		/* CPU waits */
 	struct work_struct work;	/* registrations: unlink and free */
+	struct llist_node done;		/* eventfd ones: in the next batch */
 	struct d3dq_file *dfile;	/* registrations: holds a reference */
 	/*
 	 * The user @count nodes are counted against (max_user_fence_nodes)

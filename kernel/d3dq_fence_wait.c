@@ -19,6 +19,7 @@
 #include <linux/uaccess.h>
 #include <linux/wait.h>
 
+#include <drm/drm_drv.h>
 #include <drm/drm_file.h>
 #include <drm/drm_syncobj.h>
 #include <drm/d3dq_drm.h>
@@ -31,12 +32,27 @@
 
 /* --- conditions: the value write path ---------------------------------- */
 
+static void d3dq_fence_events_reap(struct work_struct *work);
+
+/*
+ * Eventfd registrations whose eventfd was signalled and whose ioctl is
+ * done, for d3dq_fence_events_work to free. One work item a jiffy later
+ * frees a batch: a work item of their own, queued at once, woke a
+ * worker right after each firing, which ran before (and on TCG, in place
+ * of) the thread the eventfd woke (figure 5 in performance.rst).
+ */
+static LLIST_HEAD(d3dq_fence_events_done);
+static DECLARE_DELAYED_WORK(d3dq_fence_events_work, d3dq_fence_events_reap);
+
 static void d3dq_fence_cond_put(struct d3dq_fence_cond *cond)
 {
+	if (!refcount_dec_and_test(&cond->refs))
+		return;
 	/* A syncobj point is added in firing order (see d3dq_wq.events). */
-	if (refcount_dec_and_test(&cond->refs))
-		queue_work(cond->syncobj ? d3dq_wq.events : d3dq_wq.cleanup,
-			   &cond->work);
+	if (cond->syncobj)
+		queue_work(d3dq_wq.events, &cond->work);
+	else if (llist_add(&cond->done, &d3dq_fence_events_done))
+		queue_delayed_work(d3dq_wq.cleanup, &d3dq_fence_events_work, 1);
 }
 
 /*
@@ -588,12 +604,17 @@ static void d3dq_fence_evt_put(struct d3dq_fence_cond *cond)
  * adds its point now: a stub fence, signalled already, in the chain node
  * allocated at registration.
  */
-static void d3dq_fence_event_free(struct work_struct *work)
+static void d3dq_fence_event_release(struct d3dq_fence_cond *cond)
 {
-	struct d3dq_fence_cond *cond =
-		container_of(work, struct d3dq_fence_cond, work);
 	struct d3dq_file *dfile = cond->dfile;
+	struct d3dq_device *ddev = dfile->ddev;
 	struct dma_fence *stub;
+
+	/*
+	 * An unplugged device may go with the fences' last references:
+	 * only after the file, whose user it lists, and its counts.
+	 */
+	drm_dev_get(&ddev->drm);
 
 	d3dq_fence_cond_unlink(cond);
 	d3dq_fence_evt_put(cond);
@@ -607,9 +628,36 @@ static void d3dq_fence_event_free(struct work_struct *work)
 		eventfd_ctx_put(cond->ctx);
 	}
 	d3dq_fence_cond_free(cond);
-	atomic_dec(&dfile->ddev->count.fence_events);
+	atomic_dec(&ddev->count.fence_events);
 	d3dq_user_uncount_fence_event(dfile->user);
 	d3dq_file_put(dfile);
+	drm_dev_put(&ddev->drm);
+}
+
+static void d3dq_fence_event_free(struct work_struct *work)
+{
+	d3dq_fence_event_release(container_of(work, struct d3dq_fence_cond,
+					      work));
+}
+
+static void d3dq_fence_events_reap(struct work_struct *work)
+{
+	struct llist_node *list = llist_del_all(&d3dq_fence_events_done);
+	struct d3dq_fence_cond *cond, *next;
+
+	llist_for_each_entry_safe(cond, next, list, done) {
+		d3dq_fence_event_release(cond);
+		cond_resched();
+	}
+}
+
+/*
+ * Free the fired registrations now: before a registration is refused
+ * for the user's bound, and before the module's work queues go.
+ */
+void d3dq_fence_events_flush(void)
+{
+	flush_delayed_work(&d3dq_fence_events_work);
 }
 
 static int d3dq_fence_node_cmp(const void *a, const void *b)
@@ -855,6 +903,10 @@ int d3dq_ioctl_fence_event(struct drm_device *drm, void *data,
 		}
 	}
 	ret = d3dq_user_count_fence_event(dfile->user);
+	if (ret == -EDQUOT && !llist_empty(&d3dq_fence_events_done)) {
+		d3dq_fence_events_flush();
+		ret = d3dq_user_count_fence_event(dfile->user);
+	}
 	if (ret)
 		goto err_target;
 	if (evt)

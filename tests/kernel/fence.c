@@ -1633,6 +1633,33 @@ TEST_F(limits, user_events)
 }
 
 /*
+ * Fired registrations are freed later, in batches, yet count no more from
+ * the moment they fired: registering again at once is not refused for
+ * them (R12), only for registrations that are pending.
+ */
+TEST_F(limits, fired_events_count_no_more_at_once)
+{
+	struct t_fence mine;
+	int efd, i;
+
+	efd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+	ASSERT_LE(0, efd);
+	ASSERT_EQ(0, t_fence_create(self->fd, 0, 0, &mine));
+	for (i = 0; i < USER_EVENTS; i++)
+		ASSERT_EQ(0, t_fence_event1(self->fd, mine.handle, 1, efd));
+	EXPECT_EQ(0, t_fence_signal(self->fd, mine.handle, 1));
+	EXPECT_EQ(1, t_efd_take(efd));
+	for (i = 0; i < USER_EVENTS; i++)
+		ASSERT_EQ(0, t_fence_event1(self->fd, mine.handle, 2, efd))
+			TH_LOG("registration %d after %d fired", i,
+			       USER_EVENTS);
+	EXPECT_EQ(-EDQUOT, t_fence_event1(self->fd, mine.handle, 2, efd));
+	EXPECT_EQ(0, t_fence_signal(self->fd, mine.handle, 2));
+	EXPECT_EQ(1, t_efd_take(efd));
+	close(efd);
+}
+
+/*
  * Per-user bound on nodes (issue 38, 2): every (fence, value) a user
  * makes the kernel hold counts (CPU waits, registrations, sync_file
  * exports, jobs' fence waits, held or not), in every file of the user,

@@ -6,9 +6,10 @@
  * figures are those the program lists in its JSON ("figures"), at least
  * the nine of issue 15, figure 10 has its panel with a throttled
  * submitter of direct jobs, figure 11 its two processes, figure 12 its
- * signals next to nodes another process parked, and figure 13 its waits
- * for vgem's fences where vgem can be loaded (a figure that cannot run
- * is listed as "skipped" and need not report rows).
+ * signals next to nodes another process parked, figures 5, 9 and 10
+ * the rows that split an operation into its parts, and figure 13 its
+ * waits for vgem's fences where vgem can be loaded (a figure that cannot
+ * run is listed as "skipped" and need not report rows).
  *
  * Copyright (C) 2026 The d3dq authors
  */
@@ -80,7 +81,11 @@ static double field(const char *line, const char *name)
  * queue in another process next to the raw wake (issue 25), and figure
  * 12's signal next to no node and to the most nodes another process
  * parked (a few thousand with --smoke) above its value, and at or below
- * it with the longest gap a 1 ms sleeper saw (issue 38, item 2).
+ * it with the longest gap a 1 ms sleeper saw (issue 38, item 2). The
+ * parts (issue 40, item 3): figure 5's signalling and registering calls
+ * and their floor, figure 9's calls of a frame, library and raw, and
+ * figure 10's small job from its SUBMIT to the engine and on to its
+ * waiter.
  */
 static const char *const required_keys[] = {
 	"engine_small_hogs", "engine_small_direct_normal",
@@ -88,6 +93,16 @@ static const char *const required_keys[] = {
 	"nodes_above_none", "nodes_above_max", "nodes_below_signal_none",
 	"nodes_below_signal_max", "nodes_below_gap_none",
 	"nodes_below_gap_max", "nodes_below_spin_max", "nodes_gap_target",
+	"event_raw_eventfd_call", "event_lib_local_call",
+	"event_lib_local_register", "event_get_param",
+	"frames_lib_n2_part_wait", "frames_lib_n2_part_exec_copy",
+	"frames_lib_n2_part_signal_copy", "frames_lib_n2_part_qwait",
+	"frames_lib_n2_part_exec_direct", "frames_lib_n2_part_signal_direct",
+	"frames_lib_n2_gpu1ms_part_wait", "frames_raw_n2_part_wait",
+	"frames_raw_n2_part_submit_copy", "frames_raw_n2_part_submit_direct",
+	"engine_small_idle_part_submit", "engine_small_flooded_part_submit",
+	"engine_small_flooded_part_to_engine",
+	"engine_small_flooded_part_wake",
 };
 
 #define NREQUIRED (sizeof(required_keys) / sizeof(required_keys[0]))

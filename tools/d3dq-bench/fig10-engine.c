@@ -4,7 +4,10 @@
  * own) keeps the engine busy: 8 queues, each with two 4 MiB FILL jobs in
  * flight. This client's small job (one WRITE64) waits for its turn: the
  * driver goes round the clients, so it waits for at most the step running
- * when it arrives (256 KiB of work) per other ready client.
+ * when it arrives (256 KiB of work) per other ready client. Its job
+ * starts with a TIMESTAMP, which splits its latency into parts: the
+ * SUBMIT call, from the call to the engine running the job, and from
+ * there until the wait returns.
  *
  * Second panel: a submitter the CPU scheduler holds back. Another thread,
  * with a file of its own, submits a stream of the largest jobs the driver
@@ -136,22 +139,83 @@ static double flood_stop(struct flood *f)
 		ENGINE_STEP);
 }
 
+/*
+ * The parts of a small job's latency (issue 40, item 3): its SUBMIT call;
+ * from the call to the engine running it (the TIMESTAMP its job starts
+ * with: the engine clock is CLOCK_MONOTONIC); from there until the wait
+ * returned.
+ */
+enum { PART_SUBMIT, PART_TO_ENGINE, PART_WAKE, SMALL_PARTS };
+
 struct small {
 	uint32_t sync, q;
 	struct raw_bo bo;
+	double *parts[SMALL_PARTS];	/* or NULL: not kept */
+	long nparts;
 };
 
-/* Submit one WRITE64 signalling (sync, i) and wait for it. */
+/*
+ * Submit one job (a TIMESTAMP, then a WRITE64) signalling (sync, i) and
+ * wait for it.
+ */
 static double small_job_one(struct small *c, int i)
 {
-	struct drm_d3dq_cmd_write64 w = raw_write64(&c->bo, 0, i);
-	int64_t t0;
+	struct {
+		struct drm_d3dq_cmd_timestamp ts;
+		struct drm_d3dq_cmd_write64 w;
+	} cmds = {
+		.ts = { { DRM_D3DQ_CMD_TIMESTAMP, sizeof(cmds.ts) },
+			c->bo.handle, 0, 8 },
+		.w = raw_write64(&c->bo, 0, i),
+	};
+	int64_t t0, t1, t2;
 
 	sleep_ns(SETTLE_NS);
 	t0 = now_ns();
-	CHECK(raw_submit(c->q, 0, 0, c->sync, i, &w, sizeof(w)));
+	CHECK(raw_submit(c->q, 0, 0, c->sync, i, &cmds, sizeof(cmds)));
+	t1 = now_ns();
 	CHECK(raw_wait(c->sync, i));
-	return (double)(now_ns() - t0);
+	t2 = now_ns();
+	if (c->parts[0]) {
+		int64_t te = (int64_t)c->bo.map[1];
+
+		c->parts[PART_SUBMIT][c->nparts] = (double)(t1 - t0);
+		c->parts[PART_TO_ENGINE][c->nparts] = (double)(te - t0);
+		c->parts[PART_WAKE][c->nparts++] = (double)(t2 - te);
+	}
+	return (double)(t2 - t0);
+}
+
+static void small_parts_start(struct small *c, int n)
+{
+	int i;
+
+	for (i = 0; i < SMALL_PARTS; i++)
+		c->parts[i] = samples(n);
+	c->nparts = 0;
+}
+
+/* Rows of the parts kept since small_parts_start(); stops keeping them. */
+static void small_parts_report(struct small *c, const char *key,
+			       const char *what, int *rows)
+{
+	static const char *const part_key[SMALL_PARTS] = {
+		"submit", "to_engine", "wake",
+	};
+	static const char *const part_label[SMALL_PARTS] = {
+		"SUBMIT call", "call -> engine runs it",
+		"engine runs it -> wait returns",
+	};
+	char k[64], label[96];
+	int i;
+
+	for (i = 0; i < SMALL_PARTS; i++) {
+		snprintf(k, sizeof(k), "%s_part_%s", key, part_key[i]);
+		snprintf(label, sizeof(label), "part, %s: %s", what,
+			 part_label[i]);
+		rows[i] = add_row(10, k, label, "ns", c->parts[i], c->nparts);
+		c->parts[i] = NULL;
+	}
 }
 
 /* --- a throttled submitter of direct jobs ---------------------------- */
@@ -669,17 +733,24 @@ static void fig10_throttled(struct small *c, uint64_t *point)
 
 static void fig10(void)
 {
-	struct small c = { raw_syncobj(), raw_queue(), raw_bo_create() };
+	struct small c = {
+		.sync = raw_syncobj(), .q = raw_queue(), .bo = raw_bo_create(),
+	};
+	int pi[SMALL_PARTS], pf[SMALL_PARTS];
 	int n = sz.lat / 2, i, idle, busy, step;
 	double *li = samples(n), *lf = samples(n), t_step;
 	uint64_t point;
 	struct flood f;
 
+	small_parts_start(&c, n);
 	for (i = 1; i <= n; i++)
 		li[i - 1] = small_job_one(&c, i);
+	small_parts_report(&c, "engine_small_idle", "engine idle", pi);
+	small_parts_start(&c, n);
 	flood_start(&f);
 	for (i = 1; i <= n; i++)
 		lf[i - 1] = small_job_one(&c, n + i);
+	small_parts_report(&c, "engine_small_flooded", "flooded", pf);
 	/* At least one whole round for the step time (--smoke is short). */
 	while (!atomic_load(&f.rounds))
 		sleep_ns(MS);
@@ -693,7 +764,13 @@ static void fig10(void)
 	step = add_value(10, "engine_step", "engine step (256 KiB) under flood",
 			 "ns", t_step, false);
 	add_cmp(10, busy, idle, "small job: flooded / idle", 0);
-	add_cmp(10, busy, step, "small job flooded, in engine steps", 0);
+	add_cmp(10, busy, step, "small job flooded, in engine steps", 4);
+	add_cmp(10, pf[PART_TO_ENGINE], step,
+		"part, flooded: call -> engine runs it, in steps", 0);
+	add_cmp(10, pf[PART_WAKE], step,
+		"part, flooded: engine -> wait returns, in steps", 0);
+	add_cmp(10, pf[PART_WAKE], pi[PART_WAKE],
+		"part: engine -> wait returns, flooded / idle", 0);
 	add_note(10, "bound: a client's job waits at most one step of each "
 		 "other ready client of its priority per turn (uapi.rst, Queues)");
 

@@ -2,10 +2,11 @@
 /*
  * d3dq-bench figure 5: event latency. A thread sleeps in poll() on an
  * eventfd registered with SetEventOnCompletion; timed from the signal to
- * the poller running. Shared fences: signalled by this process (the
- * signalling call writes the event) or by another open file of the
- * device, as another process would (the library's worker sees the
- * timeline move and writes it).
+ * the poller running. Shared fences: signalled by this process or by
+ * another open file of the device, as another process would; the kernel
+ * writes the eventfd in the signalling call either way. The parts: the
+ * signalling call alone (the library's FENCE_SIGNAL, the raw write()),
+ * the registration, and GET_PARAM, the floor of a kernel call.
  *
  * Copyright (C) 2026 The d3dq authors
  */
@@ -35,6 +36,8 @@ struct ev {
 	int efd;
 	int n;
 	double *lat;
+	double *call;		/* the signalling call alone */
+	double *reg;		/* EV_LIB: the registration call */
 	pthread_t thread;
 	_Atomic int ready;
 	_Atomic int64_t t0;
@@ -69,6 +72,8 @@ static void ev_start(struct ev *e, enum ev_mode mode, struct d3dq_fence *f,
 	e->sig = sig ? sig : f;
 	e->n = sz.lat;
 	e->lat = samples(sz.lat);
+	e->call = samples(sz.lat);
+	e->reg = samples(sz.lat);
 	e->h = mode == EV_RAW_SYNCOBJ ? raw_syncobj() : 0;
 	e->efd = eventfd(0, EFD_CLOEXEC);
 	if (e->efd < 0)
@@ -82,9 +87,11 @@ static void ev_one(struct ev *e, int i)
 	struct drm_syncobj_eventfd k = { .handle = e->h, .point = i,
 					 .fd = e->efd };
 	uint64_t one = 1;
+	int64_t t0 = now_ns();
 
 	if (e->mode == EV_LIB)
 		CHECK(d3dq_fence_set_event_on_completion(e->f, i, e->efd));
+	e->reg[i - 1] = (double)(now_ns() - t0);
 	if (e->mode == EV_RAW_SYNCOBJ)
 		CHECK(xioctl(DRM_IOCTL_SYNCOBJ_EVENTFD, &k));
 	while (atomic_load(&e->ready) != i)
@@ -104,7 +111,32 @@ static void ev_one(struct ev *e, int i)
 		CHECK(d3dq_fence_signal(e->sig, i));
 		break;
 	}
+	/* The poller may have run meanwhile: then this is later. */
+	e->call[i - 1] = (double)(now_ns() - atomic_load(&e->t0));
 	sem_wait(&e->done);
+}
+
+/* Rows of the parts of @e: its signalling call, its registration. */
+static int ev_parts(struct ev *e, const char *key, const char *what,
+		    int *reg)
+{
+	char k[64], label[96];
+	int call;
+
+	snprintf(k, sizeof(k), "%s_call", key);
+	snprintf(label, sizeof(label), "part: %s, the signalling call", what);
+	call = add_row(5, k, label, "ns", e->call, e->n);
+	e->call = NULL;
+	if (e->mode == EV_LIB) {
+		snprintf(k, sizeof(k), "%s_register", key);
+		snprintf(label, sizeof(label), "part: %s, SetEventOnCompletion",
+			 what);
+		*reg = add_row(5, k, label, "ns", e->reg, e->n);
+	} else {
+		free(e->reg);
+	}
+	e->reg = NULL;
+	return call;
 }
 
 static int ev_finish(struct ev *e, const char *key, const char *label)
@@ -121,6 +153,22 @@ static int ev_finish(struct ev *e, const char *key, const char *label)
 	return add_row(5, key, label, "ns", e->lat, e->n);
 }
 
+/* The floor of a kernel call, in the same boot: GET_PARAM. */
+static int get_param_row(void)
+{
+	double *v = samples(sz.lat);
+	int64_t t0;
+	int i;
+
+	for (i = 0; i < sz.lat; i++) {
+		t0 = now_ns();
+		get_param(DRM_D3DQ_PARAM_TIMESTAMP_FREQUENCY);
+		v[i] = (double)(now_ns() - t0);
+	}
+	return add_row(5, "event_get_param", "part: GET_PARAM (a kernel call)",
+		       "ns", v, sz.lat);
+}
+
 static void fig5(void)
 {
 	struct d3dq_device *dev = lib_open(), *peer = lib_open();
@@ -129,6 +177,7 @@ static void fig5(void)
 	struct d3dq_fence *imported;
 	struct ev ev[5];
 	int nev = 0, i, k, base, l, sh, pr, rs = -1, fd;
+	int base_call, l_call, l_reg, reg = -1, gp;
 
 	CHECK(d3dq_fence_export(exported, &fd));
 	CHECK(d3dq_fence_import(peer, fd, &imported));
@@ -143,6 +192,11 @@ static void fig5(void)
 		for (k = 0; k < nev; k++)
 			ev_one(&ev[(i + k) % nev], i);
 
+	base_call = ev_parts(&ev[0], "event_raw_eventfd", "raw eventfd write()",
+			     &reg);
+	l_call = ev_parts(&ev[1], "event_lib_local", "library, local",
+			  &l_reg);
+	gp = get_param_row();
 	base = ev_finish(&ev[0], "event_raw_eventfd",
 			 "raw eventfd write -> readable");
 	l = ev_finish(&ev[1], "event_lib_local", "library, fence not shared");
@@ -156,7 +210,11 @@ static void fig5(void)
 	d3dq_device_close(peer);
 	d3dq_device_close(dev);
 
-	add_cmp(5, l, base, "event: library local / raw eventfd", 0);
+	add_cmp(5, l, base, "event: library local / raw eventfd", 1.3);
+	add_cmp(5, l_call, base_call,
+		"part: FENCE_SIGNAL call / raw eventfd write() call", 0);
+	add_cmp(5, l_call, gp, "part: FENCE_SIGNAL call / GET_PARAM", 0);
+	add_cmp(5, l_reg, gp, "part: SetEventOnCompletion / GET_PARAM", 0);
 	add_cmp(5, sh, base, "event: shared, signalled here / raw eventfd", 0);
 	add_cmp(5, pr, base, "event: shared, peer's signal / raw eventfd", 0);
 	if (rs >= 0) {

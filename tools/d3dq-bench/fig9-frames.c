@@ -18,6 +18,9 @@
  * again with GPU work in each frame (a DELAY before the direct queue's
  * WRITE64): frames are then in flight, and the CPU waits for them.
  *
+ * The parts: after each variant's timed rounds, a few more of the library
+ * and the raw loop with every call timed alone, one row per call.
+ *
  * Copyright (C) 2026 The d3dq authors
  */
 #define _GNU_SOURCE
@@ -51,16 +54,48 @@ struct frames_raw {
 	uint64_t work_ns;	/* DELAY of the direct queue's job, or 0 */
 };
 
-/* @n frames with @inflight frames in flight; returns frames per second. */
-static double frames_lib_run(struct frames_lib *f, int n, int inflight)
+/*
+ * The parts of a frame (item 3 of issue 40): each call of the loops timed
+ * alone, in rounds of their own after the timed ones, so that reading the
+ * clock costs the frame rates nothing. A part's samples are per frame.
+ */
+enum { PART_WAIT, PART_EXEC_COPY, PART_SIGNAL_COPY, PART_QWAIT,
+       PART_EXEC_DIRECT, PART_SIGNAL_DIRECT, LIB_PARTS };
+enum { RAW_PART_WAIT, RAW_PART_SUBMIT_COPY, RAW_PART_SUBMIT_DIRECT,
+       RAW_PARTS };
+
+struct frame_parts {
+	double *v[LIB_PARTS];
+	long n;
+};
+
+/* Time since *@t in @p's part @i of this frame; *@t moves on. */
+static void part_take(struct frame_parts *p, int i, int64_t *t)
+{
+	int64_t now;
+
+	if (!p)
+		return;
+	now = now_ns();
+	p->v[i][p->n] = (double)(now - *t);
+	*t = now;
+}
+
+/*
+ * @n frames with @inflight frames in flight; returns frames per second.
+ * With @parts, each call is timed too.
+ */
+static double frames_lib_run(struct frames_lib *f, int n, int inflight,
+			     struct frame_parts *parts)
 {
 	uint64_t first = f->next, v;
-	int64_t t0 = now_ns();
+	int64_t t0 = now_ns(), t;
 	int i;
 
 	for (i = 0; i < n; i++) {
 		uint64_t k = f->next++;
 
+		t = parts ? now_ns() : 0;
 		if (k > (uint64_t)inflight &&
 		    d3dq_fence_get_completed_value(f->frame) < k - inflight) {
 			CHECK(d3dq_fence_set_event_on_completion(f->frame,
@@ -68,20 +103,31 @@ static double frames_lib_run(struct frames_lib *f, int n, int inflight)
 			if (read(f->efd, &v, sizeof(v)) != sizeof(v))
 				die("read eventfd", errno, __LINE__);
 		}
+		part_take(parts, PART_WAIT, &t);
 		CHECK(d3dq_queue_execute(f->copy, &f->lcopy, 1));
+		part_take(parts, PART_EXEC_COPY, &t);
 		CHECK(d3dq_queue_signal(f->copy, f->copied, k));
+		part_take(parts, PART_SIGNAL_COPY, &t);
 		CHECK(d3dq_queue_wait(f->direct, f->copied, k));
+		part_take(parts, PART_QWAIT, &t);
 		CHECK(d3dq_queue_execute(f->direct, &f->ldirect, 1));
+		part_take(parts, PART_EXEC_DIRECT, &t);
 		CHECK(d3dq_queue_signal(f->direct, f->frame, k));
+		part_take(parts, PART_SIGNAL_DIRECT, &t);
+		if (parts)
+			parts->n++;
 	}
 	/* The round ends when its last frame is done. */
 	CHECK(d3dq_fence_wait(f->frame, f->next - 1, D3DQ_TIMEOUT_INFINITE));
 	return (double)(f->next - first) * 1e9 / (double)(now_ns() - t0);
 }
 
-/* @percall: one SUBMIT per library call (the work, then the signal). */
+/*
+ * @percall: one SUBMIT per library call (the work, then the signal).
+ * With @parts (not per call), each call is timed too.
+ */
 static double frames_raw_run(struct frames_raw *f, int n, int inflight,
-			     bool percall)
+			     bool percall, struct frame_parts *parts)
 {
 	struct drm_d3dq_cmd_write64 wc = raw_write64(&f->bo, 0, 1);
 	struct {
@@ -94,14 +140,16 @@ static double frames_raw_run(struct frames_raw *f, int n, int inflight,
 	const void *direct = f->work_ns ? (const void *)&wd : &wd.write;
 	uint32_t dbytes = f->work_ns ? sizeof(wd) : sizeof(wd.write);
 	uint64_t first = f->next;
-	int64_t t0 = now_ns();
+	int64_t t0 = now_ns(), t;
 	int i;
 
 	for (i = 0; i < n; i++) {
 		uint64_t k = f->next++;
 
+		t = parts ? now_ns() : 0;
 		if (k > (uint64_t)inflight)
 			CHECK(raw_wait(f->frame, k - inflight));
+		part_take(parts, RAW_PART_WAIT, &t);
 		if (percall) {
 			CHECK(raw_submit(f->copy, 0, 0, f->copy_tl, k, &wc,
 					 sizeof(wc)));
@@ -113,8 +161,12 @@ static double frames_raw_run(struct frames_raw *f, int n, int inflight,
 			continue;
 		}
 		CHECK(raw_submit(f->copy, 0, 0, f->copied, k, &wc, sizeof(wc)));
+		part_take(parts, RAW_PART_SUBMIT_COPY, &t);
 		CHECK(raw_submit(f->direct, f->copied, k, f->frame, k, direct,
 				 dbytes));
+		part_take(parts, RAW_PART_SUBMIT_DIRECT, &t);
+		if (parts)
+			parts->n++;
 	}
 	CHECK(raw_wait(f->frame, f->next - 1));
 	return (double)(f->next - first) * 1e9 / (double)(now_ns() - t0);
@@ -207,6 +259,63 @@ static void cost_report(const char *key, const char *what,
 		add_counts(9, key, what, zero, fc->c, fc->frames);
 }
 
+/* One row per part of @who's loop (library or raw), per frame. */
+static void parts_rows(const char *who, const char *name, int n,
+		       uint64_t work_ns, const char *const *keys,
+		       const char *const *labels, int count,
+		       struct frame_parts *p)
+{
+	char key[64], label[96];
+	int i;
+
+	for (i = 0; i < count; i++) {
+		snprintf(key, sizeof(key), "frames_%s_n%d%s_part_%s", who, n,
+			 work_ns ? "_gpu1ms" : "", keys[i]);
+		snprintf(label, sizeof(label), "%s part, N=%d%s: %s", name, n,
+			 work_ns ? ", GPU" : "", labels[i]);
+		add_row(9, key, label, "ns", p->v[i], p->n);
+	}
+}
+
+/*
+ * Rounds of @per frames with each call timed, alternating the library and
+ * the raw loop; rows of one call each, per frame.
+ */
+static void fig9_parts(struct frames_lib *l, struct frames_raw *w, int n,
+		       uint64_t work_ns, int per)
+{
+	static const char *const lib_key[LIB_PARTS] = {
+		"wait", "exec_copy", "signal_copy", "qwait", "exec_direct",
+		"signal_direct",
+	};
+	static const char *const lib_label[LIB_PARTS] = {
+		"GetCompletedValue (+ event, read)", "Execute(copy)",
+		"Signal(copy)", "Wait(direct)", "Execute(direct)",
+		"Signal(direct)",
+	};
+	static const char *const raw_key[RAW_PARTS] = {
+		"wait", "submit_copy", "submit_direct",
+	};
+	static const char *const raw_label[RAW_PARTS] = {
+		"TIMELINE_WAIT", "SUBMIT(copy)", "SUBMIT(direct, waits)",
+	};
+	struct frame_parts pl = { .n = 0 }, pr = { .n = 0 };
+	int rounds = smoke ? 1 : 4, r, i;
+
+	for (i = 0; i < LIB_PARTS; i++)
+		pl.v[i] = samples((long)rounds * per);
+	for (i = 0; i < RAW_PARTS; i++)
+		pr.v[i] = samples((long)rounds * per);
+	for (r = 0; r < rounds; r++) {
+		frames_lib_run(l, per, n, &pl);
+		frames_raw_run(w, per, n, false, &pr);
+	}
+	parts_rows("lib", "library", n, work_ns, lib_key, lib_label, LIB_PARTS,
+		   &pl);
+	parts_rows("raw", "raw", n, work_ns, raw_key, raw_label, RAW_PARTS,
+		   &pr);
+}
+
 static void fig9(void)
 {
 	static const struct {
@@ -237,9 +346,9 @@ static void fig9(void)
 		frames_raw_open(&w, var[k].work_ns);
 		frames_raw_open(&wc, var[k].work_ns);
 		/* A short round of each first, untimed. */
-		frames_lib_run(&l, n + 2, n);
-		frames_raw_run(&w, n + 2, n, false);
-		frames_raw_run(&wc, n + 2, n, true);
+		frames_lib_run(&l, n + 2, n, NULL);
+		frames_raw_run(&w, n + 2, n, false, NULL);
+		frames_raw_run(&wc, n + 2, n, true, NULL);
 		for (r = 0; r < rounds; r++) {
 			int v;
 
@@ -249,10 +358,12 @@ static void fig9(void)
 				/* 0 library, 1 raw, 2 raw per call. */
 				c = (r + v) % 3;
 				if (c == 0)
-					fps[k][0][r] = frames_lib_run(&l, per, n);
+					fps[k][0][r] = frames_lib_run(&l, per, n,
+								      NULL);
 				else
 					fps[k][c][r] = frames_raw_run(c == 1 ? &w : &wc,
-								      per, n, c == 2);
+								      per, n, c == 2,
+								      NULL);
 				c1 = counts_now();
 				cost_add(&cost[k][c], c0, c1, per);
 			}
@@ -260,6 +371,7 @@ static void fig9(void)
 			vr[r] = fps[k][1][r];
 			vc[r] = fps[k][2][r];
 		}
+		fig9_parts(&l, &w, n, var[k].work_ns, per);
 		frames_lib_close(&l);
 		frames_raw_close(&w);
 		frames_raw_close(&wc);
