@@ -87,7 +87,7 @@ void d3dq_put_signals(struct d3dq_signal *signals, u32 count);
 int d3dq_resolve_signals(struct drm_file *file,
 			 const struct drm_d3dq_sync *syncs, u32 count,
 			 struct d3dq_signal *signals,
-			 struct d3dq_fence_qsignal *fs, u32 *nfsp);
+			 struct d3dq_fence_qsignal *fs, u32 *nfsp, bool no_job);
 int d3dq_find_fence(struct drm_file *file, const struct drm_d3dq_sync *sync,
 		    struct dma_fence **out);
 int d3dq_get_signals(struct drm_file *file,

@@ -511,6 +511,8 @@ void d3dq_put_signals(struct d3dq_signal *signals, u32 count)
  * @fs: fence signals, resolved here (room for every fence signal)
  * @nfsp: the number of @fs initialised, which the caller frees even when
  *	  this fails
+ * @no_job: the submit makes no job: signals with %DRM_D3DQ_SYNC_JOB_ONLY
+ *	    are checked, not looked up, and stay unresolved (no syncobj)
  *
  * Every signal is checked before anything is looked up. On failure the
  * caller drops @signals (d3dq_drop_signals()).
@@ -518,14 +520,15 @@ void d3dq_put_signals(struct d3dq_signal *signals, u32 count)
 int d3dq_resolve_signals(struct drm_file *file,
 			 const struct drm_d3dq_sync *syncs, u32 count,
 			 struct d3dq_signal *signals,
-			 struct d3dq_fence_qsignal *fs, u32 *nfsp)
+			 struct d3dq_fence_qsignal *fs, u32 *nfsp, bool no_job)
 {
 	int ret;
 	u32 i;
 
 	for (i = 0; i < count; i++) {
 		ret = d3dq_check_sync(&syncs[i], DRM_D3DQ_SYNC_TIMELINE |
-					       DRM_D3DQ_SYNC_FENCE);
+					       DRM_D3DQ_SYNC_FENCE |
+					       DRM_D3DQ_SYNC_JOB_ONLY);
 		if (ret)
 			return ret;
 		if ((syncs[i].flags & DRM_D3DQ_SYNC_TIMELINE) &&
@@ -546,6 +549,8 @@ int d3dq_resolve_signals(struct drm_file *file,
 			(*nfsp)++;
 			continue;
 		}
+		if (no_job && (syncs[i].flags & DRM_D3DQ_SYNC_JOB_ONLY))
+			continue;
 
 		signals[i].syncobj = drm_syncobj_find(file, syncs[i].handle);
 		if (!signals[i].syncobj)
@@ -600,7 +605,7 @@ int d3dq_get_signals(struct drm_file *file,
 	}
 
 	ret = d3dq_resolve_signals(file, syncs, arr->count, signals, *fsp,
-				   nfsp);
+				   nfsp, false);
 	if (ret)
 		goto err;
 	*out = signals;

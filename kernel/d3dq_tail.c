@@ -97,7 +97,9 @@ static struct d3dq_tail *d3dq_tail_move(struct d3dq_tail *tail)
  * The signals are copied and resolved on the stack up to
  * %D3DQ_TAIL_INLINE of them, so that a submit whose signals are set in
  * the call allocates nothing but the timeline points it publishes; a
- * tail the last job takes is copied to the heap then.
+ * tail the last job takes is copied to the heap then. Signals with
+ * %DRM_D3DQ_SYNC_JOB_ONLY stay unresolved here: if a job must be made,
+ * SUBMIT resolves every signal again for it.
  */
 int d3dq_submit_tail(struct drm_file *file, struct d3dq_queue *queue,
 		     struct drm_d3dq_submit *args)
@@ -126,7 +128,8 @@ int d3dq_submit_tail(struct drm_file *file, struct d3dq_queue *queue,
 	ret = d3dq_copy_syncs_into(&args->signals, syncs);
 	if (!ret)
 		ret = d3dq_resolve_signals(file, syncs, n, signals,
-					   tail.fsignals, &tail.nfsignals);
+					   tail.fsignals, &tail.nfsignals,
+					   true);
 	if (ret)
 		goto out;
 	tail.bytes = sizeof(tail);
