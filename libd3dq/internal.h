@@ -102,6 +102,7 @@ struct d3dq_device {
 	bool has_tail;			/* uapi 1.8: SUBMIT_TAIL */
 	bool has_split;			/* uapi 1.10: SUBMIT_SPLIT */
 	bool has_cyclic;		/* uapi 1.10: one handle per shared fence */
+	bool has_job_only;		/* uapi 1.13: SYNC_JOB_ONLY */
 	long page_size;
 
 	/* Events that are the program's tokens, see dispatch.c. */
