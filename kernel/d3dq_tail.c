@@ -64,6 +64,17 @@ static bool d3dq_tail_attach(struct d3dq_queue *queue, struct d3dq_job *last,
 	return false;
 }
 
+/* Whether any of @signals is a syncobj's, resolved to be published. */
+static bool d3dq_signals_any(const struct d3dq_signal *signals, u32 n)
+{
+	u32 i;
+
+	for (i = 0; i < n; i++)
+		if (signals[i].syncobj)
+			return true;
+	return false;
+}
+
 /*
  * A heap copy of @tail, on the caller's stack, whose fence signals are
  * resolved and not armed (in no tree, bound to nothing): it takes over
@@ -156,10 +167,13 @@ int d3dq_submit_tail(struct drm_file *file, struct d3dq_queue *queue,
 		/* Every job of the queue completed: set them now. */
 		for (i = 0; i < tail.nfsignals; i++)
 			d3dq_fence_qsignal_end(&tail.fsignals[i], true);
-		fence = queue->last ? dma_fence_get(queue->last) :
-		       dma_fence_get_stub();
-		d3dq_signals_publish(signals, n, fence);
-		dma_fence_put(fence);
+		/* Syncobj points, if any resolved, get a signalled fence. */
+		if (d3dq_signals_any(signals, n)) {
+			fence = queue->last ? dma_fence_get(queue->last) :
+			       dma_fence_get_stub();
+			d3dq_signals_publish(signals, n, fence);
+			dma_fence_put(fence);
+		}
 		args->out_flags |= DRM_D3DQ_SUBMIT_DONE;
 		ret = 0;
 		goto unlock;
