@@ -148,6 +148,16 @@ static void submit_write_dat(const double rates[3][3])
  */
 #define SUB_BLOCK 50
 
+/* Add the calls and sleeps since @c0 to @sum. */
+static void counts_since(struct counts *sum, struct counts c0)
+{
+	struct counts c1 = counts_now();
+
+	sum->ioctls += c1.ioctls - c0.ioctls;
+	sum->sleeps += c1.sleeps - c0.sleeps;
+	sum->process_sleeps += c1.process_sleeps - c0.process_sleeps;
+}
+
 enum { V_RAW, V_RAW2, V_LIB, V_EMPTY, NV };
 
 static void submit_pairs(int gp1)
@@ -163,7 +173,7 @@ static void submit_pairs(int gp1)
 	uint32_t rq2 = raw_queue(), rtl2 = raw_syncobj();
 	int blocks = sz.submit / SUB_BLOCK, n = blocks * SUB_BLOCK, b, k, j;
 	double *lat[NV];
-	struct counts c0, c1, sum[NV];
+	struct counts c0, sum[NV];
 	int done[NV] = { 0 }, row[NV];
 	int64_t t0;
 
@@ -205,11 +215,7 @@ static void submit_pairs(int gp1)
 				}
 				lat[v][i - 1] = (double)(now_ns() - t0);
 			}
-			c1 = counts_now();
-			sum[v].ioctls += c1.ioctls - c0.ioctls;
-			sum[v].sleeps += c1.sleeps - c0.sleeps;
-			sum[v].process_sleeps += c1.process_sleeps -
-						 c0.process_sleeps;
+			counts_since(&sum[v], c0);
 			if (v == V_RAW)
 				CHECK(raw_wait(rtl, done[v]));
 			else if (v == V_RAW2)
@@ -379,7 +385,7 @@ static void signal_parts(void)
 	int blocks = sz.submit / SUB_BLOCK, n = blocks * SUB_BLOCK, b, k, j;
 	int done[NP] = { 0 }, row[NP], late = 0;
 	uint64_t tlp = 0, fv = 0, runs = 0;
-	struct counts c0, c1, sum[NP];
+	struct counts c0, sum[NP];
 	double *lat[NP];
 	int64_t t0, start;
 
@@ -451,11 +457,7 @@ static void signal_parts(void)
 				}
 				lat[v][i - 1] = (double)(now_ns() - t0);
 			}
-			c1 = counts_now();
-			sum[v].ioctls += c1.ioctls - c0.ioctls;
-			sum[v].sleeps += c1.sleeps - c0.sleeps;
-			sum[v].process_sleeps += c1.process_sleeps -
-						 c0.process_sleeps;
+			counts_since(&sum[v], c0);
 			if (v == P_RAW_RUN || v == P_LIB_RUN) {
 				runs++;
 				if (now_ns() - start >= (int64_t)RUN_DELAY_NS)
