@@ -81,9 +81,9 @@ static double field(const char *line, const char *name)
  * 12's signal next to no node and to the most nodes another process
  * parked (a few thousand with --smoke) above its value, and at or below
  * it with the longest gap a 1 ms sleeper saw (issue 38, item 2), and
- * figure 3's signal-only call idle and behind a running job, CPU signals
- * releasing nothing and one held job, and the raw parts of the
- * signal-only call (issue 40, items 1 and 3).
+ * figure 3's signal-only call idle and behind a running job, a carried
+ * Wait, CPU signals releasing nothing and one held job, and the raw
+ * parts of the signal-only call (issue 40, items 1 and 3).
  */
 static const char *const required_keys[] = {
 	"engine_small_hogs", "engine_small_direct_normal",
@@ -94,7 +94,7 @@ static const char *const required_keys[] = {
 	"signal_get_param", "signal_raw_none", "signal_raw_fence",
 	"signal_raw_tl", "signal_raw_both", "signal_raw_running",
 	"signal_lib_idle", "signal_lib_running", "signal_raw_cpu",
-	"signal_cpu_none", "signal_cpu_release",
+	"signal_cpu_none", "signal_cpu_release", "signal_lib_wait",
 };
 
 #define NREQUIRED (sizeof(required_keys) / sizeof(required_keys[0]))

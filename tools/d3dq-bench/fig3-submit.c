@@ -278,8 +278,11 @@ static void submit_pairs(int gp1)
  * item 1), and the parts of the signal-only call (item 3): raw TAIL
  * submits on an idle queue with no signal, the fence signal alone, the
  * timeline point alone and both (what the library's Signal sent before
- * uapi 1.12), raw and behind a running job; the library's Signal on an
- * idle queue and behind a running job; FENCE_SIGNAL raw, through the
+ * uapi 1.13), raw and behind a running job; the library's Signal on an
+ * idle queue and behind a running job; its Wait for a value not there
+ * yet, which the kernel carries to the queue's next job (the value is
+ * set untimed after each, so the next Wait frees it); FENCE_SIGNAL raw,
+ * through the
  * library releasing nothing, and releasing one held job of the caller
  * (its queue holds a Signal behind a Wait on that fence, made untimed
  * before each call). Blocks of SUB_BLOCK calls rotate as in
@@ -288,7 +291,7 @@ static void submit_pairs(int gp1)
  */
 enum {
 	P_GP, P_NONE, P_FENCE, P_TL, P_BOTH, P_RAW_RUN, P_LIB, P_LIB_RUN,
-	P_FSIG, P_CPU, P_CPU_REL, NP
+	P_FSIG, P_CPU, P_CPU_REL, P_WAIT, NP
 };
 
 static const struct {
@@ -310,6 +313,8 @@ static const struct {
 	[P_FSIG] = { "signal_raw_cpu", "raw FENCE_SIGNAL, releases nothing" },
 	[P_CPU] = { "signal_cpu_none",
 		    "library CPU Signal, releases nothing" },
+	[P_WAIT] = { "signal_lib_wait",
+		     "library Wait, carried (value not there)" },
 	[P_CPU_REL] = { "signal_cpu_release",
 			"library CPU Signal, releases 1 held job" },
 };
@@ -369,10 +374,10 @@ static void signal_parts(void)
 {
 	struct d3dq_device *dev = lib_open();
 	struct d3dq_queue *q = lib_queue(dev), *qr = lib_queue(dev);
-	struct d3dq_queue *qh = lib_queue(dev);
+	struct d3dq_queue *qh = lib_queue(dev), *qw = lib_queue(dev);
 	struct d3dq_fence *f = lib_fence(dev, 0), *fr = lib_fence(dev, 0);
 	struct d3dq_fence *fc = lib_fence(dev, 0), *fw = lib_fence(dev, 0);
-	struct d3dq_fence *fs = lib_fence(dev, 0);
+	struct d3dq_fence *fs = lib_fence(dev, 0), *fcw = lib_fence(dev, 0);
 	struct d3dq_cmdlist *empty, *delay;
 	struct drm_d3dq_get_param gp = {
 		.param = DRM_D3DQ_PARAM_UAPI_VERSION,
@@ -454,8 +459,13 @@ static void signal_parts(void)
 				case P_CPU_REL:
 					CHECK(d3dq_fence_signal(fw, i));
 					break;
+				case P_WAIT:
+					CHECK(d3dq_queue_wait(qw, fcw, i));
+					break;
 				}
 				lat[v][i - 1] = (double)(now_ns() - t0);
+				if (v == P_WAIT)
+					CHECK(d3dq_fence_signal(fcw, i));
 			}
 			counts_since(&sum[v], c0);
 			if (v == P_RAW_RUN || v == P_LIB_RUN) {
@@ -495,11 +505,13 @@ static void signal_parts(void)
 		"CPU Signal releasing nothing / GET_PARAM", 1.5);
 	add_cmp(3, row[P_CPU_REL], row[P_GP],
 		"CPU Signal releasing 1 held job / GET_PARAM", 2.5);
+	add_cmp(3, row[P_WAIT], row[P_GP],
+		"carried Wait / GET_PARAM (info)", 0);
 	for (k = P_NONE; k < NP; k++) {
 		char label[72];
 
 		if (k == P_LIB || k == P_LIB_RUN || k == P_CPU ||
-		    k == P_CPU_REL)
+		    k == P_CPU_REL || k == P_WAIT)
 			continue;
 		snprintf(label, sizeof(label), "part: %s / GET_PARAM",
 			 parts[k].key + strlen("signal_"));
@@ -516,11 +528,13 @@ static void signal_parts(void)
 	d3dq_queue_destroy(q);
 	d3dq_queue_destroy(qr);
 	d3dq_queue_destroy(qh);
+	d3dq_queue_destroy(qw);
 	d3dq_fence_destroy(f);
 	d3dq_fence_destroy(fr);
 	d3dq_fence_destroy(fc);
 	d3dq_fence_destroy(fw);
 	d3dq_fence_destroy(fs);
+	d3dq_fence_destroy(fcw);
 	d3dq_cmdlist_destroy(empty);
 	d3dq_cmdlist_destroy(delay);
 	d3dq_device_close(dev);
