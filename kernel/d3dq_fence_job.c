@@ -38,6 +38,7 @@ int d3dq_fence_qsignal_init(struct d3dq_file *dfile, u32 handle, u64 value,
 {
 	RB_CLEAR_NODE(&qs->rb);
 	INIT_LIST_HEAD(&qs->bound);
+	qs->done = NULL;
 	qs->fence = d3dq_fence_lookup(dfile, handle);
 	if (!qs->fence)
 		return -ENOENT;
@@ -319,11 +320,17 @@ void d3dq_fence_qsignal_fini(struct d3dq_fence_qsignal *qs)
 
 	if (!qs->fence)
 		return;
-	/* An armed job ended, which unlisted it; an unarmed one never was. */
+	/*
+	 * An armed job ended, which unlisted it; an unarmed one never was
+	 * (@done is set only by arming): nothing to check under the lock.
+	 */
+	if (!qs->done)
+		goto put;
 	spin_lock_irqsave(&qs->fence->lock, flags);
 	WARN_ON_ONCE(!RB_EMPTY_NODE(&qs->rb));
 	WARN_ON_ONCE(!list_empty(&qs->bound));
 	spin_unlock_irqrestore(&qs->fence->lock, flags);
+put:
 	d3dq_fence_put(qs->fence);
 }
 

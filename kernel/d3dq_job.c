@@ -320,14 +320,23 @@ void d3dq_job_signal(struct d3dq_job *job, int err)
 	dma_fence_put(hw);
 }
 
-/* Free the signals of a tail submit, ended or never armed. */
-void d3dq_tail_free(struct d3dq_tail *tail)
+/* Drop the signals of a tail submit, ended or never armed, not @tail. */
+void d3dq_tail_drop(struct d3dq_tail *tail)
 {
 	u32 i;
 
 	for (i = 0; i < tail->nfsignals; i++)
 		d3dq_fence_qsignal_fini(&tail->fsignals[i]);
-	kvfree(tail->fsignals);
+	tail->nfsignals = 0;
+	if (tail->fsignals != tail->inline_fs)
+		kvfree(tail->fsignals);
+	tail->fsignals = tail->inline_fs;
+}
+
+/* Free a tail submit a job took on, or one never armed. */
+void d3dq_tail_free(struct d3dq_tail *tail)
+{
+	d3dq_tail_drop(tail);
 	kfree(tail);
 }
 

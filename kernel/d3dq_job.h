@@ -19,6 +19,8 @@
 
 #include <drm/gpu_scheduler.h>
 
+#include "d3dq_fence.h"
+
 struct d3dq_bo;
 struct d3dq_fence_cond;
 struct d3dq_fence_qsignal;
@@ -66,12 +68,19 @@ struct d3dq_release_fence {
 	bool propagate;
 };
 
+/*
+ * Fence signals a %DRM_D3DQ_SUBMIT_TAIL submit holds without allocating
+ * an array: the library's Signal has one.
+ */
+#define D3DQ_TAIL_INLINE	2
+
 /* The fence signals of one %DRM_D3DQ_SUBMIT_TAIL submit a job took on. */
 struct d3dq_tail {
 	struct list_head link;		/* in d3dq_job.tails */
-	struct d3dq_fence_qsignal *fsignals;
+	struct d3dq_fence_qsignal *fsignals;	/* @inline_fs, or allocated */
 	u32 nfsignals;
 	u64 bytes;			/* counted in the job's bytes */
+	struct d3dq_fence_qsignal inline_fs[D3DQ_TAIL_INLINE];
 };
 
 /* Tail submits one job takes at most; then they make jobs. */
@@ -244,6 +253,7 @@ void d3dq_job_warn_timeout(struct d3dq_job *job);
 void d3dq_job_signal(struct d3dq_job *job, int err);
 void d3dq_job_finished(struct d3dq_job *job);
 void d3dq_job_free(struct d3dq_job *job);
+void d3dq_tail_drop(struct d3dq_tail *tail);
 void d3dq_tail_free(struct d3dq_tail *tail);
 
 /* Waits beyond which a job depends on one join fence of them all. */

@@ -22,6 +22,7 @@ struct dma_fence;
 struct dma_fence_chain;
 struct drm_d3dq_obj_array;
 struct drm_d3dq_submit;
+struct drm_d3dq_sync;
 struct drm_file;
 struct drm_gem_object;
 struct drm_syncobj;
@@ -86,7 +87,14 @@ int d3dq_parse_cmds_split(struct drm_file *file, struct d3dq_job *job,
 int d3dq_add_waits(struct drm_file *file, struct d3dq_job *job,
 		   struct d3dq_queue *hold,
 		   const struct drm_d3dq_obj_array *arr, bool carry);
+int d3dq_copy_syncs_into(const struct drm_d3dq_obj_array *arr,
+			 struct drm_d3dq_sync *syncs);
+void d3dq_drop_signals(struct d3dq_signal *signals, u32 count);
 void d3dq_put_signals(struct d3dq_signal *signals, u32 count);
+int d3dq_resolve_signals(struct drm_file *file,
+			 const struct drm_d3dq_sync *syncs, u32 count,
+			 struct d3dq_signal *signals,
+			 struct d3dq_fence_qsignal *fs, u32 *nfsp, bool no_job);
 int d3dq_find_fence(struct drm_file *file, const struct drm_d3dq_sync *sync,
 		    struct dma_fence **out);
 int d3dq_get_signals(struct drm_file *file,

@@ -32,28 +32,22 @@
 #define D3DQ_MAX_SYNC_STRIDE	4096
 
 /*
- * Copy a user array of struct drm_d3dq_sync. Elements may be larger than
- * the kernel's structure (newer userspace) if the extra bytes are zero.
+ * Copy a user array of struct drm_d3dq_sync into @syncs, which has room
+ * for its count. Elements may be larger than the kernel's structure
+ * (newer userspace) if the extra bytes are zero.
  */
-static int d3dq_copy_syncs(const struct drm_d3dq_obj_array *arr,
-			   struct drm_d3dq_sync **out)
+int d3dq_copy_syncs_into(const struct drm_d3dq_obj_array *arr,
+			 struct drm_d3dq_sync *syncs)
 {
-	struct drm_d3dq_sync *syncs;
 	u64 offset;
 	u32 i;
 	int ret;
 
-	*out = NULL;
-	if (!arr->count)
-		return 0;
 	if (arr->count > d3dq_max_syncs)
 		return -EINVAL;
-	if (arr->stride < sizeof(*syncs) || arr->stride > D3DQ_MAX_SYNC_STRIDE)
+	if (arr->count &&
+	    (arr->stride < sizeof(*syncs) || arr->stride > D3DQ_MAX_SYNC_STRIDE))
 		return -EINVAL;
-
-	syncs = kvmalloc_array(arr->count, sizeof(*syncs), D3DQ_GFP);
-	if (!syncs)
-		return -ENOMEM;
 
 	for (i = 0; i < arr->count; i++) {
 		/* count * stride is below 2^29: no overflow. */
@@ -61,12 +55,33 @@ static int d3dq_copy_syncs(const struct drm_d3dq_obj_array *arr,
 		ret = copy_struct_from_user(&syncs[i], sizeof(syncs[i]),
 					    u64_to_user_ptr(arr->array + offset),
 					    arr->stride);
-		if (ret) {
-			kvfree(syncs);
+		if (ret)
 			return ret == -E2BIG ? -EINVAL : ret;
-		}
 	}
+	return 0;
+}
 
+/* The same into an array allocated here, NULL for an empty one. */
+static int d3dq_copy_syncs(const struct drm_d3dq_obj_array *arr,
+			   struct drm_d3dq_sync **out)
+{
+	struct drm_d3dq_sync *syncs;
+	int ret;
+
+	*out = NULL;
+	if (!arr->count)
+		return 0;
+	if (arr->count > d3dq_max_syncs)
+		return -EINVAL;
+
+	syncs = kvmalloc_array(arr->count, sizeof(*syncs), D3DQ_GFP);
+	if (!syncs)
+		return -ENOMEM;
+	ret = d3dq_copy_syncs_into(arr, syncs);
+	if (ret) {
+		kvfree(syncs);
+		return ret;
+	}
 	*out = syncs;
 	return 0;
 }
@@ -467,21 +482,96 @@ out:
 	return ret;
 }
 
-void d3dq_put_signals(struct d3dq_signal *signals, u32 count)
+/* Drop what the signals of a submit hold; their array is the caller's. */
+void d3dq_drop_signals(struct d3dq_signal *signals, u32 count)
 {
 	u32 i;
 
 	for (i = 0; i < count; i++) {
 		dma_fence_chain_free(signals[i].chain);
+		signals[i].chain = NULL;
 		if (signals[i].syncobj)
 			drm_syncobj_put(signals[i].syncobj);
+		signals[i].syncobj = NULL;
 	}
+}
+
+void d3dq_put_signals(struct d3dq_signal *signals, u32 count)
+{
+	d3dq_drop_signals(signals, count);
 	kvfree(signals);
 }
 
+/**
+ * d3dq_resolve_signals - Resolve the copied signals of a submit.
+ * @file: the submitting file
+ * @syncs: the signals, copied
+ * @count: their number
+ * @signals: syncobj points, resolved here (@count, zeroed by the caller)
+ * @fs: fence signals, resolved here (room for every fence signal)
+ * @nfsp: the number of @fs initialised, which the caller frees even when
+ *	  this fails
+ * @no_job: the submit makes no job: signals with %DRM_D3DQ_SYNC_JOB_ONLY
+ *	    are checked, not looked up, and stay unresolved (no syncobj)
+ *
+ * Every signal is checked before anything is looked up. On failure the
+ * caller drops @signals (d3dq_drop_signals()).
+ */
+int d3dq_resolve_signals(struct drm_file *file,
+			 const struct drm_d3dq_sync *syncs, u32 count,
+			 struct d3dq_signal *signals,
+			 struct d3dq_fence_qsignal *fs, u32 *nfsp, bool no_job)
+{
+	int ret;
+	u32 i;
+
+	for (i = 0; i < count; i++) {
+		ret = d3dq_check_sync(&syncs[i], DRM_D3DQ_SYNC_TIMELINE |
+					       DRM_D3DQ_SYNC_FENCE |
+					       DRM_D3DQ_SYNC_JOB_ONLY);
+		if (ret)
+			return ret;
+		if ((syncs[i].flags & DRM_D3DQ_SYNC_TIMELINE) &&
+		    !syncs[i].point)
+			return -EINVAL;
+	}
+
+	for (i = 0; i < count; i++) {
+		signals[i].point = syncs[i].point;
+		signals[i].handle = syncs[i].handle;
+		if (syncs[i].flags & DRM_D3DQ_SYNC_FENCE) {
+			ret = d3dq_fence_qsignal_init(file->driver_priv,
+						      syncs[i].handle,
+						      syncs[i].point,
+						      &fs[*nfsp]);
+			if (ret)
+				return ret;
+			(*nfsp)++;
+			continue;
+		}
+		if (no_job && (syncs[i].flags & DRM_D3DQ_SYNC_JOB_ONLY))
+			continue;
+
+		signals[i].syncobj = drm_syncobj_find(file, syncs[i].handle);
+		if (!signals[i].syncobj)
+			return -ENOENT;
+		if (syncs[i].flags & DRM_D3DQ_SYNC_TIMELINE) {
+			/*
+			 * dma_fence_chain_alloc(), charged to the caller:
+			 * the point stays in the syncobj.
+			 */
+			signals[i].chain = kmalloc(sizeof(*signals[i].chain),
+						   D3DQ_GFP);
+			if (!signals[i].chain)
+				return -ENOMEM;
+		}
+	}
+	return 0;
+}
+
 /*
- * Resolve the signals of a submit: syncobj points into @out, fence
- * signals into *@fsp, *@nfsp of them initialised (the job's, or a tail's,
+ * Resolve the signals of a submit that makes a job: syncobj points into
+ * @out, fence signals into *@fsp, *@nfsp of them initialised (the job's,
  * which frees them even when this fails).
  */
 int d3dq_get_signals(struct drm_file *file,
@@ -504,20 +594,8 @@ int d3dq_get_signals(struct drm_file *file,
 		ret = -ENOMEM;
 		goto out;
 	}
-
-	for (i = 0; i < arr->count; i++) {
-		ret = d3dq_check_sync(&syncs[i], DRM_D3DQ_SYNC_TIMELINE |
-					       DRM_D3DQ_SYNC_FENCE);
-		if (ret)
-			goto err;
-		if ((syncs[i].flags & DRM_D3DQ_SYNC_TIMELINE) &&
-		    !syncs[i].point) {
-			ret = -EINVAL;
-			goto err;
-		}
-		if (syncs[i].flags & DRM_D3DQ_SYNC_FENCE)
-			nfences++;
-	}
+	for (i = 0; i < arr->count; i++)
+		nfences += !!(syncs[i].flags & DRM_D3DQ_SYNC_FENCE);
 	if (nfences) {
 		*fsp = kvcalloc(nfences, sizeof(**fsp), D3DQ_GFP);
 		if (!*fsp) {
@@ -526,39 +604,10 @@ int d3dq_get_signals(struct drm_file *file,
 		}
 	}
 
-	for (i = 0; i < arr->count; i++) {
-		signals[i].point = syncs[i].point;
-		signals[i].handle = syncs[i].handle;
-		if (syncs[i].flags & DRM_D3DQ_SYNC_FENCE) {
-			ret = d3dq_fence_qsignal_init(file->driver_priv,
-						      syncs[i].handle,
-						      syncs[i].point,
-						      &(*fsp)[*nfsp]);
-			if (ret)
-				goto err;
-			(*nfsp)++;
-			continue;
-		}
-
-		signals[i].syncobj = drm_syncobj_find(file, syncs[i].handle);
-		if (!signals[i].syncobj) {
-			ret = -ENOENT;
-			goto err;
-		}
-		if (syncs[i].flags & DRM_D3DQ_SYNC_TIMELINE) {
-			/*
-			 * dma_fence_chain_alloc(), charged to the caller:
-			 * the point stays in the syncobj.
-			 */
-			signals[i].chain = kmalloc(sizeof(*signals[i].chain),
-						   D3DQ_GFP);
-			if (!signals[i].chain) {
-				ret = -ENOMEM;
-				goto err;
-			}
-		}
-	}
-
+	ret = d3dq_resolve_signals(file, syncs, arr->count, signals, *fsp,
+				   nfsp, false);
+	if (ret)
+		goto err;
 	*out = signals;
 	goto out;
 err:

@@ -64,32 +64,88 @@ static bool d3dq_tail_attach(struct d3dq_queue *queue, struct d3dq_job *last,
 	return false;
 }
 
+/* Whether any of @signals is a syncobj's, resolved to be published. */
+static bool d3dq_signals_any(const struct d3dq_signal *signals, u32 n)
+{
+	u32 i;
+
+	for (i = 0; i < n; i++)
+		if (signals[i].syncobj)
+			return true;
+	return false;
+}
+
+/*
+ * A heap copy of @tail, on the caller's stack, whose fence signals are
+ * resolved and not armed (in no tree, bound to nothing): it takes over
+ * what they hold, and @tail is left empty. NULL without memory.
+ */
+static struct d3dq_tail *d3dq_tail_move(struct d3dq_tail *tail)
+{
+	struct d3dq_tail *heap;
+	u32 i;
+
+	heap = kmemdup(tail, sizeof(*tail), D3DQ_GFP);
+	if (!heap)
+		return NULL;
+	INIT_LIST_HEAD(&heap->link);
+	if (tail->fsignals == tail->inline_fs)
+		heap->fsignals = heap->inline_fs;
+	for (i = 0; i < heap->nfsignals; i++) {
+		RB_CLEAR_NODE(&heap->fsignals[i].rb);
+		INIT_LIST_HEAD(&heap->fsignals[i].bound);
+	}
+	tail->fsignals = tail->inline_fs;
+	tail->nfsignals = 0;
+	return heap;
+}
+
 /*
  * A %DRM_D3DQ_SUBMIT_TAIL submit (see "Signals on the last job"): its
  * signals set in the call, or given to the queue's last job. Return: 0,
  * a negative error, or 1 when it must make a job as any submit.
+ *
+ * The signals are copied and resolved on the stack up to
+ * %D3DQ_TAIL_INLINE of them, so that a submit whose signals are set in
+ * the call allocates nothing but the timeline points it publishes; a
+ * tail the last job takes is copied to the heap then. Signals with
+ * %DRM_D3DQ_SYNC_JOB_ONLY stay unresolved here: if a job must be made,
+ * SUBMIT resolves every signal again for it.
  */
 int d3dq_submit_tail(struct drm_file *file, struct d3dq_queue *queue,
 		     struct drm_d3dq_submit *args)
 {
+	struct drm_d3dq_sync isyncs[D3DQ_TAIL_INLINE], *syncs = isyncs;
+	struct d3dq_signal isignals[D3DQ_TAIL_INLINE] = { 0 };
+	struct d3dq_signal *signals = isignals;
 	struct d3dq_file *dfile = queue->dfile;
-	struct d3dq_signal *signals = NULL;
+	u32 i, n = args->signals.count;
+	struct d3dq_tail tail, *heap;
 	struct d3dq_job *last = NULL;
 	struct dma_fence *fence;
-	struct d3dq_tail *tail;
 	int ret, status;
-	u32 i;
 
-	tail = kzalloc(sizeof(*tail), D3DQ_GFP);
-	if (!tail)
-		return -ENOMEM;
-	INIT_LIST_HEAD(&tail->link);
-	ret = d3dq_get_signals(file, &args->signals, &signals,
-			       &tail->fsignals, &tail->nfsignals);
+	memset(&tail, 0, sizeof(tail));
+	INIT_LIST_HEAD(&tail.link);
+	tail.fsignals = tail.inline_fs;
+	if (n > D3DQ_TAIL_INLINE) {
+		syncs = kvmalloc_array(n, sizeof(*syncs), D3DQ_GFP);
+		signals = kvcalloc(n, sizeof(*signals), D3DQ_GFP);
+		tail.fsignals = kvcalloc(n, sizeof(*tail.fsignals), D3DQ_GFP);
+		ret = -ENOMEM;
+		if (!syncs || !signals || !tail.fsignals)
+			goto out;
+	}
+	ret = d3dq_copy_syncs_into(&args->signals, syncs);
+	if (!ret)
+		ret = d3dq_resolve_signals(file, syncs, n, signals,
+					   tail.fsignals, &tail.nfsignals,
+					   true);
 	if (ret)
 		goto out;
-	tail->bytes = sizeof(*tail) +
-		      (u64)tail->nfsignals * sizeof(*tail->fsignals);
+	tail.bytes = sizeof(tail);
+	if (tail.fsignals != tail.inline_fs)
+		tail.bytes += (u64)n * sizeof(*tail.fsignals);
 
 	if (mutex_lock_interruptible(&queue->submit_lock)) {
 		ret = -ERESTARTSYS;
@@ -109,12 +165,15 @@ int d3dq_submit_tail(struct drm_file *file, struct d3dq_queue *queue,
 
 	if (status == 1) {
 		/* Every job of the queue completed: set them now. */
-		for (i = 0; i < tail->nfsignals; i++)
-			d3dq_fence_qsignal_end(&tail->fsignals[i], true);
-		fence = queue->last ? dma_fence_get(queue->last) :
-		       dma_fence_get_stub();
-		d3dq_signals_publish(signals, args->signals.count, fence);
-		dma_fence_put(fence);
+		for (i = 0; i < tail.nfsignals; i++)
+			d3dq_fence_qsignal_end(&tail.fsignals[i], true);
+		/* Syncobj points, if any resolved, get a signalled fence. */
+		if (d3dq_signals_any(signals, n)) {
+			fence = queue->last ? dma_fence_get(queue->last) :
+			       dma_fence_get_stub();
+			d3dq_signals_publish(signals, n, fence);
+			dma_fence_put(fence);
+		}
 		args->out_flags |= DRM_D3DQ_SUBMIT_DONE;
 		ret = 0;
 		goto unlock;
@@ -124,21 +183,30 @@ int d3dq_submit_tail(struct drm_file *file, struct d3dq_queue *queue,
 	if (queue->tail_job && queue->tail_job->ntails < D3DQ_TAIL_MAX)
 		last = queue->tail_job;
 	spin_unlock(&queue->lock);
-	if (!last || !d3dq_file_charge_bytes(dfile, tail->bytes))
+	if (!last || !d3dq_file_charge_bytes(dfile, tail.bytes))
 		goto unlock;
-	if (d3dq_tail_attach(queue, last, tail))
-		tail = NULL;
-	else
-		d3dq_file_uncharge_bytes(dfile, tail->bytes);
+	heap = d3dq_tail_move(&tail);
+	if (!heap) {
+		d3dq_file_uncharge_bytes(dfile, tail.bytes);
+		ret = -ENOMEM;
+		goto unlock;
+	}
+	if (!d3dq_tail_attach(queue, last, heap)) {
+		d3dq_file_uncharge_bytes(dfile, heap->bytes);
+		d3dq_tail_free(heap);
+	}
 	/* After the values, should the job have ended meanwhile (R17). */
-	d3dq_signals_publish(signals, args->signals.count, queue->last);
+	d3dq_signals_publish(signals, n, queue->last);
 	ret = 0;
 unlock:
 	mutex_unlock(&queue->submit_lock);
 out:
 	if (signals)
-		d3dq_put_signals(signals, args->signals.count);
-	if (tail)
-		d3dq_tail_free(tail);
+		d3dq_drop_signals(signals, n);
+	if (signals != isignals)
+		kvfree(signals);
+	if (syncs != isyncs)
+		kvfree(syncs);
+	d3dq_tail_drop(&tail);
 	return ret;
 }

@@ -166,7 +166,9 @@ int d3dqp_dev_link_object(struct d3dq_device *dev, struct list *link,
  * (or 1 s passed; the caller looks again), 0 if no job is armed (held
  * ones wait for values, which may never come), or -errno if a call
  * failed (the caller gives up rather than try again at once, for ever).
- * Point n of q->tl signals with job n; jobs are armed in order, held ones
+ * Every job signals a point of q->tl, numbered in submit order (a Signal
+ * that makes no job skips its point, uapi 1.13, which a wait for it
+ * treats as the next one); jobs are armed in order, held ones
  * come after every armed one, and pending_jobs counts armed ones. The
  * timeline is read before the state, so that the point waited for is
  * that of a job that had finished or was armed when the state was read:

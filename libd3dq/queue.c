@@ -6,7 +6,10 @@
  * the kernel decides at once and carries to the queue's next job
  * (DRM_D3DQ_SUBMIT_CARRY; before uapi 1.8 each is a job of its own, a
  * wait held with DRM_D3DQ_SUBMIT_HOLD), Execute the command streams.
- * Every submit but a carried wait also signals the next point of @tl.
+ * Every submit but a carried wait also signals the next point of @tl;
+ * from uapi 1.13 a Signal's point is JOB_ONLY: it is added only if the
+ * kernel makes a job of it, and a wait for a skipped point is satisfied
+ * by the next one (d3dqp_queue_wait_armed()).
  *
  * A call holds a reference of the queue (and of the fence or lists it
  * names) until it returns; d3dq_queue_destroy() destroys the kernel
@@ -84,7 +87,9 @@ static int submit_locked(struct d3dq_queue *q, struct drm_d3dq_sync *wait,
 	bool split = !wait && cmd_bytes > q->dev->max_cmd_bytes;
 	struct drm_d3dq_sync signals[2] = { {
 		.handle = q->tl,
-		.flags = DRM_D3DQ_SYNC_TIMELINE,
+		.flags = DRM_D3DQ_SYNC_TIMELINE |
+			 (tail && q->dev->has_job_only ?
+			  DRM_D3DQ_SYNC_JOB_ONLY : 0),
 		.point = q->tl_point + 1,
 	} };
 	struct drm_d3dq_submit args = {

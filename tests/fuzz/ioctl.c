@@ -824,9 +824,13 @@ static void gen_syncs(struct fz *f, struct drm_d3dq_obj_array *arr,
 		if (wait && one_in(f, 3))
 			s.flags |= DRM_D3DQ_SYNC_RELEASABLE;
 		if (fault(f, 40)) {
-			s.flags |= 1u << (1 + below(f, 31));
-			if (!wait || s.flags & ~(DRM_D3DQ_SYNC_TIMELINE |
-						 DRM_D3DQ_SYNC_RELEASABLE))
+			uint32_t bit = 1u << (1 + below(f, 31));
+
+			s.flags |= bit;
+			/* A signal may take JOB_ONLY (1.13), nothing else. */
+			if (wait ? s.flags & ~(DRM_D3DQ_SYNC_TIMELINE |
+					       DRM_D3DQ_SYNC_RELEASABLE) :
+			    bit != DRM_D3DQ_SYNC_JOB_ONLY)
 				*bad = true;
 		}
 place:
@@ -864,7 +868,9 @@ place:
 	}
 }
 
-static void note_signals(struct fz *f, const struct drm_d3dq_sync *s, uint32_t n)
+/* @job: the submit made a job (else JOB_ONLY points were not added). */
+static void note_signals(struct fz *f, const struct drm_d3dq_sync *s, uint32_t n,
+			 bool job)
 {
 	uint32_t i;
 	int k;
@@ -873,7 +879,8 @@ static void note_signals(struct fz *f, const struct drm_d3dq_sync *s, uint32_t n
 		for (k = 0; k < f->nso; k++) {
 			/* A fence handle may have a syncobj's number. */
 			if (f->so[k].handle != s[i].handle ||
-			    s[i].flags & DRM_D3DQ_SYNC_FENCE)
+			    s[i].flags & DRM_D3DQ_SYNC_FENCE ||
+			    (!job && s[i].flags & DRM_D3DQ_SYNC_JOB_ONLY))
 				continue;
 			if (s[i].flags & DRM_D3DQ_SYNC_TIMELINE) {
 				if (s[i].point > f->so[k].max_point)
@@ -1062,7 +1069,7 @@ static void fz_submit(struct __test_metadata *_metadata, struct fz *f)
 			TH_LOG("SUBMIT_TAIL without a job: out_flags %u",
 			       a.out_flags);
 		}
-		note_signals(f, sigs, nsig);
+		note_signals(f, sigs, nsig, false);
 		return;
 	}
 	if (!err) {
@@ -1088,7 +1095,7 @@ static void fz_submit(struct __test_metadata *_metadata, struct fz *f)
 		 * know less than the kernel, which only makes it lenient).
 		 */
 		if (!(a.out_flags & DRM_D3DQ_SUBMIT_HELD))
-			note_signals(f, sigs, nsig);
+			note_signals(f, sigs, nsig, true);
 		if (!a.seqno || a.seqno <= f->last_seqno) {
 			f->failures++;
 			TH_LOG("SUBMIT returned seqno %llu after %llu",

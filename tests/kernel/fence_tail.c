@@ -10,8 +10,9 @@
  * on them is armed at once; a failed last job sets none of them; held
  * jobs, carried waits and the per-job bound make a job instead (seqno
  * non-zero); a job that ends during the call never lets work behind a
- * released wait run ahead of the value; bad input; destroy with signals
- * on a running job.
+ * released wait run ahead of the value; bad input; JOB_ONLY points
+ * (uapi 1.13), added only when a job is made; destroy with signals on a
+ * running job.
  *
  * Nothing here measures time: "running" is a DELAY job whose point is
  * checked unsignalled where it matters.
@@ -323,6 +324,63 @@ TEST_F(tail, bad_input)
 	EXPECT_EQ(0, t_value_load(self->f.v));
 	/* No signals at all: nothing to do, done. */
 	EXPECT_EQ(0, t_tail(self->fd, self->q1, NULL, 0, NULL, NULL));
+}
+
+/*
+ * A JOB_ONLY point (uapi 1.13) is added only if the tail makes a job:
+ * not when its signals are set in the call, nor when the running last
+ * job takes them (its syncobj is not even looked up: a stale handle
+ * passes); behind a carried wait it is the job's. On a wait, or with
+ * FENCE, it is refused.
+ */
+TEST_F(tail, job_only_points)
+{
+	struct drm_d3dq_sync s[2] = { t_fs(self->f.handle, 1),
+				      t_tl(self->out1, 1) };
+	struct drm_d3dq_sync w[1] = { t_fs(self->g.handle, 1) };
+	uint64_t seqno = 1, pt = 7;
+
+	ASSERT_TRUE(t_param(self->fd, DRM_D3DQ_PARAM_FEATURES) &
+		    DRM_D3DQ_FEATURE_SYNC_JOB_ONLY);
+	/* Set in the call. */
+	s[1].flags |= DRM_D3DQ_SYNC_JOB_ONLY;
+	ASSERT_EQ(0, t_tail(self->fd, self->q1, s, 2, NULL, &seqno));
+	EXPECT_EQ(0, seqno);
+	EXPECT_EQ(1, t_value_load(self->f.v));
+	ASSERT_EQ(0, drmSyncobjQuery(self->fd, &self->out1, &pt, 1));
+	EXPECT_EQ(0, pt);
+
+	/* Taken by the running job. */
+	ASSERT_EQ(0, job_delay(self->fd, self->q1, 300, self->run, 1, NULL));
+	s[0] = t_fs(self->f.handle, 2);
+	s[1] = t_tl(self->out1 + 100, 1);
+	s[1].flags |= DRM_D3DQ_SYNC_JOB_ONLY;
+	seqno = 1;
+	ASSERT_EQ(0, t_tail(self->fd, self->q1, s, 2, NULL, &seqno));
+	EXPECT_EQ(0, seqno);
+	ASSERT_EQ(0, t_fence_wait1(self->fd, self->f.handle, 2,
+				   t_deadline(10 * T_SEC)));
+	ASSERT_EQ(0, drmSyncobjQuery(self->fd, &self->out1, &pt, 1));
+	EXPECT_EQ(0, pt);
+
+	/* A job, held behind a carried wait, adds it when it completes. */
+	ASSERT_EQ(0, t_carry(self->fd, self->q2, w, 1));
+	s[0] = t_fs(self->f.handle, 3);
+	s[1] = t_tl(self->out1, 2);
+	s[1].flags |= DRM_D3DQ_SYNC_JOB_ONLY;
+	ASSERT_EQ(0, t_tail(self->fd, self->q2, s, 2, NULL, &seqno));
+	EXPECT_NE(0, seqno);
+	ASSERT_EQ(0, t_fence_signal(self->fd, self->g.handle, 1));
+	ASSERT_EQ(0, t_wait(self->fd, self->out1, 2, 10 * T_SEC));
+	EXPECT_EQ(3, t_value_load(self->f.v));
+
+	/* Not on a wait, not with FENCE. */
+	w[0] = t_tl(self->run, 1);
+	w[0].flags |= DRM_D3DQ_SYNC_JOB_ONLY;
+	EXPECT_EQ(-EINVAL, t_submit(self->fd, self->q1, w, 1, NULL, 0, NULL));
+	s[0].flags |= DRM_D3DQ_SYNC_JOB_ONLY;
+	EXPECT_EQ(-EINVAL, t_tail(self->fd, self->q1, s, 1, NULL, NULL));
+	EXPECT_EQ(3, t_value_load(self->f.v));
 }
 
 /*

@@ -82,10 +82,12 @@ static double field(const char *line, const char *name)
  * 12's signal next to no node and to the most nodes another process
  * parked (a few thousand with --smoke) above its value, and at or below
  * it with the longest gap a 1 ms sleeper saw (issue 38, item 2). The
- * parts (issue 40, item 3): figure 5's signalling and registering calls
- * and their floor, figure 9's calls of a frame, library and raw, and
- * figure 10's small job from its SUBMIT to the engine and on to its
- * waiter.
+ * parts (issue 40, items 1 and 3): figure 3's signal-only call idle and
+ * behind a running job, a carried Wait, CPU signals releasing nothing
+ * and one held job, and the raw parts of the signal-only call; figure
+ * 5's signalling and registering calls and their floor, figure 9's
+ * calls of a frame, library and raw, and figure 10's small job from its
+ * SUBMIT to the engine and on to its waiter.
  */
 static const char *const required_keys[] = {
 	"engine_small_hogs", "engine_small_direct_normal",
@@ -103,6 +105,10 @@ static const char *const required_keys[] = {
 	"engine_small_idle_part_submit", "engine_small_flooded_part_submit",
 	"engine_small_flooded_part_to_engine",
 	"engine_small_flooded_part_wake",
+	"signal_get_param", "signal_raw_none", "signal_raw_fence",
+	"signal_raw_tl", "signal_raw_both", "signal_raw_running",
+	"signal_lib_idle", "signal_lib_running", "signal_raw_cpu",
+	"signal_cpu_none", "signal_cpu_release", "signal_lib_wait",
 };
 
 #define NREQUIRED (sizeof(required_keys) / sizeof(required_keys[0]))

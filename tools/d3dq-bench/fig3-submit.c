@@ -148,6 +148,16 @@ static void submit_write_dat(const double rates[3][3])
  */
 #define SUB_BLOCK 50
 
+/* Add the calls and sleeps since @c0 to @sum. */
+static void counts_since(struct counts *sum, struct counts c0)
+{
+	struct counts c1 = counts_now();
+
+	sum->ioctls += c1.ioctls - c0.ioctls;
+	sum->sleeps += c1.sleeps - c0.sleeps;
+	sum->process_sleeps += c1.process_sleeps - c0.process_sleeps;
+}
+
 enum { V_RAW, V_RAW2, V_LIB, V_EMPTY, NV };
 
 static void submit_pairs(int gp1)
@@ -163,7 +173,7 @@ static void submit_pairs(int gp1)
 	uint32_t rq2 = raw_queue(), rtl2 = raw_syncobj();
 	int blocks = sz.submit / SUB_BLOCK, n = blocks * SUB_BLOCK, b, k, j;
 	double *lat[NV];
-	struct counts c0, c1, sum[NV];
+	struct counts c0, sum[NV];
 	int done[NV] = { 0 }, row[NV];
 	int64_t t0;
 
@@ -205,11 +215,7 @@ static void submit_pairs(int gp1)
 				}
 				lat[v][i - 1] = (double)(now_ns() - t0);
 			}
-			c1 = counts_now();
-			sum[v].ioctls += c1.ioctls - c0.ioctls;
-			sum[v].sleeps += c1.sleeps - c0.sleeps;
-			sum[v].process_sleeps += c1.process_sleeps -
-						 c0.process_sleeps;
+			counts_since(&sum[v], c0);
 			if (v == V_RAW)
 				CHECK(raw_wait(rtl, done[v]));
 			else if (v == V_RAW2)
@@ -264,6 +270,273 @@ static void submit_pairs(int gp1)
 	d3dq_cmdlist_destroy(l);
 	d3dq_cmdlist_destroy(empty);
 	d3dq_buffer_destroy(buf);
+	d3dq_device_close(dev);
+}
+
+/*
+ * The signal-only call and a CPU signal against GET_PARAM (issue 40,
+ * item 1), and the parts of the signal-only call (item 3): raw TAIL
+ * submits on an idle queue with no signal, the fence signal alone, the
+ * timeline point alone and both (what the library's Signal sent before
+ * uapi 1.13), raw and behind a running job; the library's Signal on an
+ * idle queue and behind a running job; its Wait for a value not there
+ * yet, which the kernel carries to the queue's next job (the value is
+ * set untimed after each, so the next Wait frees it); FENCE_SIGNAL raw,
+ * through the
+ * library releasing nothing, and releasing one held job of the caller
+ * (its queue holds a Signal behind a Wait on that fence, made untimed
+ * before each call). Blocks of SUB_BLOCK calls rotate as in
+ * submit_pairs(); a running job is a DELAY longer than its block, made
+ * before the block and waited for after it, untimed.
+ */
+enum {
+	P_GP, P_NONE, P_FENCE, P_TL, P_BOTH, P_RAW_RUN, P_LIB, P_LIB_RUN,
+	P_FSIG, P_CPU, P_CPU_REL, P_WAIT, NP
+};
+
+static const struct {
+	const char *key, *label;
+} parts[NP] = {
+	[P_GP] = { "signal_get_param", "GET_PARAM ioctl (same blocks)" },
+	[P_NONE] = { "signal_raw_none", "raw TAIL SUBMIT, no signal, idle" },
+	[P_FENCE] = { "signal_raw_fence",
+		      "raw TAIL SUBMIT, 1 fence signal, idle" },
+	[P_TL] = { "signal_raw_tl",
+		   "raw TAIL SUBMIT, 1 timeline point, idle" },
+	[P_BOTH] = { "signal_raw_both",
+		     "raw TAIL SUBMIT, fence + timeline point, idle" },
+	[P_RAW_RUN] = { "signal_raw_running",
+			"raw TAIL SUBMIT, 1 fence signal, job running" },
+	[P_LIB] = { "signal_lib_idle", "library Signal only, idle queue" },
+	[P_LIB_RUN] = { "signal_lib_running",
+			"library Signal only, last job running" },
+	[P_FSIG] = { "signal_raw_cpu", "raw FENCE_SIGNAL, releases nothing" },
+	[P_CPU] = { "signal_cpu_none",
+		    "library CPU Signal, releases nothing" },
+	[P_WAIT] = { "signal_lib_wait",
+		     "library Wait, carried (value not there)" },
+	[P_CPU_REL] = { "signal_cpu_release",
+			"library CPU Signal, releases 1 held job" },
+};
+
+/* A raw TAIL submit of the fence signal @fh and/or timeline point. */
+static void raw_tail(uint32_t q, uint32_t fh, uint64_t fv, uint32_t th,
+		     uint64_t tp)
+{
+	struct drm_d3dq_sync s[2];
+	struct drm_d3dq_submit a = {
+		.queue_id = q,
+		.flags = DRM_D3DQ_SUBMIT_TAIL,
+	};
+	uint32_t n = 0;
+
+	if (fh)
+		s[n++] = (struct drm_d3dq_sync){ fh, DRM_D3DQ_SYNC_FENCE, fv };
+	if (th)
+		s[n++] = (struct drm_d3dq_sync){ th, DRM_D3DQ_SYNC_TIMELINE,
+						 tp };
+	a.signals = (struct drm_d3dq_obj_array)DRM_D3DQ_OBJ_ARRAY(n, s);
+	if (!n)
+		a.signals.stride = 0;
+	CHECK(xioctl(DRM_IOCTL_D3DQ_SUBMIT, &a));
+}
+
+static uint32_t raw_fence(void)
+{
+	struct drm_d3dq_fence_create c = { 0 };
+
+	CHECK(xioctl(DRM_IOCTL_D3DQ_FENCE_CREATE, &c));
+	return c.handle;
+}
+
+static void raw_fence_signal(uint32_t h, uint64_t v)
+{
+	struct drm_d3dq_fence_signal a = { .handle = h, .value = v };
+
+	CHECK(xioctl(DRM_IOCTL_D3DQ_FENCE_SIGNAL, &a));
+}
+
+static void raw_fence_wait(uint32_t h, uint64_t v)
+{
+	struct drm_d3dq_fence_value e = { .handle = h, .value = v };
+	struct drm_d3dq_fence_wait a = {
+		.fences = DRM_D3DQ_OBJ_ARRAY(1, &e),
+		.deadline_ns = INT64_MAX,
+	};
+
+	CHECK(xioctl(DRM_IOCTL_D3DQ_FENCE_WAIT, &a));
+}
+
+/* Longer than a block of signals, even on a loaded host. */
+#define RUN_DELAY_NS (50 * MS)
+
+static void signal_parts(void)
+{
+	struct d3dq_device *dev = lib_open();
+	struct d3dq_queue *q = lib_queue(dev), *qr = lib_queue(dev);
+	struct d3dq_queue *qh = lib_queue(dev), *qw = lib_queue(dev);
+	struct d3dq_fence *f = lib_fence(dev, 0), *fr = lib_fence(dev, 0);
+	struct d3dq_fence *fc = lib_fence(dev, 0), *fw = lib_fence(dev, 0);
+	struct d3dq_fence *fs = lib_fence(dev, 0), *fcw = lib_fence(dev, 0);
+	struct d3dq_cmdlist *empty, *delay;
+	struct drm_d3dq_get_param gp = {
+		.param = DRM_D3DQ_PARAM_UAPI_VERSION,
+	};
+	struct drm_d3dq_cmd_delay dcmd = {
+		{ DRM_D3DQ_CMD_DELAY, sizeof(dcmd) }, RUN_DELAY_NS,
+	};
+	uint32_t rq = raw_queue(), rrq = raw_queue(), rf = raw_fence();
+	uint32_t rrf = raw_fence(), rcf = raw_fence(), tl = raw_syncobj();
+	int blocks = sz.submit / SUB_BLOCK, n = blocks * SUB_BLOCK, b, k, j;
+	int done[NP] = { 0 }, row[NP], late = 0;
+	uint64_t tlp = 0, fv = 0, runs = 0;
+	struct counts c0, sum[NP];
+	double *lat[NP];
+	int64_t t0, start;
+
+	CHECK(d3dq_cmdlist_create(dev, &empty));
+	CHECK(d3dq_cmdlist_close(empty));
+	CHECK(d3dq_cmdlist_create(dev, &delay));
+	CHECK(d3dq_cmdlist_delay(delay, RUN_DELAY_NS));
+	CHECK(d3dq_cmdlist_close(delay));
+	memset(sum, 0, sizeof(sum));
+	for (k = 0; k < NP; k++)
+		lat[k] = samples(n);
+	for (b = 0; b < blocks; b++) {
+		for (k = 0; k < NP; k++) {
+			int v = (b + k) % NP;
+
+			start = now_ns();
+			if (v == P_RAW_RUN)
+				CHECK(raw_submit(rrq, 0, 0, tl, ++tlp, &dcmd,
+						 sizeof(dcmd)));
+			else if (v == P_LIB_RUN)
+				CHECK(d3dq_queue_execute(qr, &delay, 1));
+			c0 = counts_now();
+			for (j = 0; j < SUB_BLOCK; j++) {
+				int i = ++done[v];
+
+				/* Untimed: a held Signal behind a Wait. */
+				if (v == P_CPU_REL) {
+					CHECK(d3dq_queue_wait(qh, fw, i));
+					CHECK(d3dq_queue_signal(qh, fs, i));
+				}
+				t0 = now_ns();
+				switch (v) {
+				case P_GP:
+					CHECK(xioctl(DRM_IOCTL_D3DQ_GET_PARAM,
+						     &gp));
+					break;
+				case P_NONE:
+					raw_tail(rq, 0, 0, 0, 0);
+					break;
+				case P_FENCE:
+					raw_tail(rq, rf, ++fv, 0, 0);
+					break;
+				case P_TL:
+					raw_tail(rq, 0, 0, tl, ++tlp);
+					break;
+				case P_BOTH:
+					raw_tail(rq, rf, ++fv, tl, ++tlp);
+					break;
+				case P_RAW_RUN:
+					raw_tail(rrq, rrf, i, 0, 0);
+					break;
+				case P_LIB:
+					CHECK(d3dq_queue_execute(q, &empty, 1));
+					CHECK(d3dq_queue_signal(q, f, i));
+					break;
+				case P_LIB_RUN:
+					CHECK(d3dq_queue_execute(qr, &empty, 1));
+					CHECK(d3dq_queue_signal(qr, fr, i));
+					break;
+				case P_FSIG:
+					raw_fence_signal(rcf, i);
+					break;
+				case P_CPU:
+					CHECK(d3dq_fence_signal(fc, i));
+					break;
+				case P_CPU_REL:
+					CHECK(d3dq_fence_signal(fw, i));
+					break;
+				case P_WAIT:
+					CHECK(d3dq_queue_wait(qw, fcw, i));
+					break;
+				}
+				lat[v][i - 1] = (double)(now_ns() - t0);
+				if (v == P_WAIT)
+					CHECK(d3dq_fence_signal(fcw, i));
+			}
+			counts_since(&sum[v], c0);
+			if (v == P_RAW_RUN || v == P_LIB_RUN) {
+				runs++;
+				if (now_ns() - start >= (int64_t)RUN_DELAY_NS)
+					late++;
+			}
+			/* The held Signals ran, else the queue would fill. */
+			if (v == P_RAW_RUN)
+				raw_fence_wait(rrf, done[v]);
+			else if (v == P_LIB_RUN)
+				CHECK(d3dq_fence_wait(fr, done[v],
+						      D3DQ_TIMEOUT_INFINITE));
+			else if (v == P_CPU_REL)
+				CHECK(d3dq_fence_wait(fs, done[v],
+						      D3DQ_TIMEOUT_INFINITE));
+		}
+	}
+	CHECK(raw_wait(tl, tlp));
+	CHECK(d3dq_fence_wait(f, n, D3DQ_TIMEOUT_INFINITE));
+
+	for (k = 0; k < NP; k++)
+		row[k] = add_row(3, parts[k].key, parts[k].label, "ns", lat[k],
+				 n);
+	memset(&c0, 0, sizeof(c0));
+	add_counts(3, "signal_lib_idle", "library Signal, idle", c0,
+		   sum[P_LIB], n);
+	add_counts(3, "signal_lib_running", "library Signal, job running",
+		   c0, sum[P_LIB_RUN], n);
+	add_counts(3, "signal_cpu_release", "CPU Signal releasing 1 job", c0,
+		   sum[P_CPU_REL], n);
+	add_cmp(3, row[P_LIB], row[P_GP],
+		"signal-only call, idle queue / GET_PARAM", 1.5);
+	add_cmp(3, row[P_LIB_RUN], row[P_GP],
+		"signal-only call, last job running / GET_PARAM", 1.5);
+	add_cmp(3, row[P_CPU], row[P_GP],
+		"CPU Signal releasing nothing / GET_PARAM", 1.5);
+	add_cmp(3, row[P_CPU_REL], row[P_GP],
+		"CPU Signal releasing 1 held job / GET_PARAM", 2.5);
+	add_cmp(3, row[P_WAIT], row[P_GP],
+		"carried Wait / GET_PARAM (info)", 0);
+	for (k = P_NONE; k < NP; k++) {
+		char label[72];
+
+		if (k == P_LIB || k == P_LIB_RUN || k == P_CPU ||
+		    k == P_CPU_REL || k == P_WAIT)
+			continue;
+		snprintf(label, sizeof(label), "part: %s / GET_PARAM",
+			 parts[k].key + strlen("signal_"));
+		add_cmp(3, row[k], row[P_GP], label, 0);
+	}
+	if (late)
+		add_note(3, "%d of %llu blocks behind a running job outlasted its %llu ms delay: part of them ran behind none",
+			 late, (unsigned long long)runs,
+			 (unsigned long long)(RUN_DELAY_NS / MS));
+
+	raw_queue_destroy(rq);
+	raw_queue_destroy(rrq);
+	raw_syncobj_destroy(tl);
+	d3dq_queue_destroy(q);
+	d3dq_queue_destroy(qr);
+	d3dq_queue_destroy(qh);
+	d3dq_queue_destroy(qw);
+	d3dq_fence_destroy(f);
+	d3dq_fence_destroy(fr);
+	d3dq_fence_destroy(fc);
+	d3dq_fence_destroy(fw);
+	d3dq_fence_destroy(fs);
+	d3dq_fence_destroy(fcw);
+	d3dq_cmdlist_destroy(empty);
+	d3dq_cmdlist_destroy(delay);
 	d3dq_device_close(dev);
 }
 
@@ -324,6 +597,7 @@ static void fig3(void)
 	if (lib1 < 0 || gp1 < 0)
 		die("figure 3", EINVAL, __LINE__);
 	submit_pairs(gp1);
+	signal_parts();
 	bench_no_quantiles(3);
 }
 

@@ -117,7 +117,7 @@ enum drm_d3dq_ioctl_id {
  * number grows with every addition.
  */
 #define DRM_D3DQ_UAPI_MAJOR	1
-#define DRM_D3DQ_UAPI_MINOR	12
+#define DRM_D3DQ_UAPI_MINOR	13
 
 /**
  * struct drm_d3dq_obj_array - A user array of structures.
@@ -236,7 +236,8 @@ enum drm_d3dq_param {
  * %DRM_D3DQ_FEATURE_SUBMIT_SPLIT and %DRM_D3DQ_FEATURE_FENCE_HANDLE_CYCLIC,
  * version 1.11 %DRM_D3DQ_FEATURE_FENCE_SIGNAL_ON and
  * %DRM_D3DQ_FEATURE_FENCE_EVENT_ARMED, version 1.12
- * %DRM_D3DQ_FEATURE_IMPLICIT_SYNC.
+ * %DRM_D3DQ_FEATURE_IMPLICIT_SYNC, version 1.13
+ * %DRM_D3DQ_FEATURE_SYNC_JOB_ONLY.
  */
 /** DRM_D3DQ_FEATURE_TIMELINE - timeline syncobjs in waits and signals. */
 #define DRM_D3DQ_FEATURE_TIMELINE	(1ull << 0)
@@ -339,6 +340,10 @@ enum drm_d3dq_param {
  * sync with other drivers"). Since 1.12.
  */
 #define DRM_D3DQ_FEATURE_IMPLICIT_SYNC	(1ull << 19)
+/**
+ * DRM_D3DQ_FEATURE_SYNC_JOB_ONLY - %DRM_D3DQ_SYNC_JOB_ONLY. Since 1.13.
+ */
+#define DRM_D3DQ_FEATURE_SYNC_JOB_ONLY	(1ull << 20)
 
 /**
  * struct drm_d3dq_get_param - Argument of %DRM_IOCTL_D3DQ_GET_PARAM.
@@ -776,6 +781,18 @@ struct drm_d3dq_queue_get_state {
 #define DRM_D3DQ_SYNC_FENCE		(1u << 2)
 
 /**
+ * DRM_D3DQ_SYNC_JOB_ONLY - a syncobj signal (binary or timeline) that
+ * takes effect only if the submit makes a job (uapi 1.13,
+ * %DRM_D3DQ_FEATURE_SYNC_JOB_ONLY): a %DRM_D3DQ_SUBMIT_TAIL submit that
+ * makes none leaves it alone, its syncobj not looked up. Signals only,
+ * and not with %DRM_D3DQ_SYNC_FENCE: -EINVAL otherwise. It lets
+ * userspace mark every job of a queue on a timeline of its own without
+ * paying a point for each signal the queue's last job takes or that is
+ * set in the call. See "Signals on the last job".
+ */
+#define DRM_D3DQ_SYNC_JOB_ONLY		(1u << 3)
+
+/**
  * DOC: Fence waits and signals
  *
  * From 1.4 (%DRM_D3DQ_FEATURE_FENCE_SUBMIT) a wait or signal element
@@ -948,6 +965,9 @@ struct drm_d3dq_queue_get_state {
  *   file's job bytes full) the submit makes a job, exactly as without
  *   the flag.
  *
+ * A signal with %DRM_D3DQ_SYNC_JOB_ONLY (from 1.13) is checked but takes
+ * effect only in the last case, when a job is made.
+ *
  * The submit returns @seqno 0 when it made no job. Either way the rules
  * of "Fence waits and signals" hold: the values are written after the
  * memory writes of every earlier job, in completion order. Signals a
@@ -964,7 +984,8 @@ struct drm_d3dq_sync {
 
 	/**
 	 * @flags: 0 (binary) or %DRM_D3DQ_SYNC_TIMELINE, and for a wait
-	 * %DRM_D3DQ_SYNC_RELEASABLE; or %DRM_D3DQ_SYNC_FENCE alone.
+	 * %DRM_D3DQ_SYNC_RELEASABLE, for a signal %DRM_D3DQ_SYNC_JOB_ONLY;
+	 * or %DRM_D3DQ_SYNC_FENCE alone.
 	 */
 	__u32 flags;
 
