@@ -60,6 +60,8 @@ extern unsigned long long d3dq_max_delay_ns;
 extern unsigned long long d3dq_max_bo_size;
 extern unsigned long long d3dq_max_file_job_bytes;
 extern bool d3dq_direct_submit;
+extern unsigned int d3dq_engine_pause_us;
+#define D3DQ_ENGINE_PAUSE_MAX_US	1000u
 extern unsigned int d3dq_max_user_queues;
 extern unsigned int d3dq_max_user_jobs;
 extern unsigned int d3dq_max_device_queues;

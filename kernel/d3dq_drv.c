@@ -125,6 +125,15 @@ module_param_named(direct_submit, d3dq_direct_submit, bool, 0644);
 MODULE_PARM_DESC(direct_submit,
 		 "Run a job that nothing stands before inside SUBMIT (default 1)");
 
+/*
+ * Read at every step's end: root may change it while the module is
+ * loaded. Values above D3DQ_ENGINE_PAUSE_MAX_US act as that.
+ */
+unsigned int d3dq_engine_pause_us = 20;
+module_param_named(engine_pause_us, d3dq_engine_pause_us, uint, 0644);
+MODULE_PARM_DESC(engine_pause_us,
+		 "Microseconds the engine waits after a step that ended a client's last ready job while others wait (default 20, 0: never, at most 1000)");
+
 /* The module's platform devices, d3dq.0 to d3dq.N-1. */
 static struct platform_device *d3dq_pdevs[D3DQ_MAX_DEVICES];
 

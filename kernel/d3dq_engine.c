@@ -52,16 +52,16 @@
  * client's ready queues.
  *
  * A step that ends the last ready job of its client, other clients
- * having work ready, starts the next step only %D3DQ_ENGINE_PAUSE_NS
- * later (from a timer): the engine's worker lets its CPU go, so that the
- * thread the job's end woke gets a CPU before the engine runs on. That
- * thread typically submits the client's next job, which then waits one
- * step per other ready client, as the bound says; without the pause, a
- * worker that runs steps back to back could hold the CPU it needs (on
- * two vCPUs of one host thread, for milliseconds: figure 10 in
- * performance.rst). A client that still has jobs ready, and an engine
- * nobody else waits for, go on at once. Which queue is next is not
- * changed by the pause.
+ * having work ready, starts the next step only engine_pause_us later
+ * (a module parameter, 20 by default, 0: no pause), from a timer: the
+ * engine's worker lets its CPU go, so that the thread the job's end woke
+ * gets a CPU before the engine runs on. That thread typically submits
+ * the client's next job, which then waits one step per other ready
+ * client, as the bound says; without the pause, a worker that runs
+ * steps back to back could hold the CPU it needs (on two vCPUs of one
+ * host thread, for milliseconds: figure 10 in performance.rst). A
+ * client that still has jobs ready, and an engine nobody else waits
+ * for, go on at once. Which queue is next is not changed by the pause.
  */
 #define D3DQ_ENGINE_STEP_BYTES	SZ_256K
 #define D3DQ_ENGINE_CMD_COST	64
@@ -73,7 +73,6 @@
  */
 #define D3DQ_DIRECT_BYTES	(D3DQ_ENGINE_STEP_BYTES / 16)
 #define D3DQ_PRIORITY_SHARE	8
-#define D3DQ_ENGINE_PAUSE_NS	(20 * NSEC_PER_USEC)
 
 atomic_t d3dq_live_hw_fences = ATOMIC_INIT(0);
 
@@ -311,14 +310,17 @@ static bool d3dq_dispatch_has_ready_locked(struct d3dq_dispatch *d)
  */
 static void d3dq_dispatch_release(struct d3dq_dispatch *d, bool worker)
 {
+	unsigned int pause_us = min(READ_ONCE(d3dq_engine_pause_us),
+				    D3DQ_ENGINE_PAUSE_MAX_US);
 	unsigned long flags;
 
 	spin_lock_irqsave(&d->lock, flags);
 	d->busy = false;
 	if (d3dq_dispatch_has_ready_locked(d) && !d->paused) {
-		if (worker && d->client_done) {
+		if (worker && d->client_done && pause_us) {
 			d->paused = true;
-			hrtimer_start(&d->pause, D3DQ_ENGINE_PAUSE_NS,
+			hrtimer_start(&d->pause,
+				      ns_to_ktime(pause_us * NSEC_PER_USEC),
 				      HRTIMER_MODE_REL);
 		} else {
 			queue_work(d->wq, &d->work);

@@ -20,6 +20,7 @@
 #include <linux/capability.h>
 
 #include "kselftest_harness.h"
+#include "common/module.h"
 #include "util/d3dq_test.h"
 
 /* Work of one contending job: FILLs of this size, in engine steps. */
@@ -31,6 +32,29 @@ FIXTURE(engine) {
 	uint64_t *tsmap;
 };
 
+/*
+ * The engine's pause after a client's last ready job (driver.rst,
+ * *Engine*) changes when a step starts, never which: every case runs
+ * with the default, with no pause and with the longest.
+ */
+FIXTURE_VARIANT(engine) {
+	const char *pause_us;	/* NULL: the module's default */
+};
+
+FIXTURE_VARIANT_ADD(engine, pause_default) {
+	.pause_us = NULL,
+};
+
+FIXTURE_VARIANT_ADD(engine, pause_off) {
+	.pause_us = "0",
+};
+
+FIXTURE_VARIANT_ADD(engine, pause_longest) {
+	.pause_us = "1000",
+};
+
+#define PAUSE_PARAM "/sys/module/d3dq/parameters/engine_pause_us"
+
 FIXTURE_SETUP(engine)
 {
 	/*
@@ -40,6 +64,8 @@ FIXTURE_SETUP(engine)
 	self->fd = -1;
 	if (t_can_reload())
 		ASSERT_EQ(0, t_reload("job_timeout_ms=600000"));
+	if (variant->pause_us)
+		ASSERT_EQ(0, module_sysfs_write(PAUSE_PARAM, variant->pause_us));
 	self->fd = t_open(0);
 	ASSERT_LE(0, self->fd);
 	self->gate_q = t_queue(self->fd, 0, 0);
@@ -57,6 +83,8 @@ FIXTURE_TEARDOWN(engine)
 	if (self->fd >= 0)
 		close(self->fd);
 	T_EXPECT_IDLE(10000);
+	if (variant->pause_us)
+		EXPECT_EQ(0, module_sysfs_write(PAUSE_PARAM, "20"));
 	if (t_can_reload())
 		EXPECT_EQ(0, t_reload(NULL));
 }
