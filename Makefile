@@ -6,7 +6,7 @@
 # (6.1, 6.12, 7.3, 7.2), listed in scripts/kernels.pin; KERNELS (default:
 # every line there) narrows, e.g. KERNELS=6.1 or KERNELS="6.1 7.3".
 
-VERSION := 0.4.0
+VERSION := 0.5.0
 PREFIX ?= /usr/local
 LIBDIR ?= $(PREFIX)/lib
 INCLUDEDIR ?= $(PREFIX)/include
