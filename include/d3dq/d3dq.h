@@ -35,7 +35,7 @@ struct d3dq_cmdlist;
  * D3DQ_MAKE_VERSION(major, minor, patch). See d3dq_version(3).
  */
 #define D3DQ_VERSION_MAJOR 0
-#define D3DQ_VERSION_MINOR 4
+#define D3DQ_VERSION_MINOR 5
 #define D3DQ_VERSION_PATCH 0
 #define D3DQ_MAKE_VERSION(major, minor, patch) \
 	(((uint32_t)(major) << 16) | ((uint32_t)(minor) << 8) | (uint32_t)(patch))
