@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: MIT
 /*
  * d3dq-bench figure 3: submission. Execute of one WRITE64 plus Signal
- * against a raw SUBMIT of the same job and, for information, against the
- * two raw SUBMITs the library makes of them (the WRITE64, then a signal),
+ * against the two raw SUBMITs the library makes of them (the WRITE64,
+ * then a signal) and, for information, against a raw SUBMIT of the job,
  * interleaved on one thread, with the system calls and sleeps of each;
  * then Execute(empty) + Signal (one SUBMIT: an empty Execute reaches no
  * kernel) at 1, 2 and 4 threads against GET_PARAM, for information.
@@ -250,10 +250,15 @@ static void submit_pairs(int gp1)
 		   sum[V_LIB], n);
 	add_counts(3, "submit_lib_empty", "library Execute(0)+Signal", c0,
 		   sum[V_EMPTY], n);
-	add_cmp(3, row[V_LIB], row[V_RAW],
-		"submit: Execute(1 cmd)+Signal / raw SUBMIT of it", 1.2);
+	/*
+	 * Issue 40: the pair against the two kernel calls it makes (one
+	 * per D3D12 call, as on Windows); issue 15's band against one raw
+	 * SUBMIT is out of reach by design and stays for information.
+	 */
 	add_cmp(3, row[V_LIB], row[V_RAW2],
-		"submit: Execute+Signal / same 2 raw SUBMITs (info)", 0);
+		"submit: Execute+Signal / same 2 raw SUBMITs", 1.05);
+	add_cmp(3, row[V_LIB], row[V_RAW],
+		"submit: Execute(1 cmd)+Signal / raw SUBMIT of it (info)", 0);
 	add_cmp(3, row[V_EMPTY], gp1,
 		"submit: Execute(empty)+Signal / GET_PARAM (info)", 0);
 	add_cmp(3, row[V_RAW], gp1, "submit: raw SUBMIT / GET_PARAM", 0);

@@ -7,10 +7,13 @@
  * an eventfd, then read()). Against the same loop on raw ioctls: two
  * SUBMITs per frame, the direct one waiting on the copy queue's timeline
  * point, and a TIMELINE_WAIT for frame i - N. Frames per second, in rounds
- * that rotate the loops. For information, a third loop makes on raw
- * ioctls the SUBMITs the library makes (one per Execute and per Signal:
- * four per frame, the queue wait being satisfied at the call), with the
- * raw loop's TIMELINE_WAIT, which the library replaces by a load.
+ * that rotate the loops. A third loop makes on raw ioctls the SUBMITs
+ * the library makes (one per Execute and per Signal: four per frame, the
+ * queue wait being satisfied at the call), with the raw loop's
+ * TIMELINE_WAIT, which the library replaces by a load. Targets (issue
+ * 40): without GPU work the library against that third loop, with GPU
+ * work against the two-SUBMIT loop, ≥ 0.95 each; the other two ratios
+ * are for information.
  *
  * Each list is one WRITE64, which the driver runs inside SUBMIT on an idle
  * engine (uapi.rst, "Direct submission"): then no frame is ever in flight,
@@ -388,10 +391,24 @@ static void fig9(void)
 		snprintf(label, sizeof(label), "library, %d frames in flight%s",
 			 n, var[k].work_ns ? ", 1 ms GPU work" : "");
 		a = add_row(9, key, label, "fps", vl, rounds);
-		snprintf(label, sizeof(label), var[k].work_ns ?
-			 "fps, %d in flight, GPU 1 ms: library / raw (at least)" :
-			 "frames/s, %d in flight: library / raw (at least)", n);
-		add_cmp_min(9, a, b, label, 0.9);
+		/*
+		 * Issue 40's targets: with GPU work the library against the
+		 * raw loop of two SUBMITs per frame, without it against the
+		 * raw loop making the same calls (one kernel call per D3D12
+		 * call); issue 15's band without GPU work (0.9 of the two
+		 * SUBMITs) is out of reach by design, for information.
+		 */
+		if (var[k].work_ns) {
+			snprintf(label, sizeof(label),
+				 "fps, %d in flight, GPU 1 ms: library / raw (at least)",
+				 n);
+			add_cmp_min(9, a, b, label, 0.95);
+		} else {
+			snprintf(label, sizeof(label),
+				 "frames/s, %d in flight: library / raw (info)",
+				 n);
+			add_cmp(9, a, b, label, 0);
+		}
 		med[k][0] = row_median(a);
 		med[k][1] = row_median(b);
 		snprintf(key, sizeof(key), "frames_raw_calls_n%d%s", n, what);
@@ -399,10 +416,17 @@ static void fig9(void)
 			 "raw per call, %d in flight%s", n,
 			 var[k].work_ns ? ", 1 ms GPU work" : "");
 		pc = add_row(9, key, label, "fps", vc, rounds);
-		snprintf(label, sizeof(label),
-			 "fps, %d in flight%s: library / raw per call (info)", n,
-			 var[k].work_ns ? ", GPU 1 ms" : "");
-		add_cmp(9, a, pc, label, 0);
+		if (var[k].work_ns) {
+			snprintf(label, sizeof(label),
+				 "fps, %d in flight, GPU 1 ms: library / raw per call (info)",
+				 n);
+			add_cmp(9, a, pc, label, 0);
+		} else {
+			snprintf(label, sizeof(label),
+				 "fps, %d in flight: library / raw per call (at least)",
+				 n);
+			add_cmp_min(9, a, pc, label, 0.95);
+		}
 		snprintf(key, sizeof(key), "frames_raw_n%d%s", n, what);
 		snprintf(label, sizeof(label), "raw, N=%d%s", n,
 			 var[k].work_ns ? ", GPU work" : "");
