@@ -140,7 +140,7 @@ FIXTURE_TEARDOWN(so)
 #define NEED_VGEM()							\
 	do {								\
 		if (self->vfd < 0)					\
-			SKIP(return, "no vgem (the debug kernel has none)"); \
+			SKIP(return, "no vgem module here (the debug kernel and the packages lane have none)"); \
 	} while (0)
 
 TEST_F(so, bad_arguments_have_their_errno)
@@ -482,7 +482,7 @@ TEST(node_bound)
 	vfd = vgem_open(&loaded);
 	if (vfd < 0) {
 		EXPECT_EQ(0, t_reload(NULL));
-		SKIP(return, "no vgem (the debug kernel has none)");
+		SKIP(return, "no vgem module here (the debug kernel and the packages lane have none)");
 	}
 	fd = t_open(0);
 	ASSERT_LE(0, fd);

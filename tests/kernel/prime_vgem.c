@@ -148,7 +148,7 @@ FIXTURE_TEARDOWN(vg)
 #define NEED_VGEM()							\
 	do {								\
 		if (self->vfd < 0)					\
-			SKIP(return, "no vgem (the debug kernel has none)"); \
+			SKIP(return, "no vgem module here (the debug kernel and the packages lane have none)"); \
 	} while (0)
 
 static int submit_flags(int fd, uint32_t q, uint32_t flags,

@@ -55,7 +55,7 @@ FIXTURE_TEARDOWN(imp)
 #define NEED_VGEM()							\
 	do {								\
 		if (self->vfd < 0)					\
-			SKIP(return, "no vgem (the debug kernel has none)"); \
+			SKIP(return, "no vgem module here (the debug kernel and the packages lane have none)"); \
 		if (d3dq_queue_execute_flags(self->e.a, NULL, 0,	\
 					     D3DQ_EXECUTE_IMPLICIT_SYNC) == \
 		    -EOPNOTSUPP)					\
