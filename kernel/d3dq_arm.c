@@ -122,8 +122,10 @@ static bool d3dq_job_complete_marker(struct d3dq_job *job,
 	struct dma_fence *fence;
 	u32 i;
 
-	if (job->ncmds || bos->count || !READ_ONCE(d3dq_direct_submit) ||
-	    !d3dq_queue_is_usable(queue) || !d3dq_job_nothing_before(job))
+	/* At most a direct run's signals: another file's signaller pays. */
+	if (job->ncmds || bos->count || nsignals > D3DQ_DIRECT_MAX_SIGNALS ||
+	    !READ_ONCE(d3dq_direct_submit) || !d3dq_queue_is_usable(queue) ||
+	    !d3dq_job_nothing_before(job))
 		return false;
 	job->direct = true;
 	job->marker = true;
