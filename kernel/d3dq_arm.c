@@ -102,6 +102,46 @@ static void d3dq_job_unhold(struct d3dq_job *job)
 	atomic_dec(&dfile->user->jobs_held);
 }
 
+/*
+ * Complete @job where it would run, without the engine, if it has no
+ * commands and no buffers and nothing stands before it (its waits all
+ * satisfied, the queue's last job finished): then running it would only
+ * set its signals, as a %DRM_D3DQ_SUBMIT_TAIL submit sets them on an
+ * idle queue. Its fence signals are set, in their order, and its syncobj
+ * points get the queue's last fence, signalled (a stub if none), after
+ * the values (R17); no hardware fence is initialised, nothing is armed,
+ * and the queue's last fence stays what it was. Its signals, never
+ * listed as pending, bound no wait: the writes satisfy those they bring.
+ * Return: whether it did (@job is @direct then, for the caller to free).
+ */
+static bool d3dq_job_complete_marker(struct d3dq_job *job,
+				     struct d3dq_signal *signals,
+				     u32 nsignals, struct d3dq_bo_set *bos)
+{
+	struct d3dq_queue *queue = job->queue;
+	struct dma_fence *fence;
+	u32 i;
+
+	/* At most a direct run's signals: another file's signaller pays. */
+	if (job->ncmds || bos->count || nsignals > D3DQ_DIRECT_MAX_SIGNALS ||
+	    !READ_ONCE(d3dq_direct_submit) || !d3dq_queue_is_usable(queue) ||
+	    !d3dq_job_nothing_before(job))
+		return false;
+	job->direct = true;
+	job->marker = true;
+	job->state = D3DQ_JOB_DONE;
+	trace_d3dq_run(queue->usage->client_id, queue->id, d3dq_job_seqno(job),
+		       0);
+	for (i = 0; i < job->nfsignals; i++)
+		d3dq_fence_qsignal_end(&job->fsignals[i], true);
+	fence = queue->last ? dma_fence_get(queue->last) : dma_fence_get_stub();
+	d3dq_signals_publish(signals, nsignals, fence);
+	dma_fence_put(fence);
+	trace_d3dq_done(queue->usage->client_id, queue->id,
+			d3dq_job_seqno(job), 0);
+	return true;
+}
+
 /**
  * d3dq_job_start - Arm a job and start it: the one arming path.
  * @job: the job, its queue's submit_lock held, its waits ready
@@ -115,7 +155,9 @@ static void d3dq_job_unhold(struct d3dq_job *job)
  * thread once its hardware fence, which its signal points and buffers
  * get, is published and the reservation locks are dropped (nothing in
  * between sleeps: preemption is off); any other is armed, published and
- * pushed to the scheduler.
+ * pushed to the scheduler. A job without commands or buffers that
+ * nothing stands before completes here without the engine
+ * (d3dq_job_complete_marker()).
  *
  * Return: whether the job ran here (its hardware fence has signalled;
  * the caller frees it once the submit lock is dropped). Otherwise the
@@ -129,6 +171,8 @@ bool d3dq_job_start(struct d3dq_job *job, struct d3dq_signal *signals,
 
 	lockdep_assert_held(&job->queue->submit_lock);
 
+	if (may_direct && d3dq_job_complete_marker(job, signals, nsignals, bos))
+		return true;
 	/* Not while another driver's fence it waits for may be pending. */
 	direct = may_direct && !bos->nimplicit &&
 		 d3dq_job_claim_direct(job, nsignals, bos->count);
@@ -213,7 +257,11 @@ static bool d3dq_queue_arm_ready_locked(struct d3dq_queue *queue,
 		ndirect += direct;
 		if (direct)
 			list_add_tail(&job->link, ran);
-		d3dq_publish_free(publish);
+		/* A marker's is freed with it, on d3dq-cleanup. */
+		if (job->marker)
+			job->publish = publish;
+		else
+			d3dq_publish_free(publish);
 		/* Up to max_pending_jobs of them. */
 		cond_resched();
 	}
@@ -234,14 +282,21 @@ bool d3dq_queue_arm_ready(struct d3dq_queue *queue, struct list_head *ran)
 
 /*
  * Free jobs taken off their queue's lists (submit lock dropped); @list
- * is left empty, ready to be used again.
+ * is left empty, ready to be used again. Markers, which completed
+ * without the engine, are freed on d3dq-cleanup, their charge at once.
  */
 void d3dq_jobs_free(struct list_head *list)
 {
 	struct d3dq_job *job, *tmp;
 
-	list_for_each_entry_safe(job, tmp, list, link)
-		d3dq_job_free(job);
+	list_for_each_entry_safe(job, tmp, list, link) {
+		if (job->marker) {
+			list_del_init(&job->link);
+			d3dq_job_free_deferred(job);
+		} else {
+			d3dq_job_free(job);
+		}
+	}
 	INIT_LIST_HEAD(list);
 }
 

@@ -158,6 +158,38 @@ struct dma_fence *d3dq_job_arm(struct d3dq_job *job)
 }
 
 /**
+ * d3dq_job_nothing_before - Has everything a job waits for completed?
+ * @job: the job, not armed, its queue's submit_lock held
+ *
+ * Every dependency signalled without error, and the queue's last job
+ * finished without error: what a job needs to run at once, on this
+ * thread (d3dq_job_claim_direct()) or, without commands, not at all
+ * (d3dq_job_start()).
+ */
+bool d3dq_job_nothing_before(struct d3dq_job *job)
+{
+	struct d3dq_queue *queue = job->queue;
+	struct d3dq_wait *w;
+	u32 i;
+
+	lockdep_assert_held(&queue->submit_lock);
+
+	/* 1: signalled without error. Only submitters change @last. */
+	if (queue->last && dma_fence_get_status(queue->last) != 1)
+		return false;
+	for (i = 0; i < job->nwaits; i++) {
+		w = &job->waits[i];
+		/* A fence wait satisfied at submit has no dependency. */
+		if (!w->release && !w->fence)
+			continue;
+		if (!dma_fence_is_signaled(w->release ? &w->release->base :
+					   w->fence))
+			return false;
+	}
+	return !d3dq_job_dependency_failed(job);
+}
+
+/**
  * d3dq_job_claim_direct - Take the engine for a job nothing stands before.
  * @job: the job, not armed, its queue's submit_lock held
  * @nsignals: its signal points
@@ -180,28 +212,11 @@ struct dma_fence *d3dq_job_arm(struct d3dq_job *job)
  */
 bool d3dq_job_claim_direct(struct d3dq_job *job, u32 nsignals, u32 nbos)
 {
-	struct d3dq_queue *queue = job->queue;
-	struct d3dq_wait *w;
-	u32 i;
-
-	lockdep_assert_held(&queue->submit_lock);
+	lockdep_assert_held(&job->queue->submit_lock);
 
 	if (!READ_ONCE(d3dq_direct_submit) ||
-	    nsignals > D3DQ_DIRECT_MAX_SIGNALS || nbos > D3DQ_DIRECT_MAX_BOS)
-		return false;
-	/* 1: signalled without error. Only submitters change @last. */
-	if (queue->last && dma_fence_get_status(queue->last) != 1)
-		return false;
-	for (i = 0; i < job->nwaits; i++) {
-		w = &job->waits[i];
-		/* A fence wait satisfied at submit has no dependency. */
-		if (!w->release && !w->fence)
-			continue;
-		if (!dma_fence_is_signaled(w->release ? &w->release->base :
-					   w->fence))
-			return false;
-	}
-	if (d3dq_job_dependency_failed(job))
+	    nsignals > D3DQ_DIRECT_MAX_SIGNALS || nbos > D3DQ_DIRECT_MAX_BOS ||
+	    !d3dq_job_nothing_before(job))
 		return false;
 	return d3dq_engine_claim_direct(job->queue, job);
 }
@@ -755,6 +770,25 @@ static void d3dq_job_free_later(struct d3dq_job *job)
 {
 	if (llist_add(&job->free_node, &d3dq_free_list))
 		queue_work(d3dq_wq.cleanup, &d3dq_cleanup_work);
+}
+
+/**
+ * d3dq_job_free_deferred - Free a job that completed without the engine.
+ * @job: a marker (d3dq_job_complete_marker()), on no list
+ *
+ * Its charge goes now, as when a job is freed in the call, so that a
+ * submit at a limit finds the room at once; the rest, the bulk of the
+ * cost (the scheduler job's cleanup, its waits' nodes and release
+ * fences, its signals, its memory), is done on d3dq-cleanup, as for any
+ * job the scheduler ran, and not in the call that completed it.
+ */
+void d3dq_job_free_deferred(struct d3dq_job *job)
+{
+	if (job->charged) {
+		job->charged = false;
+		d3dq_file_uncharge_job(job->queue->dfile, job->bytes);
+	}
+	d3dq_job_free_later(job);
 }
 
 static void d3dq_job_finished_cb(struct dma_fence *fence,

@@ -130,6 +130,12 @@ struct d3dq_job {
 	 */
 	bool direct;
 	/*
+	 * Without commands or buffers, completed where it would have run
+	 * (d3dq_job_start()): its signals set, no engine, no hardware
+	 * fence (never initialised), never armed. Also @direct.
+	 */
+	bool marker;
+	/*
 	 * Held (uapi 1.5): on the queue's @held list, not armed; what its
 	 * arming will publish (signal points, buffers). See "Held jobs"
 	 * in Documentation/driver.rst.
@@ -240,6 +246,7 @@ struct dma_fence *d3dq_job_arm(struct d3dq_job *job);
 #define D3DQ_DIRECT_MAX_SIGNALS	16
 #define D3DQ_DIRECT_MAX_BOS	16
 
+bool d3dq_job_nothing_before(struct d3dq_job *job);
 bool d3dq_job_claim_direct(struct d3dq_job *job, u32 nsignals, u32 nbos);
 void d3dq_job_run_claimed(struct d3dq_job *job);
 void d3dq_job_push(struct d3dq_job *job);
@@ -253,6 +260,7 @@ void d3dq_job_warn_timeout(struct d3dq_job *job);
 void d3dq_job_signal(struct d3dq_job *job, int err);
 void d3dq_job_finished(struct d3dq_job *job);
 void d3dq_job_free(struct d3dq_job *job);
+void d3dq_job_free_deferred(struct d3dq_job *job);
 void d3dq_tail_drop(struct d3dq_tail *tail);
 void d3dq_tail_free(struct d3dq_tail *tail);
 

@@ -510,7 +510,8 @@ int d3dq_ioctl_submit(struct drm_device *drm, void *data,
 
 	/* Armed, or run here if nothing stands before it. */
 	direct = d3dq_job_start(job, signals, args->signals.count, &bos, true);
-	if (direct && dma_fence_get_status(&job->hw->base) == 1)
+	if (direct && (job->marker ||
+		       dma_fence_get_status(&job->hw->base) == 1))
 		args->out_flags |= DRM_D3DQ_SUBMIT_DONE;
 	mutex_unlock(&queue->submit_lock);
 
