@@ -734,7 +734,8 @@ struct drm_d3dq_queue_get_state {
  * From 1.10 (%DRM_D3DQ_FEATURE_SUBMIT_SPLIT) a submit with
  * %DRM_D3DQ_SUBMIT_SPLIT (and no other flag but, from 1.12,
  * %DRM_D3DQ_SUBMIT_IMPLICIT, and no waits: -EINVAL otherwise) takes a
- * command stream of any length that is a multiple of 8. The kernel cuts it at command boundaries into jobs of at most
+ * command stream of any length that is a multiple of 8. The kernel cuts
+ * it at command boundaries into jobs of at most
  * %DRM_D3DQ_PARAM_MAX_CMD_BYTES each, greedily: each job takes as many
  * whole commands as fit. The jobs follow each other on the queue; the
  * first takes the queue's carried waits, the last the submit's signals.
