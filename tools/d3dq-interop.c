@@ -409,7 +409,7 @@ int main(void)
 	}
 out:
 	ctx_close(&c);
-	if (vgem_loaded && system("rmmod vgem"))
+	if (vgem_loaded && vgem_unload())
 		fprintf(stderr, "d3dq-interop: rmmod vgem failed\n");
 	return ret;
 }

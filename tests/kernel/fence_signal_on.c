@@ -128,7 +128,7 @@ FIXTURE_TEARDOWN(so)
 	if (self->vfd >= 0)
 		close(self->vfd);
 	if (self->vgem_loaded)
-		EXPECT_EQ(0, system("rmmod vgem"));
+		EXPECT_EQ(0, vgem_unload());
 	if (self->fd >= 0)
 		close(self->fd);
 	if (!t_can_reload())
@@ -507,7 +507,7 @@ TEST(node_bound)
 	close(fd);
 	close(vfd);
 	if (loaded)
-		EXPECT_EQ(0, system("rmmod vgem"));
+		EXPECT_EQ(0, vgem_unload());
 	EXPECT_TRUE(imports_become(0));
 	EXPECT_EQ(0, t_reload(NULL));
 }

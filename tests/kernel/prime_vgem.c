@@ -142,7 +142,7 @@ FIXTURE_TEARDOWN(vg)
 		close(self->vfd);
 	T_EXPECT_IDLE(10000);
 	if (self->vgem_loaded)
-		EXPECT_EQ(0, system("rmmod vgem"));
+		EXPECT_EQ(0, vgem_unload());
 }
 
 #define NEED_VGEM()							\
@@ -567,7 +567,7 @@ FIXTURE_TEARDOWN(vgu)
 	EXPECT_EQ(0, t_unload());
 	EXPECT_EQ(0, t_load(NULL));
 	if (self->vgem_loaded)
-		EXPECT_EQ(0, system("rmmod vgem"));
+		EXPECT_EQ(0, vgem_unload());
 }
 
 TEST_F(vgu, unplug_with_a_job_waiting_on_vgem)

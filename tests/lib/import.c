@@ -49,7 +49,7 @@ FIXTURE_TEARDOWN(imp)
 		close(self->vfd);
 	/* The imports are gone with the device: vgem's buffers too. */
 	if (self->vgem_loaded)
-		EXPECT_EQ(0, system("rmmod vgem"));
+		EXPECT_EQ(0, vgem_unload());
 }
 
 #define NEED_VGEM()							\

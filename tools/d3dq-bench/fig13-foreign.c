@@ -268,7 +268,7 @@ static void fig13(void)
 	d3dq_fence_destroy(s.d);
 	d3dq_device_close(dev);
 	close(s.vfd);
-	if (loaded && system("rmmod vgem 2>/dev/null"))
+	if (loaded && vgem_unload())
 		add_note(13, "rmmod vgem failed: it stays loaded");
 
 	for (k = 0; k < NVAR; k++)

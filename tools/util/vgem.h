@@ -80,6 +80,24 @@ static inline int vgem_open(bool *loaded)
 	return -1;
 }
 
+/*
+ * Unload vgem (loaded by vgem_open()): 0, or -1 if it stays loaded. A
+ * vgem buffer imported into d3dq holds the module until d3dq frees it,
+ * which may happen on a d3dq work item after the last close (jobs that
+ * named it are freed on d3dq-cleanup): retried for 5 s.
+ */
+static inline int vgem_unload(void)
+{
+	int i;
+
+	for (i = 0; i < 100; i++) {
+		if (!system("rmmod vgem 2>/dev/null"))
+			return 0;
+		usleep(50000);
+	}
+	return -1;
+}
+
 /* A small dumb buffer of vgem: its handle, or -errno. */
 static inline int vgem_bo(int vfd, uint32_t *bo)
 {
