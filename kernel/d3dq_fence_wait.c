@@ -903,7 +903,11 @@ int d3dq_ioctl_fence_event(struct drm_device *drm, void *data,
 		}
 	}
 	ret = d3dq_user_count_fence_event(dfile->user);
-	if (ret == -EDQUOT && !llist_empty(&d3dq_fence_events_done)) {
+	/*
+	 * Not only when the list holds some: a batch the work took off it
+	 * may still be being freed (on a debug kernel, for a while).
+	 */
+	if (ret == -EDQUOT) {
 		d3dq_fence_events_flush();
 		ret = d3dq_user_count_fence_event(dfile->user);
 	}
