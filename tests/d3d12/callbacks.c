@@ -35,6 +35,7 @@
 #define T_REGISTER	101	/* registers T_CHAINED on "self", reached */
 #define T_CHAINED	102
 #define T_BLOCK		103	/* blocks until fence "gate" reaches 1 */
+#define T_BLOCKING	104	/* counted when T_BLOCK's call starts */
 #define T_FLUSH		255
 
 struct rec {
@@ -63,6 +64,10 @@ static HRESULT callback(HANDLE event, void *context)
 	} else if (t == T_REGISTER) {
 		hr = ID3D12Fence_SetEventOnCompletion(r->self, 1, T(T_CHAINED));
 	} else if (t == T_BLOCK) {
+		pthread_mutex_lock(&r->lock);
+		r->count[T_BLOCKING]++;
+		pthread_cond_broadcast(&r->cond);
+		pthread_mutex_unlock(&r->lock);
 		hr = ID3D12Fence_SetEventOnCompletion(r->gate, 1, NULL);
 	}
 	pthread_mutex_lock(&r->lock);
@@ -375,10 +380,10 @@ TEST_F(cb, callback_blocks)
 
 /*
  * A crossing, a rewind, the same SetEventOnCompletion again and a second
- * crossing, while the dispatcher is held in a callback (T_BLOCK, fired
- * first, so it has called neither): two calls (R10, issue 39). The old
- * library took the second registration for the first, still listed,
- * and called the token once.
+ * crossing, while the dispatcher is held in a callback (T_BLOCK, seen
+ * started before f's registrations are made, so it has called neither):
+ * two calls (R10, issue 39). The old library took the second
+ * registration for the first, still listed, and called the token once.
  */
 TEST_F(cb, reregistered_after_rewind)
 {
@@ -387,6 +392,7 @@ TEST_F(cb, reregistered_after_rewind)
 	self->r.gate = u_fence(self->dev, 0);
 	ASSERT_TRUE(f && blk && self->r.gate);
 	EXPECT_EQ(S_OK, ID3D12Fence_SetEventOnCompletion(blk, 1, T(T_BLOCK)));
+	ASSERT_TRUE(wait_count(&self->r, T_BLOCKING, 1));
 	EXPECT_EQ(S_OK, ID3D12Fence_SetEventOnCompletion(f, 8, T(8)));
 	EXPECT_EQ(S_OK, ID3D12Fence_Signal(f, 8));
 	EXPECT_EQ(S_OK, ID3D12Fence_Signal(f, 0));
