@@ -19,7 +19,6 @@
 #define _GNU_SOURCE
 #include <errno.h>
 #include <fcntl.h>
-#include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -43,17 +42,6 @@ static int available(int fd, uint32_t so, uint64_t point)
 	return 0;
 }
 
-/* 1 when the sync_file has signalled, 0 when not, -errno on failure. */
-static int sync_file_signalled(int sf)
-{
-	struct pollfd p = { .fd = sf, .events = POLLIN };
-	int n = poll(&p, 1, 0);
-
-	if (n < 0)
-		return -errno;
-	return n == 1 && (p.revents & POLLIN);
-}
-
 /* Whether every user of @dmabuf is done (implicit sync): 1, 0, -errno. */
 static int dmabuf_idle(int dmabuf)
 {
@@ -64,7 +52,7 @@ static int dmabuf_idle(int dmabuf)
 
 	if (ioctl(dmabuf, DMA_BUF_IOCTL_EXPORT_SYNC_FILE, &a))
 		return -errno;
-	ret = sync_file_signalled(a.fd);
+	ret = t_sync_file_signalled(a.fd, 0);
 	close(a.fd);
 	return ret;
 }

@@ -11,7 +11,6 @@
 #define _GNU_SOURCE
 #include <errno.h>
 #include <fcntl.h>
-#include <poll.h>
 #include <pthread.h>
 #include <stdatomic.h>
 #include <string.h>
@@ -85,17 +84,6 @@ static int export_sync_file(int dmabuf, uint32_t flags)
 	return a.fd;
 }
 
-/* 1 when the sync_file has signalled, 0 when not, -errno on failure. */
-static int sync_file_signalled(int sf, int timeout_ms)
-{
-	struct pollfd p = { .fd = sf, .events = POLLIN };
-	int n = poll(&p, 1, timeout_ms);
-
-	if (n < 0)
-		return -errno;
-	return n == 1 && (p.revents & POLLIN);
-}
-
 /* A delayed job, submitted from @fd on @q, copies src[0] to dst[1]. */
 static int delayed_copy(int fd, uint32_t q, uint32_t tl, uint32_t dst,
 			uint32_t src)
@@ -131,16 +119,16 @@ TEST_F(implicit, export_sync_file_sees_the_job)
 
 	/* Taken while the job was still delaying. */
 	ASSERT_EQ(0, t_fence_status(self->fd, self->tl, 1));
-	EXPECT_EQ(0, sync_file_signalled(rd_dst, 0));
-	EXPECT_EQ(1, sync_file_signalled(rd_src, 0));
-	EXPECT_EQ(0, sync_file_signalled(wr_src, 0));
+	EXPECT_EQ(0, t_sync_file_signalled(rd_dst, 0));
+	EXPECT_EQ(1, t_sync_file_signalled(rd_src, 0));
+	EXPECT_EQ(0, t_sync_file_signalled(wr_src, 0));
 
 	/* Signalled once the job has finished, and its writes are there. */
-	ASSERT_EQ(1, sync_file_signalled(rd_dst, 10000));
+	ASSERT_EQ(1, t_sync_file_signalled(rd_dst, 10000));
 	EXPECT_EQ(1, t_fence_status(self->fd, self->tl, 1));
 	EXPECT_EQ(0x1234, self->mdst[1]);
 	EXPECT_EQ(0x5678, self->mdst[2]);
-	EXPECT_EQ(1, sync_file_signalled(wr_src, 10000));
+	EXPECT_EQ(1, t_sync_file_signalled(wr_src, 10000));
 
 	close(rd_dst);
 	close(rd_src);
@@ -170,9 +158,9 @@ TEST_F(implicit, importer_job_seen_by_exporter)
 	rd = export_sync_file(self->buf_dst, DMA_BUF_SYNC_READ);
 	ASSERT_LE(0, rd);
 	ASSERT_EQ(0, t_fence_status(fd2, tl2, 1));
-	EXPECT_EQ(0, sync_file_signalled(rd, 0));
+	EXPECT_EQ(0, t_sync_file_signalled(rd, 0));
 
-	ASSERT_EQ(1, sync_file_signalled(rd, 10000));
+	ASSERT_EQ(1, t_sync_file_signalled(rd, 10000));
 	EXPECT_EQ(1, t_fence_status(fd2, tl2, 1));
 	EXPECT_EQ(0x4321, self->mdst[1]);
 	close(rd);
@@ -207,10 +195,10 @@ TEST_F(implicit, many_buffers)
 	}
 	ASSERT_EQ(0, t_fence_status(self->fd, self->tl, 1));
 	for (i = 0; i < 24; i++)
-		EXPECT_EQ(0, sync_file_signalled(sf[i], 0));
+		EXPECT_EQ(0, t_sync_file_signalled(sf[i], 0));
 	ASSERT_EQ(0, t_wait(self->fd, self->tl, 1, 10 * T_SEC));
 	for (i = 0; i < 24; i++) {
-		EXPECT_EQ(1, sync_file_signalled(sf[i], 0));
+		EXPECT_EQ(1, t_sync_file_signalled(sf[i], 0));
 		close(sf[i]);
 		close(buf[i]);
 	}
@@ -303,9 +291,9 @@ TEST_F_TIMEOUT(implicit, direct_job_published_before_it_writes, 240)
 			atomic_store(&w.stop, true);
 			break;
 		}
-		if (sync_file_signalled(sf, 0) != 1) {
+		if (t_sync_file_signalled(sf, 0) != 1) {
 			/* Busy: a job is published. Wait, look again. */
-			sync_file_signalled(sf, 10000);
+			t_sync_file_signalled(sf, 10000);
 			close(sf);
 			continue;
 		}

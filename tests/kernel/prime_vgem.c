@@ -231,17 +231,6 @@ static long long in_flight(int fd)
 	return t_fdinfo(fd, "d3dq-jobs-in-flight", NULL, 0);
 }
 
-/* 1 when the sync_file has signalled, 0 when not, -errno on failure. */
-static int sync_file_signalled(int sf)
-{
-	struct pollfd p = { .fd = sf, .events = POLLIN };
-	int n = poll(&p, 1, 0);
-
-	if (n < 0)
-		return -errno;
-	return n == 1 && (p.revents & POLLIN);
-}
-
 /*
  * A d3dq job writes a vgem buffer and reads one (COPY): the CPU sees
  * the write through vgem's mapping, and the engine the CPU's.
@@ -316,9 +305,9 @@ TEST_F(vg, job_is_published_in_the_vgem_reservation)
 	ASSERT_LE(0, sf);
 	/* Taken while the job was still delaying. */
 	ASSERT_EQ(0, t_fence_status(self->fd, self->tl, 1));
-	EXPECT_EQ(0, sync_file_signalled(sf));
+	EXPECT_EQ(0, t_sync_file_signalled(sf, 0));
 	ASSERT_EQ(0, t_wait(self->fd, self->tl, 1, WAIT_NS));
-	EXPECT_EQ(1, sync_file_signalled(sf));
+	EXPECT_EQ(1, t_sync_file_signalled(sf, 0));
 	close(sf);
 }
 
@@ -596,7 +585,7 @@ TEST_F(vgu, unplug_with_a_job_waiting_on_vgem)
 	 */
 	sf = dmabuf_read_sync_file(dmabuf);
 	ASSERT_LE(0, sf);
-	EXPECT_EQ(0, sync_file_signalled(sf));
+	EXPECT_EQ(0, t_sync_file_signalled(sf, 0));
 	ASSERT_EQ(0, vgem_signal(self->vfd, vf));
 	{
 		struct pollfd pf = { .fd = sf, .events = POLLIN };

@@ -8,6 +8,7 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -462,6 +463,16 @@ int t_signal(int fd, uint32_t handle, uint64_t point)
 	else
 		ret = drmSyncobjSignal(fd, &handle, 1);
 	return ret ? -errno : 0;
+}
+
+int t_sync_file_signalled(int sync_fd, int timeout_ms)
+{
+	struct pollfd p = { .fd = sync_fd, .events = POLLIN };
+	int n = poll(&p, 1, timeout_ms);
+
+	if (n < 0)
+		return -errno;
+	return n == 1 && (p.revents & POLLIN);
 }
 
 int t_sync_file_info(int sync_fd, struct sync_file_info *info,

@@ -176,6 +176,12 @@ struct sync_fence_info;
 int t_sync_file_info(int sync_fd, struct sync_file_info *info,
 		     struct sync_fence_info *fi, uint32_t n);
 
+/*
+ * Whether sync_file @sync_fd signalled within @timeout_ms (0: now): 1
+ * or 0, or -errno if poll() fails.
+ */
+int t_sync_file_signalled(int sync_fd, int timeout_ms);
+
 /* Raw ioctl, no retry on EINTR or EAGAIN (unlike drmIoctl): 0 or -errno. */
 int t_ioctl(int fd, unsigned long req, void *arg);
 
