@@ -52,10 +52,11 @@ struct d3dq_fence_kicks {
 
 /*
  * What a batch of a value write satisfied and fires once the fence's
- * lock is dropped (d3dq_fence_drain_locked()): eventfds to signal, each
- * with its registration's firing reference (@cond), and released job
- * waits, each a referenced release fence to signal and a referenced
- * queue to arm, either may be NULL.
+ * lock is dropped (d3dq_fence_drain_locked()): CPU waiters to wake
+ * (@cond, unreferenced: the waiter frees it only once woken), eventfds
+ * to signal, each with its registration's firing reference (@cond), and
+ * released job waits, each a referenced release fence to signal and a
+ * referenced queue to arm, either may be NULL.
  */
 struct d3dq_fence_fired {
 	u32 count;

@@ -171,7 +171,18 @@ struct d3dq_fence_cond {
 	 * the wait's satisfaction (or binding) queues. The job holds it.
 	 */
 	struct d3dq_queue *queue;
-	wait_queue_head_t wq;		/* CPU waits */
+	/*
+	 * CPU waits: the waiter's wait queue, and @woken, set under its
+	 * lock (d3dq_fence_cond_wake()) by whoever fired the condition: in
+	 * a value write's batch only once the fence's lock is dropped
+	 * (d3dq_fence_fire()). That unlock is the firing's last touch of
+	 * the condition, so the waiter frees it only after it has seen
+	 * @woken under the same lock. @any: FENCE_WAIT_ANY with several
+	 * nodes, some of which may still be listed once it fired.
+	 */
+	wait_queue_head_t wq;
+	bool woken;
+	bool any;
 	struct work_struct work;	/* registrations: unlink and free */
 	struct llist_node done;		/* eventfd ones: in the next batch */
 	struct d3dq_file *dfile;	/* registrations: holds a reference */

@@ -99,9 +99,26 @@ void d3dq_fence_kicks_arm(struct d3dq_fence_kicks *kicks,
 }
 
 /*
+ * Wake a CPU waiter whose condition fired. The unlock of its wait
+ * queue's lock is the last touch of the condition: the waiter, which
+ * may have timed out or been interrupted meanwhile, frees it only after
+ * it has seen @woken under that lock (d3dq_fence_cond_wait_end()).
+ */
+static void d3dq_fence_cond_wake(struct d3dq_fence_cond *cond)
+{
+	unsigned long flags;
+
+	spin_lock_irqsave(&cond->wq.lock, flags);
+	WRITE_ONCE(cond->woken, true);
+	wake_up_all_locked(&cond->wq);
+	spin_unlock_irqrestore(&cond->wq.lock, flags);
+}
+
+/*
  * Fire what a batch of a value write satisfied, the fence's lock
  * dropped: eventfd wake-ups and release fence callbacks run the lists of
- * whoever waits there, which the writer does not choose the length of.
+ * whoever waits there, which the writer does not choose the length of,
+ * and a woken CPU waiter, which leaves at once, finds the lock free.
  * A released wait's fence signals before its queue is armed, which
  * looks at it.
  */
@@ -111,6 +128,10 @@ static void d3dq_fence_fire(struct d3dq_fence_fired *fired,
 	u32 i;
 
 	for (i = 0; i < fired->count; i++) {
+		if (fired->fires[i].cond && !fired->fires[i].cond->ctx) {
+			d3dq_fence_cond_wake(fired->fires[i].cond);
+			continue;
+		}
 		if (fired->fires[i].cond) {
 			d3dq_eventfd_signal(fired->fires[i].cond->ctx);
 			d3dq_fence_cond_put(fired->fires[i].cond);
@@ -167,9 +188,17 @@ static void d3dq_fence_cond_fire(struct d3dq_fence_node *node)
 		}
 		return;
 	}
-	/* The waiter's own wait queue: nobody else waits there. */
+	/*
+	 * The waiter's own wait queue: nobody else waits there. A write's
+	 * batch wakes it once the fence's lock is dropped.
+	 */
 	if (!cond->ctx && !cond->syncobj) {
-		wake_up_all(&cond->wq);
+		if (fired) {
+			fired->fires[fired->count].cond = cond;
+			fired->fires[fired->count++].rf = NULL;
+			return;
+		}
+		d3dq_fence_cond_wake(cond);
 		return;
 	}
 	/*
@@ -325,10 +354,11 @@ static bool d3dq_fence_drain_batch_locked(struct d3dq_fence *fence,
  * helps first, and before that writes, in the order they came, the
  * values of other drivers' work that completed (uapi 1.11,
  * d3dq_fence_import_write_locked()). Under the lock a node costs its
- * unlisting and an entry in the batch's &struct d3dq_fence_fired;
- * eventfds and release fences (whose wait queues and callbacks other
- * users fill) are signalled after each batch, the lock dropped, before
- * this returns (R2: a CPU signal's events fire in its call). No other
+ * unlisting and an entry in the batch's &struct d3dq_fence_fired; CPU
+ * waiters are woken, eventfds and release fences (whose wait queues and
+ * callbacks other users fill) signalled after each batch, the lock
+ * dropped, before this returns (R2: what a CPU signal satisfies is woken
+ * in its call), so that a woken waiter does not find it held. No other
  * write begins meanwhile, so the nodes at or below the write's value are
  * exactly those it reached: one armed since (the value was stored
  * already) is satisfied at its call and never listed.
@@ -377,7 +407,8 @@ void d3dq_fence_drain_locked(struct d3dq_fence *fence, unsigned long *flags,
  * writes the first value d3dq_fence_import_write_locked() takes and
  * satisfies at most a batch of the light nodes it reaches (CPU waits,
  * eventfd and syncobj registrations: their wake-ups take wait queue
- * locks only), then signals the batch's eventfds with the lock dropped.
+ * locks only), then wakes the batch's CPU waiters and signals its
+ * eventfds with the lock dropped.
  * The rest (later values, more nodes, jobs' waits) is left to
  * d3dq_fence_drain_locked() in process context.
  *
@@ -762,6 +793,7 @@ d3dq_fence_cond_create(struct d3dq_file *dfile,
 		node->cond = cond;
 	}
 	atomic_set(&cond->remaining, any ? 1 : cond->count);
+	cond->any = any && cond->count > 1;
 	ret = d3dq_user_count_fence_nodes(dfile->user, cond->count,
 					  "FENCE_WAIT or FENCE_EVENT");
 	if (ret)
@@ -785,6 +817,42 @@ static void d3dq_fence_cond_arm(struct d3dq_fence_cond *cond)
 static bool d3dq_fence_cond_done(struct d3dq_fence_cond *cond)
 {
 	return atomic_read(&cond->remaining) <= 0;
+}
+
+/*
+ * A CPU wait ends, however it ended: whether its condition fired. Once
+ * this returns nobody touches @cond, which the caller frees.
+ *
+ * A condition that fired has every node unlisted by whoever satisfied
+ * it (each node is unlisted before it counts down), unless it waits for
+ * any of several: then its waiter leaves without taking a fence's lock.
+ * Else its nodes are unlisted here (which waits for a write satisfying
+ * one of them); if that write fired the condition meanwhile, its wake-up
+ * follows once its fence's lock is dropped, and is waited for.
+ */
+static bool d3dq_fence_cond_wait_end(struct d3dq_fence_cond *cond)
+{
+	bool woken;
+
+	/* Pairs with d3dq_fence_cond_wake(): its last touch is the unlock. */
+	spin_lock_irq(&cond->wq.lock);
+	woken = cond->woken;
+	spin_unlock_irq(&cond->wq.lock);
+	if (woken && !cond->any)
+		return true;
+	d3dq_fence_cond_unlink(cond);
+	if (!d3dq_fence_cond_done(cond))
+		return false;
+	/* Fired, by now or in a moment: nobody listed can fire it again. */
+	wait_event(cond->wq, READ_ONCE(cond->woken));
+	spin_lock_irq(&cond->wq.lock);
+	spin_unlock_irq(&cond->wq.lock);
+	return true;
+}
+
+static bool d3dq_fence_cond_woken(struct d3dq_fence_cond *cond)
+{
+	return READ_ONCE(cond->woken);
 }
 
 int d3dq_ioctl_fence_wait(struct drm_device *drm, void *data,
@@ -811,17 +879,16 @@ int d3dq_ioctl_fence_wait(struct drm_device *drm, void *data,
 		timeout = 0;
 	else
 		timeout = ktime_sub(ns_to_ktime(args->deadline_ns), now);
-	if (d3dq_fence_cond_done(cond))
+	if (d3dq_fence_cond_woken(cond))
 		ret = 0;
 	else if (timeout <= 0)
 		ret = -ETIME;
 	else
 		ret = wait_event_interruptible_hrtimeout(cond->wq,
-							 d3dq_fence_cond_done(cond),
+							 d3dq_fence_cond_woken(cond),
 							 timeout);
-	d3dq_fence_cond_unlink(cond);
 	/* Met at the last moment: the condition wins. */
-	if (d3dq_fence_cond_done(cond))
+	if (d3dq_fence_cond_wait_end(cond))
 		ret = 0;
 	d3dq_fence_cond_free(cond);
 	return ret;
