@@ -149,7 +149,9 @@ static void d3dq_fence_import_work(struct work_struct *work)
  * Signals whose callback did all of the write (d3dq_fence_drain_atomic()):
  * only their freeing is left, which one work item does for all of them a
  * little later, rather than waking a worker at once, on the CPUs that the
- * woken waiters are about to run on.
+ * woken waiters are about to run on. FENCE_SIGNAL_ON arms it, in process
+ * context: a callback that comes within the delay finds it pending and
+ * touches no workqueue or timer in the signaller's call (d3dq_fence_reap()).
  */
 #define D3DQ_FENCE_IMPORT_REAP_DELAY	msecs_to_jiffies(10)
 static LLIST_HEAD(d3dq_fence_imports_reaped);
@@ -180,6 +182,28 @@ void d3dq_fence_imports_flush(void)
 	flush_delayed_work(&d3dq_fence_imports_reaper);
 }
 
+/* Arm the reaper if it is not armed: a timer, unless pending already. */
+static void d3dq_fence_imports_reap_later(void)
+{
+	queue_delayed_work(d3dq_wq.cleanup, &d3dq_fence_imports_reaper,
+			   D3DQ_FENCE_IMPORT_REAP_DELAY);
+}
+
+/*
+ * Leave @imp, whose callback did all of the write, to the reaper. If the
+ * reaper is pending, its run takes @imp: it clears that bit, with a full
+ * barrier, before it empties the list (the workqueue's ordering), as
+ * llist_add()'s cmpxchg orders the addition before the test here. Else
+ * (the work took longer than the delay since FENCE_SIGNAL_ON) it is
+ * armed now.
+ */
+static void d3dq_fence_reap(struct d3dq_fence_import *imp)
+{
+	llist_add(&imp->rnode, &d3dq_fence_imports_reaped);
+	if (!delayed_work_pending(&d3dq_fence_imports_reaper))
+		d3dq_fence_imports_reap_later();
+}
+
 /*
  * The dma-fence signalled: any context, the other driver's fence lock
  * held. An error writes nothing. A d3dq fence's lock is held while
@@ -197,10 +221,7 @@ static void d3dq_fence_import_cb(struct dma_fence *waited,
 	if (!waited->error && !dma_fence_chain_contained(waited)->error) {
 		llist_add(&imp->lnode, &imp->fence->imports_done);
 		if (d3dq_fence_drain_atomic(imp->fence)) {
-			llist_add(&imp->rnode, &d3dq_fence_imports_reaped);
-			queue_delayed_work(d3dq_wq.cleanup,
-					   &d3dq_fence_imports_reaper,
-					   D3DQ_FENCE_IMPORT_REAP_DELAY);
+			d3dq_fence_reap(imp);
 			return;
 		}
 	}
@@ -283,6 +304,8 @@ int d3dq_ioctl_fence_signal_on(struct drm_device *drm, void *data,
 	spin_unlock(&dfile->fence_imports_lock);
 	mutex_unlock(&dfile->fence_lock);
 
+	/* Ahead of the callback, which then finds it pending. */
+	d3dq_fence_imports_reap_later();
 	if (dma_fence_add_callback(waited, &imp->cb, d3dq_fence_import_cb)) {
 		/*
 		 * Signalled already: written in this call. The signal's

@@ -276,6 +276,33 @@ TEST_F(so, vgem_signal_writes_in_its_call)
 }
 
 /*
+ * The signal's freeing is armed by FENCE_SIGNAL_ON, 10 ms ahead, so that
+ * the callback finds it pending and leaves it alone. Work that completes
+ * later finds it run (with nothing to free): the callback arms it again,
+ * and the signal is freed all the same.
+ */
+TEST_F(so, late_work_is_freed)
+{
+	uint32_t bo, vf;
+	int i, sf;
+
+	NEED_VGEM();
+	for (i = 0; i < 2; i++) {
+		ASSERT_EQ(0, vgem_fenced_bo(self->vfd, &bo, &vf));
+		sf = vgem_sync_file(self->vfd, bo);
+		ASSERT_LE(0, sf);
+		ASSERT_EQ(0, signal_on(self->fd, self->f.handle, 20 + i, sf));
+		close(sf);
+		EXPECT_TRUE(imports_become(1));
+		/* Well past the delay: the freeing the call armed has run. */
+		usleep(300 * 1000);
+		ASSERT_EQ(0, vgem_signal(self->vfd, vf));
+		EXPECT_EQ(20 + i, t_value_load(self->f.v));
+		EXPECT_TRUE(imports_become(0));
+	}
+}
+
+/*
  * A d3dq job's dma-fence, which signals in the engine's timer interrupt
  * (the debug kernel's lockdep sees the callback take the fence's lock
  * under that fence's): it wakes a CPU waiter and fires an eventfd at a
