@@ -794,8 +794,15 @@ void d3dq_file_uncharge_job(struct d3dq_file *dfile, u64 bytes)
 	dfile->jobs--;
 	spin_unlock(&dfile->job_bytes_lock);
 	atomic_dec(&dfile->user->jobs);
-	wake_up_all(&dfile->wq);
-	wake_up_all(&dfile->user->wq);
+	/*
+	 * The submitters sleeping at a limit are woken only if there are
+	 * any: wq_has_sleeper()'s barrier orders the counts above before
+	 * the look, against wait_event()'s queueing before its test.
+	 */
+	if (wq_has_sleeper(&dfile->wq))
+		wake_up_all(&dfile->wq);
+	if (wq_has_sleeper(&dfile->user->wq))
+		wake_up_all(&dfile->user->wq);
 }
 
 static int d3dq_open(struct drm_device *drm, struct drm_file *file)
