@@ -213,7 +213,8 @@ int d3dq_ioctl_get_param(struct drm_device *drm, void *data,
 			      DRM_D3DQ_FEATURE_FENCE_SIGNAL_ON |
 			      DRM_D3DQ_FEATURE_FENCE_EVENT_ARMED |
 			      DRM_D3DQ_FEATURE_IMPLICIT_SYNC |
-			      DRM_D3DQ_FEATURE_SYNC_JOB_ONLY;
+			      DRM_D3DQ_FEATURE_SYNC_JOB_ONLY |
+			      DRM_D3DQ_FEATURE_SYNC_ARMED_ONLY;
 		break;
 	case DRM_D3DQ_PARAM_MAX_QUEUES:
 		args->value = d3dq_max_queues;
