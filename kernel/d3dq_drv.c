@@ -1091,8 +1091,10 @@ static void d3dq_wq_destroy(struct workqueue_struct **wq)
 static void d3dq_wqs_destroy(void)
 {
 	/* Its batch of fired registrations, whose timer may still run. */
-	if (d3dq_wq.cleanup)
+	if (d3dq_wq.cleanup) {
 		d3dq_fence_events_flush();
+		d3dq_job_markers_flush();
+	}
 	d3dq_wq_destroy(&d3dq_wq.events);
 	d3dq_wq_destroy(&d3dq_wq.cleanup);
 	d3dq_wq_destroy(&d3dq_wq.teardown);
