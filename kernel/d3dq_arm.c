@@ -109,8 +109,10 @@ static void d3dq_job_unhold(struct d3dq_job *job)
  * set its signals, as a %DRM_D3DQ_SUBMIT_TAIL submit sets them on an
  * idle queue. Its fence signals are set, in their order, and its syncobj
  * points get the queue's last fence, signalled (a stub if none), after
- * the values (R17); no hardware fence is initialised, nothing is armed,
- * and the queue's last fence stays what it was. Its signals, never
+ * the values (R17), but for %DRM_D3DQ_SYNC_ARMED_ONLY ones, which are
+ * not added (uapi 1.14: the drm_syncobj_add_point() was the largest
+ * part of such a release); no hardware fence is initialised, nothing
+ * is armed, and the queue's last fence stays what it was. Its signals, never
  * listed as pending, bound no wait: the writes satisfy those they bring.
  * Return: whether it did (@job is @direct then, for the caller to free).
  */
@@ -135,7 +137,10 @@ static bool d3dq_job_complete_marker(struct d3dq_job *job,
 	for (i = 0; i < job->nfsignals; i++)
 		d3dq_fence_qsignal_end(&job->fsignals[i], true);
 	fence = queue->last ? dma_fence_get(queue->last) : dma_fence_get_stub();
-	d3dq_signals_publish(signals, nsignals, fence);
+	/* Points of armed jobs only: these stay unused, freed with the job. */
+	for (i = 0; i < nsignals; i++)
+		if (!signals[i].armed_only)
+			d3dq_signals_publish(&signals[i], 1, fence);
 	dma_fence_put(fence);
 	trace_d3dq_done(queue->usage->client_id, queue->id,
 			d3dq_job_seqno(job), 0);

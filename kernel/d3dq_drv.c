@@ -213,7 +213,8 @@ int d3dq_ioctl_get_param(struct drm_device *drm, void *data,
 			      DRM_D3DQ_FEATURE_FENCE_SIGNAL_ON |
 			      DRM_D3DQ_FEATURE_FENCE_EVENT_ARMED |
 			      DRM_D3DQ_FEATURE_IMPLICIT_SYNC |
-			      DRM_D3DQ_FEATURE_SYNC_JOB_ONLY;
+			      DRM_D3DQ_FEATURE_SYNC_JOB_ONLY |
+			      DRM_D3DQ_FEATURE_SYNC_ARMED_ONLY;
 		break;
 	case DRM_D3DQ_PARAM_MAX_QUEUES:
 		args->value = d3dq_max_queues;
@@ -794,8 +795,15 @@ void d3dq_file_uncharge_job(struct d3dq_file *dfile, u64 bytes)
 	dfile->jobs--;
 	spin_unlock(&dfile->job_bytes_lock);
 	atomic_dec(&dfile->user->jobs);
-	wake_up_all(&dfile->wq);
-	wake_up_all(&dfile->user->wq);
+	/*
+	 * The submitters sleeping at a limit are woken only if there are
+	 * any: wq_has_sleeper()'s barrier orders the counts above before
+	 * the look, against wait_event()'s queueing before its test.
+	 */
+	if (wq_has_sleeper(&dfile->wq))
+		wake_up_all(&dfile->wq);
+	if (wq_has_sleeper(&dfile->user->wq))
+		wake_up_all(&dfile->user->wq);
 }
 
 static int d3dq_open(struct drm_device *drm, struct drm_file *file)
@@ -1083,8 +1091,10 @@ static void d3dq_wq_destroy(struct workqueue_struct **wq)
 static void d3dq_wqs_destroy(void)
 {
 	/* Its batch of fired registrations, whose timer may still run. */
-	if (d3dq_wq.cleanup)
+	if (d3dq_wq.cleanup) {
 		d3dq_fence_events_flush();
+		d3dq_job_markers_flush();
+	}
 	d3dq_wq_destroy(&d3dq_wq.events);
 	d3dq_wq_destroy(&d3dq_wq.cleanup);
 	d3dq_wq_destroy(&d3dq_wq.teardown);

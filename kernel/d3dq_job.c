@@ -772,6 +772,33 @@ static void d3dq_job_free_later(struct d3dq_job *job)
 		queue_work(d3dq_wq.cleanup, &d3dq_cleanup_work);
 }
 
+/*
+ * Markers are freed in batches: the worker runs a jiffy after the first
+ * of a batch, or at once when it holds %D3DQ_MARKER_BATCH of them, so a
+ * call that completes one pays for no wake-up of the worker, and what
+ * completed markers hold (memory charged to their memory cgroup, their
+ * charge against the limits already returned) is bounded by what calls
+ * complete in a jiffy and by the batch.
+ */
+#define D3DQ_MARKER_BATCH	64
+
+static LLIST_HEAD(d3dq_marker_list);
+static atomic_t d3dq_markers = ATOMIC_INIT(0);
+
+static void d3dq_marker_cleanup(struct work_struct *work)
+{
+	struct llist_node *list = llist_reverse_order(llist_del_all(&d3dq_marker_list));
+	struct d3dq_job *job, *tmp;
+
+	llist_for_each_entry_safe(job, tmp, list, free_node) {
+		atomic_dec(&d3dq_markers);
+		d3dq_job_free(job);
+		cond_resched();
+	}
+}
+
+static DECLARE_DELAYED_WORK(d3dq_marker_work, d3dq_marker_cleanup);
+
 /**
  * d3dq_job_free_deferred - Free a job that completed without the engine.
  * @job: a marker (d3dq_job_complete_marker()), on no list
@@ -780,7 +807,8 @@ static void d3dq_job_free_later(struct d3dq_job *job)
  * submit at a limit finds the room at once; the rest, the bulk of the
  * cost (the scheduler job's cleanup, its waits' nodes and release
  * fences, its signals, its memory), is done on d3dq-cleanup, as for any
- * job the scheduler ran, and not in the call that completed it.
+ * job the scheduler ran, and not in the call that completed it: in a
+ * batch, a jiffy later at most (%D3DQ_MARKER_BATCH).
  */
 void d3dq_job_free_deferred(struct d3dq_job *job)
 {
@@ -788,7 +816,17 @@ void d3dq_job_free_deferred(struct d3dq_job *job)
 		job->charged = false;
 		d3dq_file_uncharge_job(job->queue->dfile, job->bytes);
 	}
-	d3dq_job_free_later(job);
+	llist_add(&job->free_node, &d3dq_marker_list);
+	if (atomic_inc_return(&d3dq_markers) >= D3DQ_MARKER_BATCH)
+		mod_delayed_work(d3dq_wq.cleanup, &d3dq_marker_work, 0);
+	else
+		queue_delayed_work(d3dq_wq.cleanup, &d3dq_marker_work, 1);
+}
+
+/* Module exit: the batch of markers, whose timer may still run. */
+void d3dq_job_markers_flush(void)
+{
+	flush_delayed_work(&d3dq_marker_work);
 }
 
 static void d3dq_job_finished_cb(struct dma_fence *fence,

@@ -261,6 +261,7 @@ void d3dq_job_signal(struct d3dq_job *job, int err);
 void d3dq_job_finished(struct d3dq_job *job);
 void d3dq_job_free(struct d3dq_job *job);
 void d3dq_job_free_deferred(struct d3dq_job *job);
+void d3dq_job_markers_flush(void);
 void d3dq_tail_drop(struct d3dq_tail *tail);
 void d3dq_tail_free(struct d3dq_tail *tail);
 

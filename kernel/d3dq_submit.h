@@ -36,6 +36,8 @@ struct d3dq_signal {
 	struct dma_fence_chain *chain;	/* timeline points only */
 	u64 point;
 	u32 handle;			/* for the trace */
+	/* %DRM_D3DQ_SYNC_ARMED_ONLY: a marker does not publish it. */
+	bool armed_only;
 };
 
 /* Buffers a set holds without allocating: most jobs name a few. */

@@ -512,7 +512,8 @@ void d3dq_put_signals(struct d3dq_signal *signals, u32 count)
  * @nfsp: the number of @fs initialised, which the caller frees even when
  *	  this fails
  * @no_job: the submit makes no job: signals with %DRM_D3DQ_SYNC_JOB_ONLY
- *	    are checked, not looked up, and stay unresolved (no syncobj)
+ *	    or %DRM_D3DQ_SYNC_ARMED_ONLY are checked, not looked up, and
+ *	    stay unresolved (no syncobj)
  *
  * Every signal is checked before anything is looked up. On failure the
  * caller drops @signals (d3dq_drop_signals()).
@@ -528,7 +529,8 @@ int d3dq_resolve_signals(struct drm_file *file,
 	for (i = 0; i < count; i++) {
 		ret = d3dq_check_sync(&syncs[i], DRM_D3DQ_SYNC_TIMELINE |
 					       DRM_D3DQ_SYNC_FENCE |
-					       DRM_D3DQ_SYNC_JOB_ONLY);
+					       DRM_D3DQ_SYNC_JOB_ONLY |
+					       DRM_D3DQ_SYNC_ARMED_ONLY);
 		if (ret)
 			return ret;
 		if ((syncs[i].flags & DRM_D3DQ_SYNC_TIMELINE) &&
@@ -549,8 +551,11 @@ int d3dq_resolve_signals(struct drm_file *file,
 			(*nfsp)++;
 			continue;
 		}
-		if (no_job && (syncs[i].flags & DRM_D3DQ_SYNC_JOB_ONLY))
+		if (no_job && (syncs[i].flags & (DRM_D3DQ_SYNC_JOB_ONLY |
+						 DRM_D3DQ_SYNC_ARMED_ONLY)))
 			continue;
+		signals[i].armed_only = syncs[i].flags &
+					DRM_D3DQ_SYNC_ARMED_ONLY;
 
 		signals[i].syncobj = drm_syncobj_find(file, syncs[i].handle);
 		if (!signals[i].syncobj)

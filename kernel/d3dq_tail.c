@@ -109,8 +109,8 @@ static struct d3dq_tail *d3dq_tail_move(struct d3dq_tail *tail)
  * %D3DQ_TAIL_INLINE of them, so that a submit whose signals are set in
  * the call allocates nothing but the timeline points it publishes; a
  * tail the last job takes is copied to the heap then. Signals with
- * %DRM_D3DQ_SYNC_JOB_ONLY stay unresolved here: if a job must be made,
- * SUBMIT resolves every signal again for it.
+ * %DRM_D3DQ_SYNC_JOB_ONLY or %DRM_D3DQ_SYNC_ARMED_ONLY stay unresolved
+ * here: if a job must be made, SUBMIT resolves every signal again for it.
  */
 int d3dq_submit_tail(struct drm_file *file, struct d3dq_queue *queue,
 		     struct drm_d3dq_submit *args)

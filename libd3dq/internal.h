@@ -104,6 +104,7 @@ struct d3dq_device {
 	bool has_cyclic;		/* uapi 1.10: one handle per shared fence */
 	bool has_implicit;		/* uapi 1.12: imports, SUBMIT_IMPLICIT */
 	bool has_job_only;		/* uapi 1.13: SYNC_JOB_ONLY */
+	bool has_armed_only;		/* uapi 1.14: SYNC_ARMED_ONLY */
 	long page_size;
 
 	/* Events that are the program's tokens, see dispatch.c. */

@@ -167,8 +167,10 @@ int d3dqp_dev_link_object(struct d3dq_device *dev, struct list *link,
  * ones wait for values, which may never come), or -errno if a call
  * failed (the caller gives up rather than try again at once, for ever).
  * Every job signals a point of q->tl, numbered in submit order (a Signal
- * that makes no job skips its point, uapi 1.13, which a wait for it
- * treats as the next one); jobs are armed in order, held ones
+ * that makes no job skips its point, uapi 1.13, as from 1.14 one whose
+ * job completes without being armed, which a wait for it treats as the
+ * next one: the next point added is an armed job's); jobs are armed in
+ * order, held ones
  * come after every armed one, and pending_jobs counts armed ones. The
  * timeline is read before the state, so that the point waited for is
  * that of a job that had finished or was armed when the state was read:

@@ -9,7 +9,8 @@
  * Every submit but a carried wait also signals the next point of @tl;
  * from uapi 1.13 a Signal's point is JOB_ONLY: it is added only if the
  * kernel makes a job of it, and a wait for a skipped point is satisfied
- * by the next one (d3dqp_queue_wait_armed()).
+ * by the next one (d3dqp_queue_wait_armed()); from 1.14 ARMED_ONLY: not
+ * either for a held Signal that the value's write completes in its call.
  *
  * A call holds a reference of the queue (and of the fence or lists it
  * names) until it returns; d3dq_queue_destroy() destroys the kernel
@@ -88,8 +89,9 @@ static int submit_locked(struct d3dq_queue *q, struct drm_d3dq_sync *wait,
 	struct drm_d3dq_sync signals[2] = { {
 		.handle = q->tl,
 		.flags = DRM_D3DQ_SYNC_TIMELINE |
-			 (tail && q->dev->has_job_only ?
-			  DRM_D3DQ_SYNC_JOB_ONLY : 0),
+			 (!tail ? 0 :
+			  q->dev->has_armed_only ? DRM_D3DQ_SYNC_ARMED_ONLY :
+			  q->dev->has_job_only ? DRM_D3DQ_SYNC_JOB_ONLY : 0),
 		.point = q->tl_point + 1,
 	} };
 	struct drm_d3dq_submit args = {

@@ -827,10 +827,14 @@ static void gen_syncs(struct fz *f, struct drm_d3dq_obj_array *arr,
 			uint32_t bit = 1u << (1 + below(f, 31));
 
 			s.flags |= bit;
-			/* A signal may take JOB_ONLY (1.13), nothing else. */
+			/*
+			 * A signal may take JOB_ONLY (1.13) or ARMED_ONLY
+			 * (1.14), nothing else.
+			 */
 			if (wait ? s.flags & ~(DRM_D3DQ_SYNC_TIMELINE |
 					       DRM_D3DQ_SYNC_RELEASABLE) :
-			    bit != DRM_D3DQ_SYNC_JOB_ONLY)
+			    bit != DRM_D3DQ_SYNC_JOB_ONLY &&
+			    bit != DRM_D3DQ_SYNC_ARMED_ONLY)
 				*bad = true;
 		}
 place:
@@ -868,7 +872,11 @@ place:
 	}
 }
 
-/* @job: the submit made a job (else JOB_ONLY points were not added). */
+/*
+ * @job: the submit made a job (else JOB_ONLY points were not added).
+ * An ARMED_ONLY point is not added either if the job completed without
+ * the engine, which the model does not follow: it counts none.
+ */
 static void note_signals(struct fz *f, const struct drm_d3dq_sync *s, uint32_t n,
 			 bool job)
 {
@@ -880,7 +888,8 @@ static void note_signals(struct fz *f, const struct drm_d3dq_sync *s, uint32_t n
 			/* A fence handle may have a syncobj's number. */
 			if (f->so[k].handle != s[i].handle ||
 			    s[i].flags & DRM_D3DQ_SYNC_FENCE ||
-			    (!job && s[i].flags & DRM_D3DQ_SYNC_JOB_ONLY))
+			    (!job && s[i].flags & DRM_D3DQ_SYNC_JOB_ONLY) ||
+			    s[i].flags & DRM_D3DQ_SYNC_ARMED_ONLY)
 				continue;
 			if (s[i].flags & DRM_D3DQ_SYNC_TIMELINE) {
 				if (s[i].point > f->so[k].max_point)

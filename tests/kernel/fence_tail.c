@@ -11,8 +11,8 @@
  * jobs, carried waits and the per-job bound make a job instead (seqno
  * non-zero); a job that ends during the call never lets work behind a
  * released wait run ahead of the value; bad input; JOB_ONLY points
- * (uapi 1.13), added only when a job is made; destroy with signals on a
- * running job.
+ * (uapi 1.13), added only when a job is made, and ARMED_ONLY ones (uapi
+ * 1.14), only when it is armed; destroy with signals on a running job.
  *
  * Nothing here measures time: "running" is a DELAY job whose point is
  * checked unsignalled where it matters.
@@ -379,6 +379,73 @@ TEST_F(tail, job_only_points)
 	w[0].flags |= DRM_D3DQ_SYNC_JOB_ONLY;
 	EXPECT_EQ(-EINVAL, t_submit(self->fd, self->q1, w, 1, NULL, 0, NULL));
 	s[0].flags |= DRM_D3DQ_SYNC_JOB_ONLY;
+	EXPECT_EQ(-EINVAL, t_tail(self->fd, self->q1, s, 1, NULL, NULL));
+	EXPECT_EQ(3, t_value_load(self->f.v));
+}
+
+/*
+ * An ARMED_ONLY point (uapi 1.14) is added only if the job is armed: not
+ * for a held signal-only job that the write releasing its carried wait
+ * completes without the engine (the queue idle), yet for one released
+ * behind a running job; a later point satisfies a wait for the skipped
+ * one. Without JOB_ONLY it is still skipped by a tail set in the call.
+ */
+TEST_F(tail, armed_only_points)
+{
+	struct drm_d3dq_sync s[2] = { t_fs(self->f.handle, 1),
+				      t_tl(self->out1, 1) };
+	struct drm_d3dq_sync w[1] = { t_fs(self->g.handle, 1) };
+	struct drm_d3dq_sync e[1] = { t_tl(self->out1, 2) };
+	uint64_t seqno = 0, pt = 7;
+
+	ASSERT_TRUE(t_param(self->fd, DRM_D3DQ_PARAM_FEATURES) &
+		    DRM_D3DQ_FEATURE_SYNC_ARMED_ONLY);
+	/* Held behind a carried wait, completed by the write: no point. */
+	ASSERT_EQ(0, t_carry(self->fd, self->q1, w, 1));
+	s[1].flags |= DRM_D3DQ_SYNC_ARMED_ONLY;
+	ASSERT_EQ(0, t_tail(self->fd, self->q1, s, 2, NULL, &seqno));
+	EXPECT_NE(0, seqno);
+	ASSERT_EQ(0, t_fence_signal(self->fd, self->g.handle, 1));
+	ASSERT_EQ(0, t_fence_wait1(self->fd, self->f.handle, 1,
+				   t_deadline(10 * T_SEC)));
+	ASSERT_EQ(0, drmSyncobjQuery(self->fd, &self->out1, &pt, 1));
+	EXPECT_EQ(0, pt);
+
+	/* The next point added satisfies a wait for it. */
+	ASSERT_EQ(0, t_submit(self->fd, self->q1, NULL, 0, e, 1, NULL));
+	ASSERT_EQ(0, t_wait(self->fd, self->out1, 1, 10 * T_SEC));
+
+	/* Released behind a running job: armed, so added. */
+	ASSERT_EQ(0, job_delay(self->fd, self->q1, 300, self->run, 1, NULL));
+	w[0] = t_fs(self->g.handle, 2);
+	ASSERT_EQ(0, t_carry(self->fd, self->q1, w, 1));
+	s[0] = t_fs(self->f.handle, 2);
+	s[1] = t_tl(self->out1, 3);
+	s[1].flags |= DRM_D3DQ_SYNC_ARMED_ONLY;
+	seqno = 0;
+	ASSERT_EQ(0, t_tail(self->fd, self->q1, s, 2, NULL, &seqno));
+	EXPECT_NE(0, seqno);
+	ASSERT_EQ(0, t_fence_signal(self->fd, self->g.handle, 2));
+	ASSERT_EQ(0, t_wait(self->fd, self->out1, 3, 10 * T_SEC));
+	EXPECT_EQ(1, t_fence_status(self->fd, self->run, 1));
+	EXPECT_EQ(2, t_value_load(self->f.v));
+	ASSERT_EQ(0, drmSyncobjQuery(self->fd, &self->out1, &pt, 1));
+	EXPECT_EQ(3, pt);
+
+	/* Alone, it is JOB_ONLY too: not added by a tail set in the call. */
+	s[0] = t_fs(self->f.handle, 3);
+	s[1] = t_tl(self->out1 + 100, 1);
+	s[1].flags |= DRM_D3DQ_SYNC_ARMED_ONLY;
+	seqno = 1;
+	ASSERT_EQ(0, t_tail(self->fd, self->q1, s, 2, NULL, &seqno));
+	EXPECT_EQ(0, seqno);
+	EXPECT_EQ(3, t_value_load(self->f.v));
+
+	/* Not on a wait, not with FENCE. */
+	w[0] = t_tl(self->run, 1);
+	w[0].flags |= DRM_D3DQ_SYNC_ARMED_ONLY;
+	EXPECT_EQ(-EINVAL, t_submit(self->fd, self->q1, w, 1, NULL, 0, NULL));
+	s[0].flags |= DRM_D3DQ_SYNC_ARMED_ONLY;
 	EXPECT_EQ(-EINVAL, t_tail(self->fd, self->q1, s, 1, NULL, NULL));
 	EXPECT_EQ(3, t_value_load(self->f.v));
 }

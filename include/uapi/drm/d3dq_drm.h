@@ -117,7 +117,7 @@ enum drm_d3dq_ioctl_id {
  * number grows with every addition.
  */
 #define DRM_D3DQ_UAPI_MAJOR	1
-#define DRM_D3DQ_UAPI_MINOR	13
+#define DRM_D3DQ_UAPI_MINOR	14
 
 /**
  * struct drm_d3dq_obj_array - A user array of structures.
@@ -237,7 +237,8 @@ enum drm_d3dq_param {
  * version 1.11 %DRM_D3DQ_FEATURE_FENCE_SIGNAL_ON and
  * %DRM_D3DQ_FEATURE_FENCE_EVENT_ARMED, version 1.12
  * %DRM_D3DQ_FEATURE_IMPLICIT_SYNC, version 1.13
- * %DRM_D3DQ_FEATURE_SYNC_JOB_ONLY.
+ * %DRM_D3DQ_FEATURE_SYNC_JOB_ONLY, version 1.14
+ * %DRM_D3DQ_FEATURE_SYNC_ARMED_ONLY.
  */
 /** DRM_D3DQ_FEATURE_TIMELINE - timeline syncobjs in waits and signals. */
 #define DRM_D3DQ_FEATURE_TIMELINE	(1ull << 0)
@@ -344,6 +345,10 @@ enum drm_d3dq_param {
  * DRM_D3DQ_FEATURE_SYNC_JOB_ONLY - %DRM_D3DQ_SYNC_JOB_ONLY. Since 1.13.
  */
 #define DRM_D3DQ_FEATURE_SYNC_JOB_ONLY	(1ull << 20)
+/**
+ * DRM_D3DQ_FEATURE_SYNC_ARMED_ONLY - %DRM_D3DQ_SYNC_ARMED_ONLY. Since 1.14.
+ */
+#define DRM_D3DQ_FEATURE_SYNC_ARMED_ONLY	(1ull << 21)
 
 /**
  * struct drm_d3dq_get_param - Argument of %DRM_IOCTL_D3DQ_GET_PARAM.
@@ -794,6 +799,21 @@ struct drm_d3dq_queue_get_state {
 #define DRM_D3DQ_SYNC_JOB_ONLY		(1u << 3)
 
 /**
+ * DRM_D3DQ_SYNC_ARMED_ONLY - a syncobj signal that takes effect only if
+ * the submit's job is armed (uapi 1.14,
+ * %DRM_D3DQ_FEATURE_SYNC_ARMED_ONLY): as %DRM_D3DQ_SYNC_JOB_ONLY (which
+ * it implies; either or both may be given), and moreover not for a job
+ * that completes where it would be armed, without the engine: a job
+ * with no commands and no buffers that nothing stands before, such as a
+ * held signal-only job that the write releasing its waits completes in
+ * its call (see "Signals on the last job"). Such a job's point would be
+ * signalled when added, so a timeline whose points all carry the flag
+ * has only points of armed jobs (the next one added satisfies a wait
+ * for a skipped one). Signals only, not with %DRM_D3DQ_SYNC_FENCE.
+ */
+#define DRM_D3DQ_SYNC_ARMED_ONLY	(1u << 4)
+
+/**
  * DOC: Fence waits and signals
  *
  * From 1.4 (%DRM_D3DQ_FEATURE_FENCE_SUBMIT) a wait or signal element
@@ -967,7 +987,10 @@ struct drm_d3dq_queue_get_state {
  *   the flag.
  *
  * A signal with %DRM_D3DQ_SYNC_JOB_ONLY (from 1.13) is checked but takes
- * effect only in the last case, when a job is made.
+ * effect only in the last case, when a job is made; one with
+ * %DRM_D3DQ_SYNC_ARMED_ONLY (from 1.14) only if that job is also armed,
+ * not when it completes without the engine (a held one released by a
+ * CPU signal's call, with nothing before it).
  *
  * The submit returns @seqno 0 when it made no job. Either way the rules
  * of "Fence waits and signals" hold: the values are written after the
