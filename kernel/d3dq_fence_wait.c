@@ -338,6 +338,53 @@ static bool d3dq_fence_drain_batch_locked(struct d3dq_fence *fence,
 	return false;
 }
 
+/*
+ * Whether d3dq_fence_drain_locked() with @change has anything to do, and
+ * so may drop the fence's lock: a write in progress that reaches a node
+ * (d3dq_fence_write_locked() ends one that reaches none), or, before a
+ * write (@change 0), another driver's value to write first.
+ */
+static bool d3dq_fence_drain_needed(const struct d3dq_fence *fence, u64 change)
+{
+	lockdep_assert_held(&fence->lock);
+
+	return fence->draining ||
+	       (!change && (!llist_empty(&fence->imports_done) ||
+			    !list_empty(&fence->imports)));
+}
+
+/* d3dq_fence_drain_locked() with something to drain: its batches. */
+static noinline void d3dq_fence_drain_batches(struct d3dq_fence *fence,
+					      unsigned long *flags, u64 change,
+					      struct d3dq_fence_kicks *kicks)
+	__must_hold(&fence->lock)
+{
+	struct d3dq_fence_fired fired = { .count = 0 };
+	bool more;
+
+	for (;;) {
+		/* Before another write: other drivers' signals that came. */
+		if (!fence->draining &&
+		    (change || !d3dq_fence_import_write_locked(fence)))
+			return;
+		if (change && fence->drain_change != change)
+			return;
+		fence->fired = &fired;
+		more = d3dq_fence_drain_batch_locked(fence, false);
+		fence->fired = NULL;
+		if (!more && !fired.count)
+			return;
+		spin_unlock_irqrestore(&fence->lock, *flags);
+		d3dq_fence_fire(&fired, kicks);
+		/* A CPU signal's ioctl lets others run; a signalling path spins. */
+		if (more && preemptible())
+			cond_resched();
+		else if (more)
+			cpu_relax();
+		spin_lock_irqsave(&fence->lock, *flags);
+	}
+}
+
 /**
  * d3dq_fence_drain_locked - Finish a write in progress on a fence.
  * @fence: the fence, its lock held (with @flags), dropped between batches
@@ -367,32 +414,16 @@ void d3dq_fence_drain_locked(struct d3dq_fence *fence, unsigned long *flags,
 			     u64 change, struct d3dq_fence_kicks *kicks)
 	__must_hold(&fence->lock)
 {
-	struct d3dq_fence_fired fired = { .count = 0 };
-	bool more;
-
 	lockdep_assert_held(&fence->lock);
 
-	for (;;) {
-		/* Before another write: other drivers' signals that came. */
-		if (!fence->draining &&
-		    (change || !d3dq_fence_import_write_locked(fence)))
-			return;
-		if (change && fence->drain_change != change)
-			return;
-		fence->fired = &fired;
-		more = d3dq_fence_drain_batch_locked(fence, false);
-		fence->fired = NULL;
-		if (!more && !fired.count)
-			return;
-		spin_unlock_irqrestore(&fence->lock, *flags);
-		d3dq_fence_fire(&fired, kicks);
-		/* A CPU signal's ioctl lets others run; a signalling path spins. */
-		if (more && preemptible())
-			cond_resched();
-		else if (more)
-			cpu_relax();
-		spin_lock_irqsave(&fence->lock, *flags);
-	}
+	/*
+	 * Nothing to drain, the common case: the batch's record of what it
+	 * fires is not even made. The kernel zeroes a stack array on every
+	 * entry (INIT_STACK_ALL_ZERO): that cost a CPU signal releasing
+	 * nothing 0.3 x GET_PARAM under TCG.
+	 */
+	if (d3dq_fence_drain_needed(fence, change))
+		d3dq_fence_drain_batches(fence, flags, change, kicks);
 }
 
 /**
@@ -454,6 +485,8 @@ bool d3dq_fence_drain_atomic(struct d3dq_fence *fence)
  */
 u64 d3dq_fence_write_locked(struct d3dq_fence *fence, u64 value)
 {
+	struct d3dq_fence_node *node;
+
 	lockdep_assert_held(&fence->lock);
 
 	if (fence->removed)
@@ -467,7 +500,9 @@ u64 d3dq_fence_write_locked(struct d3dq_fence *fence, u64 value)
 	fence->changes++;
 	fence->drain_to = value;
 	fence->drain_change = fence->changes;
-	fence->draining = true;
+	/* A write that reaches no node is over already. */
+	node = d3dq_fence_node_of(rb_first_cached(&fence->nodes));
+	fence->draining = node && node->value <= value;
 	return fence->changes;
 }
 
