@@ -4,8 +4,9 @@
  * signalled, its queue's earlier jobs finished, no DELAY, at most 16 KiB
  * of work, 16 signal points and 16 buffers, an idle engine) has run when
  * SUBMIT returns and says so with
- * DRM_D3DQ_SUBMIT_DONE; every other job goes through the scheduler, in
- * order, as before; errors, removal and the module parameter that turns
+ * DRM_D3DQ_SUBMIT_DONE; such a job that finds the engine busy is made
+ * ready there by SUBMIT, without the scheduler's run_job; every other job
+ * goes through the scheduler, in order, as before; errors, removal and the module parameter that turns
  * it off.
  *
  * Copyright (C) 2026 The d3dq authors
@@ -354,6 +355,66 @@ TEST_F(direct, busy_engine_is_not_overtaken)
 		if (mark[1] != (uint64_t)tries) {
 			seen = 1;
 			EXPECT_EQ(0, done);
+		}
+		ASSERT_EQ(0, t_wait(self->fd, s, 0, 10 * T_SEC));
+		EXPECT_EQ(tries, self->map[0]);
+		ASSERT_EQ(0, t_wait(fd2, s2, 0, 30 * T_SEC));
+	}
+	munmap((void *)mark, 4096);
+	close(fd2);
+	if (!seen)
+		SKIP(return, "the long job ended before every submit");
+}
+
+/*
+ * A short job that nothing stands before but finds another client's long
+ * job on the engine is not run in SUBMIT, yet does not wait for the
+ * scheduler's run_job either: SUBMIT makes it ready on the engine, and
+ * its signal point gets its hardware fence ("d3dq", named by the queue's
+ * scheduler), not the scheduler's finished fence ("drm_sched"). It
+ * still waits for its turn (busy_engine_is_not_overtaken).
+ */
+TEST_F(direct, busy_engine_takes_small_job_at_submit)
+{
+	uint32_t q = t_queue(self->fd, 0, 0), s = t_syncobj(self->fd), done;
+	int fd2 = t_open(0), tries, i, seen = 0, sync_fd;
+	struct drm_d3dq_sync sig = t_bin(s), sig2;
+	uint32_t q2, big, marks, s2;
+	struct sync_fence_info fi;
+	struct sync_file_info info;
+	volatile uint64_t *mark;
+	struct t_cs cs;
+
+	ASSERT_TRUE(q && s);
+	ASSERT_LE(0, fd2);
+	q2 = t_queue(fd2, 0, 0);
+	big = t_bo(fd2, FLOOD_BYTES, NULL);
+	marks = t_bo(fd2, 4096, (void **)&mark);
+	s2 = t_syncobj(fd2);
+	ASSERT_TRUE(q2 && big && marks && s2);
+	sig2 = t_bin(s2);
+	for (tries = 1; tries <= 5 && !seen; tries++) {
+		t_cs_init(&cs);
+		t_cs_write64(&cs, marks, 0, tries);
+		t_cs_fill(&cs, big, 0, tries, FLOOD_BYTES);
+		t_cs_write64(&cs, marks, 8, tries);
+		ASSERT_EQ(0, t_submit(fd2, q2, NULL, 0, &sig2, 1, &cs));
+		for (i = 0; i < 100000 && mark[0] != (uint64_t)tries; i++)
+			usleep(100);
+		ASSERT_EQ(tries, mark[0]);
+
+		write64(&cs, self->bo, 0, tries);
+		ASSERT_EQ(0, t_submit_out(self->fd, q, NULL, 0, &sig, 1, &cs,
+					  &done, NULL));
+		ASSERT_EQ(0, drmSyncobjExportSyncFile(self->fd, s, &sync_fd));
+		ASSERT_EQ(0, t_sync_file_info(sync_fd, &info, &fi, 1));
+		close(sync_fd);
+		/* 7.x names a signalled fence itself: try again. */
+		if (!done && strcmp(fi.obj_name, "signaled-timeline")) {
+			seen = 1;
+			EXPECT_STREQ("d3dq", fi.driver_name);
+			EXPECT_EQ(0, strncmp(fi.obj_name, "d3dq0-s", 7))
+				TH_LOG("%s", fi.obj_name);
 		}
 		ASSERT_EQ(0, t_wait(self->fd, s, 0, 10 * T_SEC));
 		EXPECT_EQ(tries, self->map[0]);
