@@ -28,6 +28,7 @@
 #include <linux/workqueue.h>
 
 #include "d3dq_device.h"
+#include "d3dq_engine.h"
 #include "d3dq_fdinfo.h"
 #include "d3dq_job.h"
 #include "d3dq_queue.h"
@@ -168,6 +169,7 @@ static bool d3dq_job_complete_marker(struct d3dq_job *job,
 bool d3dq_job_start(struct d3dq_job *job, struct d3dq_signal *signals,
 		    u32 nsignals, struct d3dq_bo_set *bos, bool may_direct)
 {
+	struct d3dq_queue *queue = job->queue;
 	struct dma_fence *fence;
 	bool direct, early;
 
@@ -189,8 +191,9 @@ bool d3dq_job_start(struct d3dq_job *job, struct d3dq_signal *signals,
 	d3dq_job_publish(job, early ? &job->hw->base : fence, signals,
 			 nsignals, bos);
 	d3dq_job_push(job);
+	/* @job may be freed from here on: only compared. */
 	if (early)
-		d3dq_job_start_early(job);
+		d3dq_engine_start_early(queue, job);
 	return false;
 }
 

@@ -813,10 +813,15 @@ bool d3dq_engine_claim_early(struct d3dq_queue *queue, struct d3dq_job *job)
  * @job: the job d3dq_engine_claim_early() took, published and pushed
  *
  * The queue joins the engine's ready lists, unless the job ended already
- * (a cancel makes the queue ready itself).
+ * (a cancel, an unplug's, makes the queue ready itself): then @job may
+ * have been freed, and is only compared with the running job (no other
+ * job of the queue can be one while its submit_lock is held).
  */
-void d3dq_engine_start_early(struct d3dq_queue *queue, struct d3dq_job *job)
+void d3dq_engine_start_early(struct d3dq_queue *queue,
+			     const struct d3dq_job *job)
 {
+	lockdep_assert_held(&queue->submit_lock);
+
 	spin_lock(&queue->lock);
 	if (queue->engine.job == job)
 		d3dq_dispatch_add(&queue->engine);

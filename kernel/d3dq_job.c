@@ -259,15 +259,6 @@ bool d3dq_job_claim_early(struct d3dq_job *job)
 }
 
 /**
- * d3dq_job_start_early - Make a job d3dq_job_claim_early() took ready.
- * @job: the job, armed, published and pushed, its queue's submit_lock held
- */
-void d3dq_job_start_early(struct d3dq_job *job)
-{
-	d3dq_engine_start_early(job->queue, job);
-}
-
-/**
  * d3dq_job_push - Count an armed job and hand it to the scheduler.
  * @job: the job, its queue's submit_lock held
  */

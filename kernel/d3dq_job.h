@@ -257,7 +257,6 @@ bool d3dq_job_nothing_before(struct d3dq_job *job);
 bool d3dq_job_claim_direct(struct d3dq_job *job, u32 nsignals, u32 nbos);
 void d3dq_job_run_claimed(struct d3dq_job *job);
 bool d3dq_job_claim_early(struct d3dq_job *job);
-void d3dq_job_start_early(struct d3dq_job *job);
 void d3dq_job_push(struct d3dq_job *job);
 bool d3dq_job_dependency_failed(struct d3dq_job *job);
 u64 d3dq_job_ran_ns(const struct d3dq_job *job, ktime_t now);
