@@ -28,6 +28,7 @@
 #include <linux/workqueue.h>
 
 #include "d3dq_device.h"
+#include "d3dq_engine.h"
 #include "d3dq_fdinfo.h"
 #include "d3dq_job.h"
 #include "d3dq_queue.h"
@@ -160,7 +161,9 @@ static bool d3dq_job_complete_marker(struct d3dq_job *job,
  * thread once its hardware fence, which its signal points and buffers
  * get, is published and the reservation locks are dropped (nothing in
  * between sleeps: preemption is off); any other is armed, published and
- * pushed to the scheduler. A job without commands or buffers that
+ * pushed to the scheduler; if nothing stands before it and it fits in one
+ * step, its queue joins the engine's ready lists here rather than in
+ * run_job (d3dq_job_claim_early()). A job without commands or buffers that
  * nothing stands before completes here without the engine
  * (d3dq_job_complete_marker()).
  *
@@ -171,8 +174,9 @@ static bool d3dq_job_complete_marker(struct d3dq_job *job,
 bool d3dq_job_start(struct d3dq_job *job, struct d3dq_signal *signals,
 		    u32 nsignals, struct d3dq_bo_set *bos, bool may_direct)
 {
+	struct d3dq_queue *queue = job->queue;
 	struct dma_fence *fence;
-	bool direct;
+	bool direct, early;
 
 	lockdep_assert_held(&job->queue->submit_lock);
 
@@ -181,13 +185,21 @@ bool d3dq_job_start(struct d3dq_job *job, struct d3dq_signal *signals,
 	/* Not while another driver's fence it waits for may be pending. */
 	direct = may_direct && !bos->nimplicit &&
 		 d3dq_job_claim_direct(job, nsignals, bos->count);
-	fence = direct ? &job->hw->base : d3dq_job_arm(job);
-	d3dq_job_publish(job, fence, signals, nsignals, bos);
-	if (direct)
+	if (direct) {
+		d3dq_job_publish(job, &job->hw->base, signals, nsignals, bos);
 		d3dq_job_run_claimed(job);
-	else
-		d3dq_job_push(job);
-	return direct;
+		return true;
+	}
+	/* The engine busy: the job waits for its turn there, not run_job. */
+	early = may_direct && !bos->nimplicit && d3dq_job_claim_early(job);
+	fence = d3dq_job_arm(job);
+	d3dq_job_publish(job, early ? &job->hw->base : fence, signals,
+			 nsignals, bos);
+	d3dq_job_push(job);
+	/* @job may be freed from here on: only compared. */
+	if (early)
+		d3dq_engine_start_early(queue, job);
+	return false;
 }
 
 /*

@@ -86,8 +86,8 @@ static const char *d3dq_hw_fence_get_timeline_name(struct dma_fence *fence)
 	/*
 	 * The queue's scheduler's name, as its finished fences give: the
 	 * fence holds the scheduler until an RCU grace period after its
-	 * release. Only a job run inside SUBMIT publishes its hardware fence
-	 * (just before it runs).
+	 * release. Only a job run or started inside SUBMIT publishes its
+	 * hardware fence (just before it runs or is made ready).
 	 */
 	return container_of(fence, struct d3dq_hw_fence, base)->sched->name;
 }
@@ -626,7 +626,8 @@ static bool d3dq_job_is_short(const struct d3dq_job *job, s64 budget)
  * with -ECANCELED. A short job (one step, no DELAY) finds the engine
  * idle runs here and now, and the fence returned has signalled: that
  * saves the engine work item's wake-up. Otherwise the queue joins the
- * engine's ready lists.
+ * engine's ready lists. A job that SUBMIT started already
+ * (d3dq_engine_claim_early()) is left as it is.
  *
  * Return: a reference to the job's hardware fence.
  */
@@ -635,9 +636,13 @@ struct dma_fence *d3dq_engine_run(struct d3dq_queue *queue,
 {
 	struct d3dq_engine *engine = &queue->engine;
 	struct d3dq_hw_fence *hw = job->hw;
-	bool dep_failed = d3dq_job_dependency_failed(job);
+	bool dep_failed = !job->early && d3dq_job_dependency_failed(job);
 	bool now = false;
 	int err = 0;
+
+	/* Started at SUBMIT: running, or ended already. */
+	if (job->early)
+		return dma_fence_get(&hw->base);
 
 	spin_lock(&queue->lock);
 	d3dq_hw_fence_init_locked(queue, hw);
@@ -754,6 +759,73 @@ void d3dq_engine_run_claimed(struct d3dq_queue *queue, struct d3dq_job *job)
 	 */
 	if (WARN_ON_ONCE(!dma_fence_is_signaled(&job->hw->base)))
 		dma_fence_wait(&job->hw->base, false);
+}
+
+/**
+ * d3dq_engine_claim_early - Make a small job the queue's running job at SUBMIT.
+ * @queue: the job's queue, its submit_lock held and every earlier job of it
+ *	   finished
+ * @job: a job every dependency of which has signalled without error, not
+ *	 yet armed
+ *
+ * For a short job (one step, no DELAY) that d3dq_engine_claim_direct()
+ * could not run because another queue has the engine: instead of waiting
+ * for the scheduler's run_job (a work item, or 6.1's thread), the job
+ * becomes the queue's running job now and its hardware fence is
+ * initialised, for the caller to publish in place of the finished fence.
+ * The caller arms and pushes the job as any other (the scheduler still
+ * owns it, calls run_job, which then returns the hardware fence, and
+ * frees it), then calls d3dq_engine_start_early(), which puts the queue on
+ * the engine's ready lists: the job waits for its turn there as it would
+ * after run_job, only without the work item before it, and whoever waits
+ * on its signal points is woken by the engine's signal directly.
+ *
+ * Return: whether the job was taken. If not (a long job, the queue lost
+ * or destroyed), nothing was done.
+ */
+bool d3dq_engine_claim_early(struct d3dq_queue *queue, struct d3dq_job *job)
+{
+	struct d3dq_engine *engine = &queue->engine;
+
+	lockdep_assert_held(&queue->submit_lock);
+
+	if (!d3dq_job_is_short(job, D3DQ_ENGINE_STEP_BYTES))
+		return false;
+	spin_lock(&queue->lock);
+	if (queue->state != DRM_D3DQ_QUEUE_STATE_OK || queue->dead ||
+	    engine->job) {
+		spin_unlock(&queue->lock);
+		return false;
+	}
+	job->early = true;
+	d3dq_hw_fence_init_locked(queue, job->hw);
+	engine->job = job;
+	job->state = D3DQ_JOB_RUNNING;
+	trace_d3dq_run(queue->usage->client_id, queue->id, d3dq_job_seqno(job),
+		       0);
+	spin_unlock(&queue->lock);
+	return true;
+}
+
+/**
+ * d3dq_engine_start_early - Let the engine run a job taken at SUBMIT.
+ * @queue: the job's queue, its submit_lock held
+ * @job: the job d3dq_engine_claim_early() took, published and pushed
+ *
+ * The queue joins the engine's ready lists, unless the job ended already
+ * (a cancel, an unplug's, makes the queue ready itself): then @job may
+ * have been freed, and is only compared with the running job (no other
+ * job of the queue can be one while its submit_lock is held).
+ */
+void d3dq_engine_start_early(struct d3dq_queue *queue,
+			     const struct d3dq_job *job)
+{
+	lockdep_assert_held(&queue->submit_lock);
+
+	spin_lock(&queue->lock);
+	if (queue->engine.job == job)
+		d3dq_dispatch_add(&queue->engine);
+	spin_unlock(&queue->lock);
 }
 
 /**

@@ -105,6 +105,9 @@ struct dma_fence *d3dq_engine_run(struct d3dq_queue *queue,
 				  struct d3dq_job *job);
 bool d3dq_engine_claim_direct(struct d3dq_queue *queue, struct d3dq_job *job);
 void d3dq_engine_run_claimed(struct d3dq_queue *queue, struct d3dq_job *job);
+bool d3dq_engine_claim_early(struct d3dq_queue *queue, struct d3dq_job *job);
+void d3dq_engine_start_early(struct d3dq_queue *queue,
+			     const struct d3dq_job *job);
 bool d3dq_engine_cancel(struct d3dq_queue *queue, struct d3dq_job *job,
 			int err);
 void d3dq_engine_kick(struct d3dq_queue *queue);

@@ -235,6 +235,30 @@ void d3dq_job_run_claimed(struct d3dq_job *job)
 }
 
 /**
+ * d3dq_job_claim_early - Start a small job at SUBMIT on a busy engine.
+ * @job: the job, not armed, its queue's submit_lock held
+ *
+ * For a job d3dq_job_claim_direct() refused only because another queue
+ * has the engine (or for its signal points, buffers or work beyond a
+ * sixteenth of a step): when nothing stands before it and it fits in one
+ * step, it becomes its queue's running job here and goes on the engine's
+ * ready lists once pushed (d3dq_engine_claim_early()), without the
+ * scheduler's run_job work item before it. It waits for its turn as any
+ * other job. Its hardware fence is what its signal points and buffers get.
+ *
+ * Return: whether the job was taken: the caller arms, publishes the
+ * hardware fence, pushes it and calls d3dq_engine_start_early().
+ */
+bool d3dq_job_claim_early(struct d3dq_job *job)
+{
+	lockdep_assert_held(&job->queue->submit_lock);
+
+	if (!READ_ONCE(d3dq_direct_submit) || !d3dq_job_nothing_before(job))
+		return false;
+	return d3dq_engine_claim_early(job->queue, job);
+}
+
+/**
  * d3dq_job_push - Count an armed job and hand it to the scheduler.
  * @job: the job, its queue's submit_lock held
  */

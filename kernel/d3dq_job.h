@@ -130,6 +130,13 @@ struct d3dq_job {
 	 */
 	bool direct;
 	/*
+	 * Short, nothing before it, the engine busy: made the queue's running
+	 * job and ready at SUBMIT, its hardware fence published in place of
+	 * the finished fence; armed and pushed as any other, run_job only
+	 * hands that fence to the scheduler (d3dq_job_claim_early()).
+	 */
+	bool early;
+	/*
 	 * Without commands or buffers, completed where it would have run
 	 * (d3dq_job_start()): its signals set, no engine, no hardware
 	 * fence (never initialised), never armed. Also @direct.
@@ -249,6 +256,7 @@ struct dma_fence *d3dq_job_arm(struct d3dq_job *job);
 bool d3dq_job_nothing_before(struct d3dq_job *job);
 bool d3dq_job_claim_direct(struct d3dq_job *job, u32 nsignals, u32 nbos);
 void d3dq_job_run_claimed(struct d3dq_job *job);
+bool d3dq_job_claim_early(struct d3dq_job *job);
 void d3dq_job_push(struct d3dq_job *job);
 bool d3dq_job_dependency_failed(struct d3dq_job *job);
 u64 d3dq_job_ran_ns(const struct d3dq_job *job, ktime_t now);

@@ -4,8 +4,9 @@
  * signalled, its queue's earlier jobs finished, no DELAY, at most 16 KiB
  * of work, 16 signal points and 16 buffers, an idle engine) has run when
  * SUBMIT returns and says so with
- * DRM_D3DQ_SUBMIT_DONE; every other job goes through the scheduler, in
- * order, as before; errors, removal and the module parameter that turns
+ * DRM_D3DQ_SUBMIT_DONE; such a job that finds the engine busy is made
+ * ready there by SUBMIT, without the scheduler's run_job; every other job
+ * goes through the scheduler, in order, as before; errors, removal and the module parameter that turns
  * it off.
  *
  * Copyright (C) 2026 The d3dq authors
@@ -314,53 +315,129 @@ TEST_F(direct, only_small_jobs_run_in_submit)
 }
 
 /*
+ * Another client whose long job holds the engine: it writes a mark in
+ * its first step and another in its last.
+ */
+struct flood {
+	int fd;
+	uint32_t q, big, marks, s;
+	volatile uint64_t *mark;
+};
+
+static int flood_open(struct flood *f)
+{
+	memset(f, 0, sizeof(*f));
+	f->fd = t_open(0);
+	if (f->fd < 0)
+		return -1;
+	f->q = t_queue(f->fd, 0, 0);
+	f->big = t_bo(f->fd, FLOOD_BYTES, NULL);
+	f->marks = t_bo(f->fd, 4096, (void **)&f->mark);
+	f->s = t_syncobj(f->fd);
+	return f->q && f->big && f->marks && f->s ? 0 : -1;
+}
+
+/* Submit long job @n; return once its first step ran (0), or -1. */
+static int flood_start(struct flood *f, uint64_t n)
+{
+	struct drm_d3dq_sync sig = t_bin(f->s);
+	struct t_cs cs;
+	int i;
+
+	t_cs_init(&cs);
+	t_cs_write64(&cs, f->marks, 0, n);
+	t_cs_fill(&cs, f->big, 0, n, FLOOD_BYTES);
+	t_cs_write64(&cs, f->marks, 8, n);
+	if (t_submit(f->fd, f->q, NULL, 0, &sig, 1, &cs))
+		return -1;
+	for (i = 0; i < 100000 && f->mark[0] != n; i++)
+		usleep(100);
+	return f->mark[0] == n ? 0 : -1;
+}
+
+static void flood_close(struct flood *f)
+{
+	if (f->mark)
+		munmap((void *)f->mark, 4096);
+	if (f->fd >= 0)
+		close(f->fd);
+}
+
+/*
  * While another client's long job has the engine (a step of it runs, or
  * it is ready for its next step, from its first step to its last), a
  * short job waits for its turn like any other: it is not done in SUBMIT.
- * The long job writes a mark in its first step and another in its last:
- * a submit made between the two saw the engine taken throughout.
+ * A submit made between the long job's two marks saw the engine taken
+ * throughout.
  */
 TEST_F(direct, busy_engine_is_not_overtaken)
 {
 	uint32_t q = t_queue(self->fd, 0, 0), s = t_syncobj(self->fd), done;
-	int fd2 = t_open(0), tries, i, seen = 0;
-	struct drm_d3dq_sync sig = t_bin(s), sig2;
-	uint32_t q2, big, marks, s2;
-	volatile uint64_t *mark;
+	struct drm_d3dq_sync sig = t_bin(s);
+	struct flood f;
+	int tries, seen = 0;
 	struct t_cs cs;
 
 	ASSERT_TRUE(q && s);
-	ASSERT_LE(0, fd2);
-	q2 = t_queue(fd2, 0, 0);
-	big = t_bo(fd2, FLOOD_BYTES, NULL);
-	marks = t_bo(fd2, 4096, (void **)&mark);
-	s2 = t_syncobj(fd2);
-	ASSERT_TRUE(q2 && big && marks && s2);
-	sig2 = t_bin(s2);
+	ASSERT_EQ(0, flood_open(&f));
 	for (tries = 1; tries <= 5 && !seen; tries++) {
-		t_cs_init(&cs);
-		t_cs_write64(&cs, marks, 0, tries);
-		t_cs_fill(&cs, big, 0, tries, FLOOD_BYTES);
-		t_cs_write64(&cs, marks, 8, tries);
-		ASSERT_EQ(0, t_submit(fd2, q2, NULL, 0, &sig2, 1, &cs));
-		for (i = 0; i < 100000 && mark[0] != (uint64_t)tries; i++)
-			usleep(100);
-		ASSERT_EQ(tries, mark[0]);
-
+		ASSERT_EQ(0, flood_start(&f, tries));
 		write64(&cs, self->bo, 0, tries);
 		ASSERT_EQ(0, t_submit_out(self->fd, q, NULL, 0, &sig, 1, &cs,
-					  &done,
-				    NULL));
-		if (mark[1] != (uint64_t)tries) {
+					  &done, NULL));
+		if (f.mark[1] != (uint64_t)tries) {
 			seen = 1;
 			EXPECT_EQ(0, done);
 		}
 		ASSERT_EQ(0, t_wait(self->fd, s, 0, 10 * T_SEC));
 		EXPECT_EQ(tries, self->map[0]);
-		ASSERT_EQ(0, t_wait(fd2, s2, 0, 30 * T_SEC));
+		ASSERT_EQ(0, t_wait(f.fd, f.s, 0, 30 * T_SEC));
 	}
-	munmap((void *)mark, 4096);
-	close(fd2);
+	flood_close(&f);
+	if (!seen)
+		SKIP(return, "the long job ended before every submit");
+}
+
+/*
+ * A short job that nothing stands before but finds another client's long
+ * job on the engine is not run in SUBMIT, yet does not wait for the
+ * scheduler's run_job either: SUBMIT makes it ready on the engine, and
+ * its signal point gets its hardware fence ("d3dq", named by the queue's
+ * scheduler), not the scheduler's finished fence ("drm_sched"). It
+ * still waits for its turn (busy_engine_is_not_overtaken).
+ */
+TEST_F(direct, busy_engine_takes_small_job_at_submit)
+{
+	uint32_t q = t_queue(self->fd, 0, 0), s = t_syncobj(self->fd), done;
+	struct drm_d3dq_sync sig = t_bin(s);
+	struct sync_fence_info fi;
+	struct sync_file_info info;
+	int tries, seen = 0, sync_fd;
+	struct flood f;
+	struct t_cs cs;
+
+	ASSERT_TRUE(q && s);
+	ASSERT_EQ(0, flood_open(&f));
+	for (tries = 1; tries <= 5 && !seen; tries++) {
+		ASSERT_EQ(0, flood_start(&f, tries));
+		write64(&cs, self->bo, 0, tries);
+		ASSERT_EQ(0, t_submit_out(self->fd, q, NULL, 0, &sig, 1, &cs,
+					  &done, NULL));
+		ASSERT_EQ(0, drmSyncobjExportSyncFile(self->fd, s, &sync_fd));
+		ASSERT_EQ(0, t_sync_file_info(sync_fd, &info, &fi, 1));
+		close(sync_fd);
+		/* 7.x names a signalled fence itself: try again. */
+		if (!done && strcmp(fi.obj_name, "signaled-timeline")) {
+			seen = 1;
+			EXPECT_STREQ("d3dq", fi.driver_name);
+			EXPECT_EQ(0, strncmp(fi.obj_name, "d3dq0-s", 7))
+				TH_LOG("%s", fi.obj_name);
+		}
+		ASSERT_EQ(0, t_wait(self->fd, s, 0, 10 * T_SEC));
+		EXPECT_EQ(tries, self->map[0]);
+		ASSERT_EQ(0, t_wait(f.fd, f.s, 0, 30 * T_SEC));
+	}
+	flood_close(&f);
 	if (!seen)
 		SKIP(return, "the long job ended before every submit");
 }
