@@ -680,6 +680,23 @@ struct dma_fence *d3dq_engine_run(struct d3dq_queue *queue,
 	return &hw->base;
 }
 
+/*
+ * @job becomes the running job of @queue (its lock held) before the
+ * scheduler's run_job: its hardware fence is initialised, for the caller
+ * to publish (d3dq_engine_claim_direct(), d3dq_engine_claim_early()).
+ */
+static void d3dq_engine_take_locked(struct d3dq_queue *queue,
+				    struct d3dq_job *job)
+{
+	lockdep_assert_held(&queue->lock);
+
+	d3dq_hw_fence_init_locked(queue, job->hw);
+	queue->engine.job = job;
+	job->state = D3DQ_JOB_RUNNING;
+	trace_d3dq_run(queue->usage->client_id, queue->id, d3dq_job_seqno(job),
+		       0);
+}
+
 /**
  * d3dq_engine_claim_direct - Take the idle engine for a job run inside SUBMIT.
  * @queue: the job's queue, its submit_lock held and every earlier job of it
@@ -719,11 +736,7 @@ bool d3dq_engine_claim_direct(struct d3dq_queue *queue, struct d3dq_job *job)
 		return false;
 	}
 	job->direct = true;
-	d3dq_hw_fence_init_locked(queue, job->hw);
-	engine->job = job;
-	job->state = D3DQ_JOB_RUNNING;
-	trace_d3dq_run(queue->usage->client_id, queue->id, d3dq_job_seqno(job),
-		       0);
+	d3dq_engine_take_locked(queue, job);
 	/* Until the engine is released: d3dq_engine_run_claimed(). */
 	preempt_disable();
 	spin_unlock(&queue->lock);
@@ -798,11 +811,7 @@ bool d3dq_engine_claim_early(struct d3dq_queue *queue, struct d3dq_job *job)
 		return false;
 	}
 	job->early = true;
-	d3dq_hw_fence_init_locked(queue, job->hw);
-	engine->job = job;
-	job->state = D3DQ_JOB_RUNNING;
-	trace_d3dq_run(queue->usage->client_id, queue->id, d3dq_job_seqno(job),
-		       0);
+	d3dq_engine_take_locked(queue, job);
 	spin_unlock(&queue->lock);
 	return true;
 }
