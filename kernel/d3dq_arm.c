@@ -80,6 +80,7 @@ static void d3dq_job_hold(struct d3dq_job *job)
 	list_add_tail(&job->link, &queue->held);
 	spin_unlock(&queue->lock);
 	queue->nheld++;
+	d3dq_job_busy(job);
 	atomic_inc(&dfile->jobs_held);
 	atomic_inc(&dfile->user->jobs_held);
 	trace_d3dq_hold(queue->usage->client_id, queue->id,
@@ -143,6 +144,8 @@ static bool d3dq_job_complete_marker(struct d3dq_job *job,
 		if (!signals[i].armed_only)
 			d3dq_signals_publish(&signals[i], 1, fence);
 	dma_fence_put(fence);
+	/* A held one leaves the idle word now, its values set. */
+	d3dq_job_finished(job);
 	trace_d3dq_done(queue->usage->client_id, queue->id,
 			d3dq_job_seqno(job), 0);
 	return true;

@@ -29,6 +29,7 @@ void d3dq_carry_take_locked(struct d3dq_queue *queue,
 
 	atomic_sub(queue->ncarried, &dfile->jobs_held);
 	atomic_sub(queue->ncarried, &dfile->user->jobs_held);
+	d3dq_queue_busy(queue, -(s64)queue->ncarried);
 	queue->ncarried = 0;
 	spin_lock(&queue->lock);
 	list_splice_tail_init(&queue->carried, list);
@@ -70,6 +71,7 @@ void d3dq_carry_prune_locked(struct d3dq_queue *queue,
 		n++;
 	}
 	queue->ncarried -= n;
+	d3dq_queue_busy(queue, -(s64)n);
 	atomic_sub(n, &dfile->jobs_held);
 	atomic_sub(n, &dfile->user->jobs_held);
 }
@@ -193,6 +195,7 @@ void d3dq_submit_carry(struct d3dq_job *job)
 			d3dq_queue_kick_held(queue);
 	}
 	queue->ncarried++;
+	d3dq_queue_busy(queue, 1);
 	atomic_inc(&dfile->jobs_held);
 	atomic_inc(&dfile->user->jobs_held);
 	/* Submits sleeping at a limit now fail instead (-ENOSPC). */

@@ -214,7 +214,8 @@ int d3dq_ioctl_get_param(struct drm_device *drm, void *data,
 			      DRM_D3DQ_FEATURE_FENCE_EVENT_ARMED |
 			      DRM_D3DQ_FEATURE_IMPLICIT_SYNC |
 			      DRM_D3DQ_FEATURE_SYNC_JOB_ONLY |
-			      DRM_D3DQ_FEATURE_SYNC_ARMED_ONLY;
+			      DRM_D3DQ_FEATURE_SYNC_ARMED_ONLY |
+			      DRM_D3DQ_FEATURE_QUEUE_IDLE_WORD;
 		break;
 	case DRM_D3DQ_PARAM_MAX_QUEUES:
 		args->value = d3dq_max_queues;
@@ -871,7 +872,7 @@ static void d3dq_postclose(struct drm_device *drm, struct drm_file *file)
 	spin_unlock_irq(&dfile->loss_lock);
 	flush_work(&dfile->loss_work);
 
-	d3dq_file_destroy_queues(dfile);
+	d3dq_file_destroy_queues(dfile, file);
 	d3dq_fence_file_fini(dfile, file);
 	/* Queues and buffers still alive keep the rest. */
 	d3dq_file_put(dfile);

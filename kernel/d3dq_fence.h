@@ -177,6 +177,25 @@ void d3dq_fence_file_fini(struct d3dq_file *dfile, struct drm_file *file);
 int d3dq_fence_mmap(struct drm_file *file, struct vm_area_struct *vma);
 bool d3dq_fence_mmap_offset(unsigned long pgoff);
 
+/*
+ * A word of a file's fence value pages that is not a fence's (a queue's
+ * idle word, uapi 1.15): mapped read-only like a fence's value, written
+ * by its owner only. @value is NULL while there is none.
+ */
+struct d3dq_fence_word {
+	struct d3dq_fence_page *fpage;
+	u64 *value;
+	u32 slot;
+	bool allowed;	/* @file may map the page: revoked once */
+};
+
+int d3dq_fence_word_get(struct drm_file *file, struct d3dq_fence_word *word);
+void d3dq_fence_word_offsets(const struct d3dq_fence_word *word,
+			     u64 *mmap_offset, u32 *value_offset);
+void d3dq_fence_word_revoke(struct drm_file *file,
+			    struct d3dq_fence_word *word);
+void d3dq_fence_word_put(struct d3dq_fence_word *word);
+
 int d3dq_ioctl_fence_create(struct drm_device *drm, void *data,
 			    struct drm_file *file);
 int d3dq_ioctl_fence_destroy(struct drm_device *drm, void *data,

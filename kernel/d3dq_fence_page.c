@@ -113,6 +113,70 @@ void d3dq_fence_slot_put(struct d3dq_fence_page *fpage, u32 slot)
 	d3dq_fence_page_put(fpage);
 }
 
+/* --- words ------------------------------------------------------------- */
+
+/*
+ * A word of @file's pages for its owner to write (see struct
+ * d3dq_fence_word), set to 0, which @file may map until
+ * d3dq_fence_word_revoke(). Refused once the file was removed (-ENODEV);
+ * -ENOMEM. The slot is taken as a fence's is, so the page lives while
+ * the word does, whatever happens to the file.
+ */
+int d3dq_fence_word_get(struct drm_file *file, struct d3dq_fence_word *word)
+{
+	struct d3dq_file *dfile = file->driver_priv;
+	struct d3dq_fence_page *fpage;
+	int ret = -ENODEV;
+
+	mutex_lock(&dfile->fence_lock);
+	if (dfile->fences_removed)
+		goto out;
+	fpage = d3dq_fence_slot_get(dfile, &word->slot);
+	ret = PTR_ERR_OR_ZERO(fpage);
+	if (ret)
+		goto out;
+	ret = drm_vma_node_allow(&fpage->node, file);
+	if (ret) {
+		d3dq_fence_slot_put(fpage, word->slot);
+		goto out;
+	}
+	word->fpage = fpage;
+	word->value = &fpage->values[word->slot];
+	/* The slot may have been a fence's: nobody reads it yet. */
+	WRITE_ONCE(*word->value, 0);
+	word->allowed = true;
+out:
+	mutex_unlock(&dfile->fence_lock);
+	return ret;
+}
+
+void d3dq_fence_word_offsets(const struct d3dq_fence_word *word,
+			     u64 *mmap_offset, u32 *value_offset)
+{
+	*mmap_offset = drm_vma_node_offset_addr(&word->fpage->node);
+	*value_offset = word->slot * sizeof(u64);
+}
+
+/* @file may no longer map the word's page for it (mappings stay). */
+void d3dq_fence_word_revoke(struct drm_file *file,
+			    struct d3dq_fence_word *word)
+{
+	if (!word->value || !word->allowed)
+		return;
+	word->allowed = false;
+	drm_vma_node_revoke(&word->fpage->node, file);
+}
+
+/* Free the word's slot, revoked first. */
+void d3dq_fence_word_put(struct d3dq_fence_word *word)
+{
+	if (!word->value)
+		return;
+	WARN_ON_ONCE(word->allowed);
+	d3dq_fence_slot_put(word->fpage, word->slot);
+	word->value = NULL;
+}
+
 /* --- mmap -------------------------------------------------------------- */
 
 bool d3dq_fence_mmap_offset(unsigned long pgoff)

@@ -273,6 +273,7 @@ void d3dq_job_push(struct d3dq_job *job)
 	spin_unlock(&queue->lock);
 	set_bit(D3DQ_JOB_F_PENDING, &job->flags);
 	atomic_inc(&queue->pending);
+	d3dq_job_busy(job);
 
 	drm_sched_entity_push_job(&job->base);
 }
@@ -308,11 +309,26 @@ bool d3dq_job_dependency_failed(struct d3dq_job *job)
 	return false;
 }
 
-/* Account for a job that will not run (any more). */
+/*
+ * Count a job held or armed in its queue's idle word, once (submit lock
+ * held); d3dq_job_finished() takes it out.
+ */
+void d3dq_job_busy(struct d3dq_job *job)
+{
+	if (!test_and_set_bit(D3DQ_JOB_F_BUSY, &job->flags))
+		d3dq_queue_busy(job->queue, 1);
+}
+
+/*
+ * Account for a job that will not run (any more): once its fence values
+ * are set (d3dq_job_signal(), a marker), or it is freed unrun.
+ */
 void d3dq_job_finished(struct d3dq_job *job)
 {
 	struct d3dq_queue *queue = job->queue;
 
+	if (test_and_clear_bit(D3DQ_JOB_F_BUSY, &job->flags))
+		d3dq_queue_busy(queue, -1);
 	if (!test_and_clear_bit(D3DQ_JOB_F_PENDING, &job->flags))
 		return;
 	if (atomic_dec_and_test(&queue->pending))
@@ -349,6 +365,8 @@ void d3dq_job_signal(struct d3dq_job *job, int err)
 		for (i = 0; i < tail->nfsignals; i++)
 			d3dq_fence_qsignal_end(&tail->fsignals[i], !err);
 	if (err) {
+		/* Its values are not set: nor is any later signal's. */
+		d3dq_queue_gone(queue);
 		/* Older schedulers do not pass the error on: set both. */
 		if (!job->direct)
 			dma_fence_set_error(&job->base.s_fence->finished, err);

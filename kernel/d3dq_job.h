@@ -102,6 +102,7 @@ struct d3dq_wait {
 /* Bits of d3dq_job.flags. */
 enum {
 	D3DQ_JOB_F_PENDING,	/* counted in d3dq_queue.pending */
+	D3DQ_JOB_F_BUSY,	/* counted in its queue's idle word */
 };
 
 enum d3dq_job_state {
@@ -266,6 +267,7 @@ bool d3dq_job_check_timeout_locked(struct d3dq_job *job,
 				   unsigned long *left);
 void d3dq_job_warn_timeout(struct d3dq_job *job);
 void d3dq_job_signal(struct d3dq_job *job, int err);
+void d3dq_job_busy(struct d3dq_job *job);
 void d3dq_job_finished(struct d3dq_job *job);
 void d3dq_job_free(struct d3dq_job *job);
 void d3dq_job_free_deferred(struct d3dq_job *job);

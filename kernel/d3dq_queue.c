@@ -106,6 +106,19 @@ void d3dq_sched_put(struct d3dq_sched *sched)
 	kref_put(&sched->ref, d3dq_sched_release);
 }
 
+/**
+ * d3dq_queue_gone - The queue's idle word is never 0 again.
+ * @queue: the queue, lost, destroyed, or with a job that failed
+ *
+ * Any context. Called before the queue's jobs are cancelled, so that a
+ * cancelled job, whose fence values are never set, cannot make it 0.
+ */
+void d3dq_queue_gone(struct d3dq_queue *queue)
+{
+	if (!test_and_set_bit(0, &queue->gone))
+		d3dq_queue_busy(queue, D3DQ_QUEUE_GONE);
+}
+
 /* Make the queue lost, if it is not yet: whether it was not. */
 static bool d3dq_queue_lose_locked(struct d3dq_queue *queue, int reason)
 {
@@ -113,6 +126,7 @@ static bool d3dq_queue_lose_locked(struct d3dq_queue *queue, int reason)
 
 	if (queue->state != DRM_D3DQ_QUEUE_STATE_OK)
 		return false;
+	d3dq_queue_gone(queue);
 	queue->state = DRM_D3DQ_QUEUE_STATE_LOST;
 	queue->reason = reason;
 	/* Held jobs and carried waits are freed, never armed. */
@@ -201,6 +215,8 @@ static void d3dq_queue_teardown(struct work_struct *work)
 	d3dq_sched_put(queue->sched);
 	d3dq_engine_fini(queue);
 	d3dq_usage_put(queue->usage);
+	/* No job is left to write it; the file's mapping right went. */
+	d3dq_fence_word_put(&queue->idle);
 	mutex_destroy(&queue->submit_lock);
 	WARN_ON(counted && !queue->finishing);
 	kfree(queue);
@@ -271,6 +287,7 @@ static void d3dq_queue_stop(struct d3dq_queue *queue, int reason, bool dead)
 	mutex_lock(&queue->submit_lock);
 	spin_lock(&queue->lock);
 	if (dead) {
+		d3dq_queue_gone(queue);
 		queue->dead = true;
 		d3dq_queue_mark_finishing_locked(queue);
 	} else {
@@ -376,18 +393,27 @@ int d3dq_ioctl_queue_create(struct drm_device *drm, void *data,
 	struct d3dq_device *ddev = to_d3dq_dev(drm);
 	struct d3dq_file *dfile = file->driver_priv;
 	struct drm_d3dq_queue_create *args = data;
+	struct d3dq_fence_word idle = { 0 };
 	struct d3dq_queue *queue;
 	bool free;
 	u32 id;
 	int ret;
 
-	if (args->flags || args->type > DRM_D3DQ_QUEUE_TYPE_COPY ||
-	    args->priority > DRM_D3DQ_QUEUE_PRIORITY_REALTIME)
+	if ((args->flags & ~DRM_D3DQ_QUEUE_IDLE_WORD) ||
+	    args->type > DRM_D3DQ_QUEUE_TYPE_COPY ||
+	    args->priority > DRM_D3DQ_QUEUE_PRIORITY_REALTIME ||
+	    args->idle_mmap_offset || args->idle_offset || args->pad)
 		return -EINVAL;
 	/* As for a realtime thread, and as other DRM drivers do. */
 	if (args->priority == DRM_D3DQ_QUEUE_PRIORITY_REALTIME &&
 	    !capable(CAP_SYS_NICE))
 		return -EACCES;
+	/* Before dfile->lock, which is never held with the fence_lock. */
+	if (args->flags & DRM_D3DQ_QUEUE_IDLE_WORD) {
+		ret = d3dq_fence_word_get(file, &idle);
+		if (ret)
+			return ret;
+	}
 
 	mutex_lock(&dfile->lock);
 	for (;;) {
@@ -436,6 +462,9 @@ int d3dq_ioctl_queue_create(struct drm_device *drm, void *data,
 		ret = PTR_ERR(queue);
 		goto out_unlock;
 	}
+	/* The queue's from now on: its teardown frees it. */
+	queue->idle = idle;
+	idle.value = NULL;
 
 	/* Not visible to other threads until xa_alloc() publishes it. */
 	ret = xa_alloc(&dfile->queues, &id, queue, XA_LIMIT(1, INT_MAX),
@@ -443,6 +472,7 @@ int d3dq_ioctl_queue_create(struct drm_device *drm, void *data,
 	if (ret) {
 		/* Not counted: its teardown leaves the counts alone. */
 		d3dq_user_uncount_queue(dfile->user);
+		d3dq_fence_word_revoke(file, &queue->idle);
 		d3dq_queue_put(queue);
 		goto out_unlock;
 	}
@@ -451,11 +481,16 @@ int d3dq_ioctl_queue_create(struct drm_device *drm, void *data,
 	atomic_inc(&dfile->queues_alive);
 	dfile->nqueues++;
 	args->id = id;
+	if (queue->idle.value)
+		d3dq_fence_word_offsets(&queue->idle, &args->idle_mmap_offset,
+					&args->idle_offset);
 	trace_d3dq_queue_create(dfile->usage->client_id, id, queue->type,
 				queue->priority, queue->sched->name);
 
 out_unlock:
 	mutex_unlock(&dfile->lock);
+	d3dq_fence_word_revoke(file, &idle);
+	d3dq_fence_word_put(&idle);
 	return ret;
 }
 
@@ -483,6 +518,7 @@ int d3dq_ioctl_queue_destroy(struct drm_device *drm, void *data,
 	if (!queue)
 		return -ENOENT;
 
+	d3dq_fence_word_revoke(file, &queue->idle);
 	d3dq_queue_stop(queue, -ECANCELED, true);
 	d3dq_queue_put(queue);
 	return 0;
@@ -528,7 +564,7 @@ void d3dq_file_remove_queues(struct d3dq_file *dfile)
 }
 
 /* File close: destroy every queue. Teardown finishes asynchronously. */
-void d3dq_file_destroy_queues(struct d3dq_file *dfile)
+void d3dq_file_destroy_queues(struct d3dq_file *dfile, struct drm_file *file)
 {
 	struct d3dq_queue *queue;
 	unsigned long id;
@@ -536,6 +572,7 @@ void d3dq_file_destroy_queues(struct d3dq_file *dfile)
 	mutex_lock(&dfile->lock);
 	xa_for_each(&dfile->queues, id, queue) {
 		xa_erase(&dfile->queues, id);
+		d3dq_fence_word_revoke(file, &queue->idle);
 		d3dq_queue_stop(queue, -ECANCELED, true);
 		d3dq_queue_put(queue);
 	}

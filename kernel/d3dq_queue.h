@@ -9,6 +9,7 @@
 #define _D3DQ_QUEUE_H_
 
 #include <linux/atomic.h>
+#include <linux/bits.h>
 #include <linux/kref.h>
 #include <linux/list.h>
 #include <linux/mutex.h>
@@ -21,6 +22,7 @@
 #include <drm/gpu_scheduler.h>
 
 #include "d3dq_engine.h"
+#include "d3dq_fence.h"
 
 struct d3dq_device;
 struct d3dq_file;
@@ -112,6 +114,16 @@ struct d3dq_queue {
 	atomic_t pending;
 	wait_queue_head_t pending_wq;
 
+	/*
+	 * The idle word (uapi 1.15), if asked for: the jobs held or armed
+	 * and not finished (%D3DQ_JOB_F_BUSY), plus the carried waits,
+	 * plus %D3DQ_QUEUE_GONE once lost, destroyed or a job failed
+	 * (@gone). Written with atomic operations only
+	 * (d3dq_queue_busy()); freed with the queue.
+	 */
+	struct d3dq_fence_word idle;
+	unsigned long gone;
+
 	struct work_struct teardown_work;
 
 	struct d3dq_sched *sched;
@@ -121,6 +133,29 @@ struct d3dq_queue {
 	/* The creating file's usage counters (a reference). */
 	struct d3dq_usage *usage;
 };
+
+/* Keeps the idle word from 0 for good (see struct d3dq_queue). */
+#define D3DQ_QUEUE_GONE		((s64)BIT_ULL(32))
+
+/**
+ * d3dq_queue_busy - Add @n to the queue's idle word, if it has one.
+ * @queue: the queue
+ * @n: what is added (a job or carried wait) or taken away, negative
+ *
+ * Ordered after everything before it (release): whoever reads 0 sees
+ * the fence values the work set before it ended. (Increases need no
+ * order: they are made by the submitter, whose own later read of the
+ * word they precede, or once the word can no longer be 0.)
+ */
+static inline void d3dq_queue_busy(struct d3dq_queue *queue, s64 n)
+{
+	atomic64_t *word = (atomic64_t *)queue->idle.value;
+
+	if (!word)
+		return;
+	/* Release: pairs with the reader's acquire load of 0 (uapi 1.15). */
+	atomic64_add_return_release(n, word);
+}
 
 int d3dq_ioctl_queue_create(struct drm_device *drm, void *data,
 			    struct drm_file *file);
@@ -137,7 +172,8 @@ void d3dq_queue_set_lost_locked(struct d3dq_queue *queue, int reason);
 bool d3dq_queue_is_usable(struct d3dq_queue *queue);
 void d3dq_sched_get(struct d3dq_sched *sched);
 void d3dq_sched_put(struct d3dq_sched *sched);
-void d3dq_file_destroy_queues(struct d3dq_file *dfile);
+void d3dq_queue_gone(struct d3dq_queue *queue);
+void d3dq_file_destroy_queues(struct d3dq_file *dfile, struct drm_file *file);
 void d3dq_file_remove_queues(struct d3dq_file *dfile);
 
 #endif /* _D3DQ_QUEUE_H_ */

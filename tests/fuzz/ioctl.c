@@ -520,6 +520,9 @@ static void fz_queue_create(struct __test_metadata *_metadata, struct fz *f)
 	a.type = one_in(f, 10) ? boundary32(f) : below(f, 3);
 	a.priority = one_in(f, 10) ? boundary32(f) : below(f, 3);
 	a.flags = reserved(f, &bad);
+	/* Bit 0 alone is DRM_D3DQ_QUEUE_IDLE_WORD (uapi 1.15). */
+	if (a.flags == DRM_D3DQ_QUEUE_IDLE_WORD)
+		bad = false;
 	a.id = rnd(f);
 	if (a.type > 2 || a.priority > 2)
 		bad = true;

@@ -65,7 +65,8 @@ TEST_F(dev, params)
 		  DRM_D3DQ_FEATURE_FENCE_EVENT_ARMED |
 		  DRM_D3DQ_FEATURE_IMPLICIT_SYNC |
 		  DRM_D3DQ_FEATURE_SYNC_JOB_ONLY |
-		  DRM_D3DQ_FEATURE_SYNC_ARMED_ONLY, v);
+		  DRM_D3DQ_FEATURE_SYNC_ARMED_ONLY |
+		  DRM_D3DQ_FEATURE_QUEUE_IDLE_WORD, v);
 	/* The VM loads the module with its defaults. */
 	EXPECT_EQ(1024, t_param(self->fd, DRM_D3DQ_PARAM_MAX_QUEUES));
 	EXPECT_EQ(1024, t_param(self->fd, DRM_D3DQ_PARAM_MAX_SYNCS));
@@ -218,7 +219,8 @@ TEST_F(dev, queue_create_destroy)
 	EXPECT_EQ(-EINVAL, queue_create(self->fd, 0,
 					DRM_D3DQ_QUEUE_PRIORITY_REALTIME + 1, 0,
 					&id));
-	EXPECT_EQ(-EINVAL, queue_create(self->fd, 0, 0, 1, &id));
+	/* Bit 0 is DRM_D3DQ_QUEUE_IDLE_WORD (uapi 1.15). */
+	EXPECT_EQ(-EINVAL, queue_create(self->fd, 0, 0, 2, &id));
 
 	d.id = ids[0];
 	d.pad = 1;

@@ -117,7 +117,7 @@ enum drm_d3dq_ioctl_id {
  * number grows with every addition.
  */
 #define DRM_D3DQ_UAPI_MAJOR	1
-#define DRM_D3DQ_UAPI_MINOR	14
+#define DRM_D3DQ_UAPI_MINOR	15
 
 /**
  * struct drm_d3dq_obj_array - A user array of structures.
@@ -238,7 +238,8 @@ enum drm_d3dq_param {
  * %DRM_D3DQ_FEATURE_FENCE_EVENT_ARMED, version 1.12
  * %DRM_D3DQ_FEATURE_IMPLICIT_SYNC, version 1.13
  * %DRM_D3DQ_FEATURE_SYNC_JOB_ONLY, version 1.14
- * %DRM_D3DQ_FEATURE_SYNC_ARMED_ONLY.
+ * %DRM_D3DQ_FEATURE_SYNC_ARMED_ONLY, version 1.15
+ * %DRM_D3DQ_FEATURE_QUEUE_IDLE_WORD.
  */
 /** DRM_D3DQ_FEATURE_TIMELINE - timeline syncobjs in waits and signals. */
 #define DRM_D3DQ_FEATURE_TIMELINE	(1ull << 0)
@@ -349,6 +350,10 @@ enum drm_d3dq_param {
  * DRM_D3DQ_FEATURE_SYNC_ARMED_ONLY - %DRM_D3DQ_SYNC_ARMED_ONLY. Since 1.14.
  */
 #define DRM_D3DQ_FEATURE_SYNC_ARMED_ONLY	(1ull << 21)
+/**
+ * DRM_D3DQ_FEATURE_QUEUE_IDLE_WORD - %DRM_D3DQ_QUEUE_IDLE_WORD. Since 1.15.
+ */
+#define DRM_D3DQ_FEATURE_QUEUE_IDLE_WORD	(1ull << 22)
 
 /**
  * struct drm_d3dq_get_param - Argument of %DRM_IOCTL_D3DQ_GET_PARAM.
@@ -497,6 +502,42 @@ enum drm_d3dq_queue_priority {
 };
 
 /**
+ * DOC: Queue idle word
+ *
+ * A queue created with %DRM_D3DQ_QUEUE_IDLE_WORD (uapi 1.15) has a
+ * 64-bit word that userspace maps read-only, as a fence's value (see
+ * "Fences": the same mmap() of one page, at
+ * &drm_d3dq_queue_create.idle_mmap_offset, the word at byte
+ * &drm_d3dq_queue_create.idle_offset of it), and that reads 0 exactly
+ * while the queue is idle: no job of it is armed, running or held, no
+ * %DRM_D3DQ_SUBMIT_CARRY wait is carried, and it is neither lost nor
+ * destroyed. Every job submitted before it reads 0 has ended and set its
+ * fence signals (its own and those of the %DRM_D3DQ_SUBMIT_TAIL submits
+ * it took), and the word is stored after them with release semantics:
+ * a reader that loads 0 with acquire semantics sees those values, and a
+ * %DRM_IOCTL_D3DQ_FENCE_SIGNAL it makes then comes after them, as a
+ * %DRM_D3DQ_SUBMIT_TAIL submit made instead would (it would set its
+ * fence signals in the call). That is what it is for: a library that
+ * serialises its submits to the queue may make a queue's signal a CPU
+ * signal while the word reads 0, without the submit's cost.
+ *
+ * Any other value means "not idle", and says nothing more; it does not
+ * go back to 0 once the queue is lost (a removal loses every queue of
+ * the file), destroyed, or a job of it failed. A held job keeps the word
+ * from 0 until it ended, a carried wait until a job took it or it was
+ * found satisfied (by a later submit or the queue's arming work). The
+ * word lives in one of the file's fence value pages (its slot is not a
+ * fence's while the queue exists) and is freed with the queue;
+ * unmapping is the caller's.
+ */
+
+/**
+ * DRM_D3DQ_QUEUE_IDLE_WORD - the queue has an idle word (uapi 1.15, see
+ * "Queue idle word").
+ */
+#define DRM_D3DQ_QUEUE_IDLE_WORD	(1u << 0)
+
+/**
  * struct drm_d3dq_queue_create - Argument of %DRM_IOCTL_D3DQ_QUEUE_CREATE.
  *
  * A queue counts against %DRM_D3DQ_PARAM_MAX_QUEUES from its creation
@@ -523,11 +564,27 @@ struct drm_d3dq_queue_create {
 	/** @priority: One of &enum drm_d3dq_queue_priority. */
 	__u32 priority;
 
-	/** @flags: Must be zero. */
+	/** @flags: 0 or (uapi 1.15) %DRM_D3DQ_QUEUE_IDLE_WORD. */
 	__u32 flags;
 
 	/** @id: Out: the queue id, never 0. */
 	__u32 id;
+
+	/**
+	 * @idle_mmap_offset: Out (uapi 1.15): with %DRM_D3DQ_QUEUE_IDLE_WORD,
+	 * the offset of the idle word's page for mmap(); 0 without. Must be
+	 * zero on input.
+	 */
+	__u64 idle_mmap_offset;
+
+	/**
+	 * @idle_offset: Out (uapi 1.15): the byte offset of the idle word in
+	 * that page. Must be zero on input.
+	 */
+	__u32 idle_offset;
+
+	/** @pad: Must be zero. */
+	__u32 pad;
 };
 
 /**
