@@ -110,6 +110,7 @@ static int device_open(const char *path, d3dq_signal_event_fn signal_event,
 	dev->has_implicit = v[1] & DRM_D3DQ_FEATURE_IMPLICIT_SYNC;
 	dev->has_job_only = v[1] & DRM_D3DQ_FEATURE_SYNC_JOB_ONLY;
 	dev->has_armed_only = v[1] & DRM_D3DQ_FEATURE_SYNC_ARMED_ONLY;
+	dev->has_idle_word = v[1] & DRM_D3DQ_FEATURE_QUEUE_IDLE_WORD;
 	dev->max_syncs = v[2] > UINT32_MAX ? UINT32_MAX : (uint32_t)v[2];
 	dev->max_cmd_bytes = v[3] > UINT32_MAX ? UINT32_MAX : (uint32_t)v[3];
 	dev->max_delay_ns = v[4];

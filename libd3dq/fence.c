@@ -368,6 +368,26 @@ D3DQ_EXPORT uint64_t d3dq_fence_get_completed_value(struct d3dq_fence *f)
 	return f ? fence_value(f) : 0;
 }
 
+/*
+ * The value set now: a CPU signal, or a queue's signal on an idle queue
+ * (queue.c). The caller holds a reference of @f.
+ */
+int d3dqp_fence_set(struct d3dq_fence *f, uint32_t handle, uint64_t value)
+{
+	/*
+	 * -ENODEV: a removal set it to UINT64_MAX for good. The driver sets
+	 * a file's fences one after the other: if it is this device's
+	 * removal, return once it is done (R15's instant). A peer's removal
+	 * of a shared fence leaves this device as it is.
+	 */
+	int ret = kfence_signal(f->dev->fd, handle, value);
+
+	if (ret == -ENODEV)
+		d3dqp_dev_removal_error(f->dev);
+	/* Destroyed meanwhile (uapi 1.10: its handle is gone). */
+	return ret == -ENOENT ? -ENODEV : ret;
+}
+
 D3DQ_EXPORT int d3dq_fence_signal(struct d3dq_fence *f, uint64_t value)
 {
 	int ret;
@@ -377,18 +397,9 @@ D3DQ_EXPORT int d3dq_fence_signal(struct d3dq_fence *f, uint64_t value)
 	ret = fence_enter(f);
 	if (ret)
 		return ret;
-	/*
-	 * -ENODEV: a removal set it to UINT64_MAX for good. The driver sets
-	 * a file's fences one after the other: if it is this device's
-	 * removal, return once it is done (R15's instant). A peer's removal
-	 * of a shared fence leaves this device as it is.
-	 */
-	ret = kfence_signal(f->dev->fd, d3dqp_fence_handle(f), value);
-	if (ret == -ENODEV)
-		d3dqp_dev_removal_error(f->dev);
+	ret = d3dqp_fence_set(f, d3dqp_fence_handle(f), value);
 	d3dqp_fence_put(f);
-	/* Destroyed meanwhile (uapi 1.10: its handle is gone). */
-	return ret == -ENOENT ? -ENODEV : ret;
+	return ret;
 }
 
 /* A blocking wait's answer. */

@@ -105,6 +105,7 @@ struct d3dq_device {
 	bool has_implicit;		/* uapi 1.12: imports, SUBMIT_IMPLICIT */
 	bool has_job_only;		/* uapi 1.13: SYNC_JOB_ONLY */
 	bool has_armed_only;		/* uapi 1.14: SYNC_ARMED_ONLY */
+	bool has_idle_word;		/* uapi 1.15: QUEUE_IDLE_WORD */
 	long page_size;
 
 	/* Events that are the program's tokens, see dispatch.c. */
@@ -155,6 +156,9 @@ struct d3dq_queue {
 	uint64_t tl_point;		/* last point submitted */
 	/* The execute under lock asked for implicit sync (uapi 1.12). */
 	bool implicit;
+	/* The kernel's idle word (uapi 1.15), mapped; or NULL. */
+	const uint64_t *idle;
+	struct vpage *idle_page;
 };
 
 struct d3dq_buffer {
@@ -296,6 +300,8 @@ int d3dqp_dev_remove(struct d3dq_device *dev, int reason);
  */
 #define obj_get(obj) atomic_fetch_add(&(obj)->refs, 1)
 void d3dqp_fence_put(struct d3dq_fence *f);
+/* FENCE_SIGNAL of @f through @handle, with d3dq_fence_signal()'s errors. */
+int d3dqp_fence_set(struct d3dq_fence *f, uint32_t handle, uint64_t value);
 void d3dqp_queue_put(struct d3dq_queue *q);
 void d3dqp_buffer_put(struct d3dq_buffer *buf);
 void d3dqp_cmdlist_put(struct d3dq_cmdlist *l);

@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: MIT
 /*
- * libd3dq: queues. Each call is one SUBMIT under the queue's lock (R16):
- * Signal a fence signal that the queue's last job takes, or that is set
- * at once on an idle queue (DRM_D3DQ_SUBMIT_TAIL), Wait a fence wait that
+ * libd3dq: queues. Each call is one kernel call under the queue's lock
+ * (R16): Signal a fence signal that the queue's last job takes, or that
+ * is set at once on an idle queue (DRM_D3DQ_SUBMIT_TAIL; from uapi 1.15 a
+ * FENCE_SIGNAL while the queue's idle word reads 0), Wait a fence wait that
  * the kernel decides at once and carries to the queue's next job
  * (DRM_D3DQ_SUBMIT_CARRY; before uapi 1.8 each is a job of its own, a
  * wait held with DRM_D3DQ_SUBMIT_HOLD), Execute the command streams.
@@ -32,6 +33,8 @@ void d3dqp_queue_put(struct d3dq_queue *q)
 
 	if (atomic_fetch_sub(&q->refs, 1) != 1)
 		return;
+	if (q->idle_page)
+		d3dqp_vpage_unmap(dev, q->idle_page);
 	if (q->tl)
 		drmSyncobjDestroy(dev->fd, q->tl);
 	pthread_mutex_destroy(&q->lock);
@@ -195,6 +198,8 @@ static int queue_new(struct d3dq_device *dev,
 	pthread_mutex_init(&q->lock, NULL);
 	list_init(&q->dev_link);
 
+	if (dev->has_idle_word)
+		create->flags |= DRM_D3DQ_QUEUE_IDLE_WORD;
 	ret = drmSyncobjCreate(dev->fd, 0, &q->tl) ? -errno :
 	      d3dqp_ioctl(dev->fd, DRM_IOCTL_D3DQ_QUEUE_CREATE, create);
 	if (ret) {
@@ -203,6 +208,13 @@ static int queue_new(struct d3dq_device *dev,
 		goto err;
 	}
 	q->id = create->id;
+	/* Without its mapping, every Signal is a submit. */
+	if (create->idle_mmap_offset &&
+	    d3dqp_vpage_map(dev, create->idle_mmap_offset, create->idle_offset,
+			    &q->idle_page, &q->idle)) {
+		q->idle_page = NULL;
+		q->idle = NULL;
+	}
 
 	ret = d3dqp_dev_link_object(dev, &q->dev_link, &dev->queues);
 	if (ret) {
@@ -277,6 +289,19 @@ D3DQ_EXPORT void d3dq_queue_destroy(struct d3dq_queue *q)
 	d3dqp_queue_put(q);
 }
 
+/*
+ * Whether everything submitted to @q before has completed and set its
+ * fence values, and nothing waits in it: the kernel's idle word reads 0
+ * (uapi 1.15, acquire). q->lock held, so that no submit of ours comes
+ * between the load and the caller's use of it; then a Signal takes
+ * effect at once, as a SUBMIT_TAIL would set it in the call, and is a
+ * FENCE_SIGNAL instead, without the submit's cost (issue 40).
+ */
+static bool queue_idle(const struct d3dq_queue *q)
+{
+	return q->idle && !__atomic_load_n(q->idle, __ATOMIC_ACQUIRE);
+}
+
 /* Wait (@signal false) or Signal (@signal true): one job, see above. */
 static int queue_op(struct d3dq_queue *q, struct d3dq_fence *f,
 		    uint64_t value, bool signal)
@@ -310,9 +335,13 @@ static int queue_op(struct d3dq_queue *q, struct d3dq_fence *f,
 	}
 	obj_get(f);
 	pthread_mutex_lock(&q->lock);
-	ret = q->dead ? -ENODEV :
-	      submit_locked(q, signal ? NULL : &s, signal ? &s : NULL, NULL, 0,
-			    f->shared && !signal ? f : NULL);
+	if (q->dead)
+		ret = -ENODEV;
+	else if (signal && queue_idle(q))
+		ret = d3dqp_fence_set(f, s.handle, value);
+	else
+		ret = submit_locked(q, signal ? NULL : &s, signal ? &s : NULL,
+				    NULL, 0, f->shared && !signal ? f : NULL);
 	pthread_mutex_unlock(&q->lock);
 	d3dqp_fence_put(f);
 out:
