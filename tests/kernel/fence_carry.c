@@ -82,18 +82,6 @@ static int job_write(int fd, uint32_t q, uint32_t bo, uint64_t off,
 	return t_submit_out(fd, q, NULL, 0, s, 1, &cs, flags, NULL);
 }
 
-/* A job of @ms of DELAY on @q signalling @so @point. */
-static int job_delay(int fd, uint32_t q, uint64_t ms, uint32_t so,
-		     uint64_t point)
-{
-	struct drm_d3dq_sync s[1] = { t_tl(so, point) };
-	struct t_cs cs;
-
-	t_cs_init(&cs);
-	t_cs_delay(&cs, ms * T_MS);
-	return t_submit(fd, q, NULL, 0, s, 1, &cs);
-}
-
 /* Whether debugfs' line of queue @q in @text ends with @tail. */
 static bool queue_line_ends(const char *text, uint32_t q, const char *tail)
 {
@@ -622,7 +610,7 @@ TEST_F(clim, satisfied_carried_waits_make_room)
 	EXPECT_EQ(0, t_held(self->fd));
 	q1 = t_queue(self->fd, 0, 0);
 	ASSERT_NE(0, q1);
-	ASSERT_EQ(0, job_delay(self->fd, q2, 2000, so, 1));
+	ASSERT_EQ(0, t_submit_delay(self->fd, q2, 2000, so, 1, NULL));
 	w[0] = t_tl(so, 1);
 	ASSERT_EQ(0, t_carry(self->fd, q1, w, 1));
 	ASSERT_EQ(0, t_queue_destroy(self->fd, q2));

@@ -64,20 +64,6 @@ FIXTURE_TEARDOWN(tail)
 	T_EXPECT_IDLE(10000);
 }
 
-/* A job of @ms of DELAY on @q signalling @so @point (and @fs if any). */
-static int job_delay(int fd, uint32_t q, uint64_t ms, uint32_t so,
-		     uint64_t point, const struct drm_d3dq_sync *fs)
-{
-	struct drm_d3dq_sync s[2] = { t_tl(so, point) };
-	struct t_cs cs;
-
-	if (fs)
-		s[1] = *fs;
-	t_cs_init(&cs);
-	t_cs_delay(&cs, ms * T_MS);
-	return t_submit(fd, q, NULL, 0, s, fs ? 2 : 1, &cs);
-}
-
 /* Every job of the queue completed: set in the call, no job. */
 TEST_F(tail, idle_queue_sets_in_the_call)
 {
@@ -121,7 +107,8 @@ TEST_F(tail, running_job_takes_them)
 
 	const char *text;
 
-	ASSERT_EQ(0, job_delay(self->fd, self->q1, 300, self->run, 1, &own));
+	ASSERT_EQ(0, t_submit_delay(self->fd, self->q1, 300,
+				    self->run, 1, &own));
 	ASSERT_EQ(0, t_tail(self->fd, self->q1, s, 2, &flags, &seqno));
 	EXPECT_EQ(0, seqno);
 	EXPECT_EQ(0, flags);
@@ -138,7 +125,8 @@ TEST_F(tail, running_job_takes_them)
 
 	/* A job after them sets its value last (R4). */
 	own = t_fs(self->f.handle, 7);
-	ASSERT_EQ(0, job_delay(self->fd, self->q1, 100, self->run, 2, NULL));
+	ASSERT_EQ(0, t_submit_delay(self->fd, self->q1, 100,
+				    self->run, 2, NULL));
 	s[0] = t_fs(self->f.handle, 6);
 	s[1] = t_tl(self->out1, 2);
 	ASSERT_EQ(0, t_tail(self->fd, self->q1, s, 2, NULL, NULL));
@@ -165,7 +153,8 @@ TEST_F(tail, pending_from_the_call)
 	ASSERT_EQ(0, t_submit_hold(self->fd, self->q2, w, 1, s, 1, NULL,
 				   &flags, NULL));
 	EXPECT_EQ(DRM_D3DQ_SUBMIT_HELD, flags);
-	ASSERT_EQ(0, job_delay(self->fd, self->q1, 300, self->run, 1, NULL));
+	ASSERT_EQ(0, t_submit_delay(self->fd, self->q1, 300,
+				    self->run, 1, NULL));
 	s[0] = t_fs(self->g.handle, 4);
 	ASSERT_EQ(0, t_tail(self->fd, self->q1, s, 1, &flags, NULL));
 	/* Armed on the pending signal, not on the value. */
@@ -182,7 +171,8 @@ TEST_F(tail, failed_job_sets_nothing)
 				      t_tl(self->out1, 1) };
 	uint64_t seqno = 1;
 
-	ASSERT_EQ(0, job_delay(self->fd, self->q1, 3000, self->run, 1, NULL));
+	ASSERT_EQ(0, t_submit_delay(self->fd, self->q1, 3000,
+				    self->run, 1, NULL));
 	ASSERT_EQ(0, t_tail(self->fd, self->q1, s, 2, NULL, &seqno));
 	EXPECT_EQ(0, seqno);
 	ASSERT_EQ(0, t_wait(self->fd, self->out1, 1, 20 * T_SEC));
@@ -227,7 +217,8 @@ TEST_F(tail, makes_a_job_when_it_must)
 				   t_deadline(10 * T_SEC)));
 
 	/* Eight on one running job, the ninth a job; set in order. */
-	ASSERT_EQ(0, job_delay(self->fd, self->q1, 300, self->run, 1, NULL));
+	ASSERT_EQ(0, t_submit_delay(self->fd, self->q1, 300,
+				    self->run, 1, NULL));
 	for (i = 0; i < 9; i++) {
 		s[0] = t_fs(self->f.handle, 10 + i);
 		s[1] = t_tl(self->out1, 1 + i);
@@ -351,7 +342,8 @@ TEST_F(tail, job_only_points)
 	EXPECT_EQ(0, pt);
 
 	/* Taken by the running job. */
-	ASSERT_EQ(0, job_delay(self->fd, self->q1, 300, self->run, 1, NULL));
+	ASSERT_EQ(0, t_submit_delay(self->fd, self->q1, 300,
+				    self->run, 1, NULL));
 	s[0] = t_fs(self->f.handle, 2);
 	s[1] = t_tl(self->out1 + 100, 1);
 	s[1].flags |= DRM_D3DQ_SYNC_JOB_ONLY;
@@ -416,7 +408,8 @@ TEST_F(tail, armed_only_points)
 	ASSERT_EQ(0, t_wait(self->fd, self->out1, 1, 10 * T_SEC));
 
 	/* Released behind a running job: armed, so added. */
-	ASSERT_EQ(0, job_delay(self->fd, self->q1, 300, self->run, 1, NULL));
+	ASSERT_EQ(0, t_submit_delay(self->fd, self->q1, 300,
+				    self->run, 1, NULL));
 	w[0] = t_fs(self->g.handle, 2);
 	ASSERT_EQ(0, t_carry(self->fd, self->q1, w, 1));
 	s[0] = t_fs(self->f.handle, 2);
@@ -459,7 +452,8 @@ TEST_F(tail, destroy_with_signals_on_a_job)
 	struct drm_d3dq_sync s[2] = { t_fs(self->f.handle, 4),
 				      t_tl(self->out1, 1) };
 
-	ASSERT_EQ(0, job_delay(self->fd, self->q1, 1000, self->run, 1, NULL));
+	ASSERT_EQ(0, t_submit_delay(self->fd, self->q1, 1000,
+				    self->run, 1, NULL));
 	ASSERT_EQ(0, t_tail(self->fd, self->q1, s, 2, NULL, NULL));
 	ASSERT_EQ(0, t_queue_destroy(self->fd, self->q1));
 	self->q1 = 0;

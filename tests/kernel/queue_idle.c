@@ -61,20 +61,6 @@ static bool becomes_idle(const uint64_t *w)
 	return true;
 }
 
-/* A job of @ms of DELAY on @q signalling @so @point and @fs if any. */
-static int job_delay(int fd, uint32_t q, uint64_t ms, uint32_t so,
-		     uint64_t point, const struct drm_d3dq_sync *fs)
-{
-	struct drm_d3dq_sync s[2] = { t_tl(so, point) };
-	struct t_cs cs;
-
-	if (fs)
-		s[1] = *fs;
-	t_cs_init(&cs);
-	t_cs_delay(&cs, ms * T_MS);
-	return t_submit(fd, q, NULL, 0, s, fs ? 2 : 1, &cs);
-}
-
 FIXTURE_SETUP(idle)
 {
 	self->fd = t_open(0);
@@ -104,7 +90,7 @@ FIXTURE_TEARDOWN(idle)
 TEST_F(idle, jobs_make_it_busy)
 {
 	EXPECT_EQ(0, t_value_load(self->w));
-	ASSERT_EQ(0, job_delay(self->fd, self->q, 300, self->so, 1, NULL));
+	ASSERT_EQ(0, t_submit_delay(self->fd, self->q, 300, self->so, 1, NULL));
 	EXPECT_NE(0, t_value_load(self->w));
 	/* The point signals after the job ended: 0 by then. */
 	ASSERT_EQ(0, t_wait(self->fd, self->so, 1, 10 * T_SEC));
@@ -128,8 +114,8 @@ TEST_F(idle, values_are_set_when_it_reads_0)
 		struct drm_d3dq_sync own = t_fs(self->f.handle, 2 * i);
 		struct drm_d3dq_sync tail = t_fs(self->g.handle, 2 * i + 1);
 
-		ASSERT_EQ(0, job_delay(self->fd, self->q, i % 4, self->so, i,
-				       &own));
+		ASSERT_EQ(0, t_submit_delay(self->fd, self->q, i % 4,
+					    self->so, i, &own));
 		ASSERT_EQ(0, t_tail(self->fd, self->q, &tail, 1, NULL, NULL));
 		while (t_value_load(self->w))
 			;

@@ -421,6 +421,19 @@ int t_tail(int fd, uint32_t queue, const struct drm_d3dq_sync *signals,
 			    nsignals, NULL, out_flags, seqno);
 }
 
+int t_submit_delay(int fd, uint32_t queue, uint64_t ms, uint32_t so,
+		   uint64_t point, const struct drm_d3dq_sync *fs)
+{
+	struct drm_d3dq_sync s[2] = { t_tl(so, point) };
+	struct t_cs cs;
+
+	if (fs)
+		s[1] = *fs;
+	t_cs_init(&cs);
+	t_cs_delay(&cs, ms * T_MS);
+	return t_submit(fd, queue, NULL, 0, s, fs ? 2 : 1, &cs);
+}
+
 int t_submit(int fd, uint32_t queue, const struct drm_d3dq_sync *waits,
 	     uint32_t nwaits, const struct drm_d3dq_sync *signals,
 	     uint32_t nsignals, const struct t_cs *cs)

@@ -123,6 +123,13 @@ int t_submit(int fd, uint32_t queue, const struct drm_d3dq_sync *waits,
 	     uint32_t nwaits, const struct drm_d3dq_sync *signals,
 	     uint32_t nsignals, const struct t_cs *cs);
 
+/*
+ * A job of @ms of DELAY on @queue signalling timeline @so at @point, and
+ * the fence signal @fs too if not NULL: 0 or -errno.
+ */
+int t_submit_delay(int fd, uint32_t queue, uint64_t ms, uint32_t so,
+		   uint64_t point, const struct drm_d3dq_sync *fs);
+
 /* The same, with the out fields (either may be NULL). */
 int t_submit_out(int fd, uint32_t queue, const struct drm_d3dq_sync *waits,
 		 uint32_t nwaits, const struct drm_d3dq_sync *signals,
