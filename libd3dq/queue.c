@@ -3,7 +3,8 @@
  * libd3dq: queues. Each call is one kernel call under the queue's lock
  * (R16): Signal a fence signal that the queue's last job takes, or that
  * is set at once on an idle queue (DRM_D3DQ_SUBMIT_TAIL; from uapi 1.15 a
- * FENCE_SIGNAL while the queue's idle word reads 0), Wait a fence wait that
+ * FENCE_SIGNAL, without the lock, while the queue's idle word reads 0:
+ * queue_idle()), Wait a fence wait that
  * the kernel decides at once and carries to the queue's next job
  * (DRM_D3DQ_SUBMIT_CARRY; before uapi 1.8 each is a job of its own, a
  * wait held with DRM_D3DQ_SUBMIT_HOLD), Execute the command streams.
@@ -292,10 +293,12 @@ D3DQ_EXPORT void d3dq_queue_destroy(struct d3dq_queue *q)
 /*
  * Whether everything submitted to @q before has completed and set its
  * fence values, and nothing waits in it: the kernel's idle word reads 0
- * (uapi 1.15, acquire). q->lock held, so that no submit of ours comes
- * between the load and the caller's use of it; then a Signal takes
- * effect at once, as a SUBMIT_TAIL would set it in the call, and is a
- * FENCE_SIGNAL instead, without the submit's cost (issue 40).
+ * (uapi 1.15, acquire). Then a Signal takes effect at once, as a
+ * SUBMIT_TAIL would set it in the call, and is a FENCE_SIGNAL instead,
+ * without the submit's cost (issue 40). No lock is needed: a submit
+ * that the program ordered before the Signal (in one thread, or through
+ * any synchronisation between threads) made the word non-zero before it
+ * returned, and one made concurrently may come either side (R16).
  */
 static bool queue_idle(const struct d3dq_queue *q)
 {
@@ -334,15 +337,16 @@ static int queue_op(struct d3dq_queue *q, struct d3dq_fence *f,
 		goto out;
 	}
 	obj_get(f);
-	pthread_mutex_lock(&q->lock);
-	if (q->dead)
-		ret = -ENODEV;
-	else if (signal && queue_idle(q))
-		ret = d3dqp_fence_set(f, s.handle, value);
-	else
-		ret = submit_locked(q, signal ? NULL : &s, signal ? &s : NULL,
+	if (signal && queue_idle(q)) {
+		ret = atomic_load(&q->destroyed) ? -ENODEV :
+		      d3dqp_fence_set(f, s.handle, value);
+	} else {
+		pthread_mutex_lock(&q->lock);
+		ret = q->dead ? -ENODEV :
+		      submit_locked(q, signal ? NULL : &s, signal ? &s : NULL,
 				    NULL, 0, f->shared && !signal ? f : NULL);
-	pthread_mutex_unlock(&q->lock);
+		pthread_mutex_unlock(&q->lock);
+	}
 	d3dqp_fence_put(f);
 out:
 	d3dqp_queue_put(q);
@@ -544,6 +548,13 @@ static int queue_execute(struct d3dq_queue *q,
 	for (i = 0; i < count; i++)
 		if (!lists[i] || lists[i]->dev != q->dev)
 			return -EINVAL;
+	/*
+	 * No lists: a no-op (R16), without the queue's reference or lock
+	 * (issue 40: the signal-only call is an empty Execute and a Signal).
+	 */
+	if (!count)
+		return d3dqp_dev_usable(q->dev) ? -ENODEV :
+		       atomic_load(&q->destroyed) ? -ENODEV : 0;
 	ret = queue_enter(q);
 	if (ret)
 		return ret;
