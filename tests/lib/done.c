@@ -77,6 +77,12 @@ TEST_F(done, causes_applied_first)
 	ASSERT_EQ(0, d3dq_queue_wait(self->e.b, self->e.f, 1));
 	/* a's job is done in the kernel before b's is submitted. */
 	ASSERT_TRUE(task_fdinfo_is("d3dq-jobs-in-flight", 0));
+	/*
+	 * The engine's worker frees the engine just after the job's count
+	 * (d3dq_dispatch_release() after d3dq_job_signal()): until then b's
+	 * job would wait for its turn instead of running in SUBMIT.
+	 */
+	util_sleep_ms(20);
 	ASSERT_EQ(0, util_exec_write64(self->e.dev, self->e.b, self->e.buf,
 				       0, 9));
 	ASSERT_EQ(0, d3dq_queue_signal(self->e.b, self->e.g, 1));
