@@ -105,9 +105,9 @@ static void d3dq_job_unhold(struct d3dq_job *job)
 }
 
 /*
- * Complete @job where it would run, without the engine, if it has no
- * commands and no buffers and nothing stands before it (its waits all
- * satisfied, the queue's last job finished): then running it would only
+ * Complete @job, which nothing stands before (d3dq_job_nothing_before(),
+ * checked by the caller), where it would run, without the engine, if it
+ * has no commands and no buffers: then running it would only
  * set its signals, as a %DRM_D3DQ_SUBMIT_TAIL submit sets them on an
  * idle queue. Its fence signals are set, in their order, and its syncobj
  * points get the queue's last fence, signalled (a stub if none), after
@@ -128,8 +128,7 @@ static bool d3dq_job_complete_marker(struct d3dq_job *job,
 
 	/* At most a direct run's signals: another file's signaller pays. */
 	if (job->ncmds || bos->count || nsignals > D3DQ_DIRECT_MAX_SIGNALS ||
-	    !READ_ONCE(d3dq_direct_submit) || !d3dq_queue_is_usable(queue) ||
-	    !d3dq_job_nothing_before(job))
+	    !d3dq_queue_is_usable(queue))
 		return false;
 	job->direct = true;
 	job->marker = true;
@@ -179,22 +178,26 @@ bool d3dq_job_start(struct d3dq_job *job, struct d3dq_signal *signals,
 {
 	struct d3dq_queue *queue = job->queue;
 	struct dma_fence *fence;
-	bool direct, early;
+	bool ready, direct, early;
 
 	lockdep_assert_held(&job->queue->submit_lock);
 
-	if (may_direct && d3dq_job_complete_marker(job, signals, nsignals, bos))
+	/*
+	 * Once: whether nothing stands before it, direct runs allowed; not
+	 * while another driver's fence it waits for may be pending.
+	 */
+	ready = may_direct && !bos->nimplicit &&
+		READ_ONCE(d3dq_direct_submit) && d3dq_job_nothing_before(job);
+	if (ready && d3dq_job_complete_marker(job, signals, nsignals, bos))
 		return true;
-	/* Not while another driver's fence it waits for may be pending. */
-	direct = may_direct && !bos->nimplicit &&
-		 d3dq_job_claim_direct(job, nsignals, bos->count);
+	direct = ready && d3dq_job_claim_direct(job, nsignals, bos->count);
 	if (direct) {
 		d3dq_job_publish(job, &job->hw->base, signals, nsignals, bos);
 		d3dq_job_run_claimed(job);
 		return true;
 	}
 	/* The engine busy: the job waits for its turn there, not run_job. */
-	early = may_direct && !bos->nimplicit && d3dq_job_claim_early(job);
+	early = ready && d3dq_job_claim_early(job);
 	fence = d3dq_job_arm(job);
 	d3dq_job_publish(job, early ? &job->hw->base : fence, signals,
 			 nsignals, bos);

@@ -191,11 +191,13 @@ bool d3dq_job_nothing_before(struct d3dq_job *job)
 
 /**
  * d3dq_job_claim_direct - Take the engine for a job nothing stands before.
- * @job: the job, not armed, its queue's submit_lock held
+ * @job: the job, not armed, its queue's submit_lock held, nothing before
+ *	 it (d3dq_job_nothing_before(), checked by the caller with the
+ *	 direct_submit parameter, d3dq_job_start())
  * @nsignals: its signal points
  * @nbos: the buffers it uses
  *
- * See "Direct submission" in the uapi header. Every dependency must have
+ * See "Direct submission" in the uapi header. Every dependency has
  * signalled without error and the queue's last job finished without
  * error: then the scheduler would only wake its work item (the 6.1
  * scheduler's thread) to call run_job, and a short job that finds the
@@ -214,9 +216,7 @@ bool d3dq_job_claim_direct(struct d3dq_job *job, u32 nsignals, u32 nbos)
 {
 	lockdep_assert_held(&job->queue->submit_lock);
 
-	if (!READ_ONCE(d3dq_direct_submit) ||
-	    nsignals > D3DQ_DIRECT_MAX_SIGNALS || nbos > D3DQ_DIRECT_MAX_BOS ||
-	    !d3dq_job_nothing_before(job))
+	if (nsignals > D3DQ_DIRECT_MAX_SIGNALS || nbos > D3DQ_DIRECT_MAX_BOS)
 		return false;
 	return d3dq_engine_claim_direct(job->queue, job);
 }
@@ -236,14 +236,15 @@ void d3dq_job_run_claimed(struct d3dq_job *job)
 
 /**
  * d3dq_job_claim_early - Start a small job at SUBMIT on a busy engine.
- * @job: the job, not armed, its queue's submit_lock held
+ * @job: the job, not armed, its queue's submit_lock held, nothing before
+ *	 it (as for d3dq_job_claim_direct())
  *
  * For a job d3dq_job_claim_direct() refused only because another queue
  * has the engine (or for its signal points, buffers or work beyond a
- * sixteenth of a step): when nothing stands before it and it fits in one
- * step, it becomes its queue's running job here and goes on the engine's
- * ready lists once pushed (d3dq_engine_claim_early()), without the
- * scheduler's run_job work item before it. It waits for its turn as any
+ * sixteenth of a step): when it fits in one step, it becomes its
+ * queue's running job here and goes on the engine's ready lists once
+ * pushed (d3dq_engine_claim_early()), without the scheduler's run_job
+ * work item before it. It waits for its turn as any
  * other job. Its hardware fence is what its signal points and buffers get.
  *
  * Return: whether the job was taken: the caller arms, publishes the
@@ -253,8 +254,6 @@ bool d3dq_job_claim_early(struct d3dq_job *job)
 {
 	lockdep_assert_held(&job->queue->submit_lock);
 
-	if (!READ_ONCE(d3dq_direct_submit) || !d3dq_job_nothing_before(job))
-		return false;
 	return d3dq_engine_claim_early(job->queue, job);
 }
 
