@@ -161,7 +161,7 @@ void d3dq_fence_word_offsets(const struct d3dq_fence_word *word,
 void d3dq_fence_word_revoke(struct drm_file *file,
 			    struct d3dq_fence_word *word)
 {
-	if (!word->value || !word->allowed)
+	if (!word->allowed)
 		return;
 	word->allowed = false;
 	drm_vma_node_revoke(&word->fpage->node, file);

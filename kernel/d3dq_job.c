@@ -309,12 +309,14 @@ bool d3dq_job_dependency_failed(struct d3dq_job *job)
 }
 
 /*
- * Count a job held or armed in its queue's idle word, once (submit lock
- * held); d3dq_job_finished() takes it out.
+ * Count a job held or armed in its queue's idle word, if it has one,
+ * once (submit lock held); d3dq_job_finished() takes it out. A queue
+ * without a word pays no atomic operation per job.
  */
 void d3dq_job_busy(struct d3dq_job *job)
 {
-	if (!test_and_set_bit(D3DQ_JOB_F_BUSY, &job->flags))
+	if (job->queue->idle.value &&
+	    !test_and_set_bit(D3DQ_JOB_F_BUSY, &job->flags))
 		d3dq_queue_busy(job->queue, 1);
 }
 
@@ -326,7 +328,9 @@ void d3dq_job_finished(struct d3dq_job *job)
 {
 	struct d3dq_queue *queue = job->queue;
 
-	if (test_and_clear_bit(D3DQ_JOB_F_BUSY, &job->flags))
+	/* The word outlives every job of its queue (its teardown frees it). */
+	if (queue->idle.value &&
+	    test_and_clear_bit(D3DQ_JOB_F_BUSY, &job->flags))
 		d3dq_queue_busy(queue, -1);
 	if (!test_and_clear_bit(D3DQ_JOB_F_PENDING, &job->flags))
 		return;

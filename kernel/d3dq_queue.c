@@ -464,7 +464,7 @@ int d3dq_ioctl_queue_create(struct drm_device *drm, void *data,
 	}
 	/* The queue's from now on: its teardown frees it. */
 	queue->idle = idle;
-	idle.value = NULL;
+	idle = (struct d3dq_fence_word){ 0 };
 
 	/* Not visible to other threads until xa_alloc() publishes it. */
 	ret = xa_alloc(&dfile->queues, &id, queue, XA_LIMIT(1, INT_MAX),

@@ -553,8 +553,8 @@ static int queue_execute(struct d3dq_queue *q,
 	 * (issue 40: the signal-only call is an empty Execute and a Signal).
 	 */
 	if (!count)
-		return d3dqp_dev_usable(q->dev) ? -ENODEV :
-		       atomic_load(&q->destroyed) ? -ENODEV : 0;
+		return d3dqp_dev_usable(q->dev) || atomic_load(&q->destroyed) ?
+		       -ENODEV : 0;
 	ret = queue_enter(q);
 	if (ret)
 		return ret;
