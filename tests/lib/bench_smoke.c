@@ -109,6 +109,8 @@ static const char *const required_keys[] = {
 	"signal_raw_tl", "signal_raw_both", "signal_raw_running",
 	"signal_lib_idle", "signal_lib_running", "signal_raw_cpu",
 	"signal_cpu_none", "signal_cpu_release", "signal_lib_wait",
+	"signal_raw_running_tl", "signal_lib_exec_empty",
+	"signal_lib_running_alone", "signal_clock",
 };
 
 #define NREQUIRED (sizeof(required_keys) / sizeof(required_keys[0]))

@@ -280,29 +280,33 @@ static void submit_pairs(int gp1)
 
 /*
  * The signal-only call and a CPU signal against GET_PARAM (issue 40,
- * item 1), and the parts of the signal-only call (item 3): raw TAIL
- * submits on an idle queue with no signal, the fence signal alone, the
- * timeline point alone and both (what the library's Signal sent before
- * uapi 1.13), raw and behind a running job; the library's Signal on an
- * idle queue and behind a running job; its Wait for a value not there
- * yet, which the kernel carries to the queue's next job (the value is
- * set untimed after each, so the next Wait frees it); FENCE_SIGNAL raw,
- * through the
- * library releasing nothing, and releasing one held job of the caller
- * (its queue holds a Signal behind a Wait on that fence, made untimed
- * before each call). Blocks of SUB_BLOCK calls rotate as in
- * submit_pairs(); a running job is a DELAY longer than its block, made
- * before the block and waited for after it, untimed.
+ * item 1), and the parts of the signal-only call (item 3): the two
+ * clock reads that time each sample, alone; raw TAIL submits on an idle
+ * queue with no signal, the fence signal alone, the timeline point alone
+ * and both (what the library's Signal sent before uapi 1.13), raw and
+ * behind a running job, there also with the library's ARMED_ONLY
+ * timeline point (what its Signal sends there); the library's Execute
+ * of an empty list alone; its Signal on an idle queue and behind a
+ * running job, there also without the Execute; its Wait for a value not
+ * there yet, which the kernel carries to the queue's next job (the value
+ * is set untimed after each, so the next Wait frees it); FENCE_SIGNAL
+ * raw, through the library releasing nothing, and releasing one held job
+ * of the caller (its queue holds a Signal behind a Wait on that fence,
+ * made untimed before each call). Blocks of SUB_BLOCK calls rotate as
+ * in submit_pairs(); a running job is a DELAY longer than its block,
+ * made before the block and waited for after it, untimed.
  */
 enum {
-	P_GP, P_NONE, P_FENCE, P_TL, P_BOTH, P_RAW_RUN, P_LIB, P_LIB_RUN,
-	P_FSIG, P_CPU, P_CPU_REL, P_WAIT, NP
+	P_GP, P_CLOCK, P_NONE, P_FENCE, P_TL, P_BOTH, P_RAW_RUN, P_RAW_RUN_TL,
+	P_EXEC, P_LIB, P_LIB_RUN, P_LIB_RUN_SIG, P_FSIG, P_CPU, P_CPU_REL,
+	P_WAIT, NP
 };
 
 static const struct {
 	const char *key, *label;
 } parts[NP] = {
 	[P_GP] = { "signal_get_param", "GET_PARAM ioctl (same blocks)" },
+	[P_CLOCK] = { "signal_clock", "nothing: the two clock reads alone" },
 	[P_NONE] = { "signal_raw_none", "raw TAIL SUBMIT, no signal, idle" },
 	[P_FENCE] = { "signal_raw_fence",
 		      "raw TAIL SUBMIT, 1 fence signal, idle" },
@@ -312,9 +316,15 @@ static const struct {
 		     "raw TAIL SUBMIT, fence + timeline point, idle" },
 	[P_RAW_RUN] = { "signal_raw_running",
 			"raw TAIL SUBMIT, 1 fence signal, job running" },
+	[P_RAW_RUN_TL] = { "signal_raw_running_tl",
+			   "raw TAIL SUBMIT, fence + ARMED_ONLY point, running" },
+	[P_EXEC] = { "signal_lib_exec_empty",
+		     "library Execute(empty) alone, idle queue" },
 	[P_LIB] = { "signal_lib_idle", "library Signal only, idle queue" },
 	[P_LIB_RUN] = { "signal_lib_running",
 			"library Signal only, last job running" },
+	[P_LIB_RUN_SIG] = { "signal_lib_running_alone",
+			    "library Signal alone, last job running" },
 	[P_FSIG] = { "signal_raw_cpu", "raw FENCE_SIGNAL, releases nothing" },
 	[P_CPU] = { "signal_cpu_none",
 		    "library CPU Signal, releases nothing" },
@@ -324,9 +334,12 @@ static const struct {
 			"library CPU Signal, releases 1 held job" },
 };
 
-/* A raw TAIL submit of the fence signal @fh and/or timeline point. */
+/*
+ * A raw TAIL submit of the fence signal @fh and/or timeline point, whose
+ * sync flags are @tflags besides DRM_D3DQ_SYNC_TIMELINE.
+ */
 static void raw_tail(uint32_t q, uint32_t fh, uint64_t fv, uint32_t th,
-		     uint64_t tp)
+		     uint64_t tp, uint32_t tflags)
 {
 	struct drm_d3dq_sync s[2];
 	struct drm_d3dq_submit a = {
@@ -338,8 +351,8 @@ static void raw_tail(uint32_t q, uint32_t fh, uint64_t fv, uint32_t th,
 	if (fh)
 		s[n++] = (struct drm_d3dq_sync){ fh, DRM_D3DQ_SYNC_FENCE, fv };
 	if (th)
-		s[n++] = (struct drm_d3dq_sync){ th, DRM_D3DQ_SYNC_TIMELINE,
-						 tp };
+		s[n++] = (struct drm_d3dq_sync){
+			th, DRM_D3DQ_SYNC_TIMELINE | tflags, tp };
 	a.signals = (struct drm_d3dq_obj_array)DRM_D3DQ_OBJ_ARRAY(n, s);
 	if (!n)
 		a.signals.stride = 0;
@@ -380,9 +393,11 @@ static void signal_parts(void)
 	struct d3dq_device *dev = lib_open();
 	struct d3dq_queue *q = lib_queue(dev), *qr = lib_queue(dev);
 	struct d3dq_queue *qh = lib_queue(dev), *qw = lib_queue(dev);
+	struct d3dq_queue *qe = lib_queue(dev), *qs = lib_queue(dev);
 	struct d3dq_fence *f = lib_fence(dev, 0), *fr = lib_fence(dev, 0);
 	struct d3dq_fence *fc = lib_fence(dev, 0), *fw = lib_fence(dev, 0);
 	struct d3dq_fence *fs = lib_fence(dev, 0), *fcw = lib_fence(dev, 0);
+	struct d3dq_fence *frs = lib_fence(dev, 0);
 	struct d3dq_cmdlist *empty, *delay;
 	struct drm_d3dq_get_param gp = {
 		.param = DRM_D3DQ_PARAM_UAPI_VERSION,
@@ -392,9 +407,10 @@ static void signal_parts(void)
 	};
 	uint32_t rq = raw_queue(), rrq = raw_queue(), rf = raw_fence();
 	uint32_t rrf = raw_fence(), rcf = raw_fence(), tl = raw_syncobj();
+	uint32_t rtq = raw_queue(), rtf = raw_fence(), rtl = raw_syncobj();
 	int blocks = sz.submit / SUB_BLOCK, n = blocks * SUB_BLOCK, b, k, j;
 	int done[NP] = { 0 }, row[NP], late = 0;
-	uint64_t tlp = 0, fv = 0, runs = 0;
+	uint64_t tlp = 0, rtlp = 0, fv = 0, runs = 0;
 	struct counts c0, sum[NP];
 	double *lat[NP];
 	int64_t t0, start;
@@ -412,11 +428,13 @@ static void signal_parts(void)
 			int v = (b + k) % NP;
 
 			start = now_ns();
-			if (v == P_RAW_RUN)
-				CHECK(raw_submit(rrq, 0, 0, tl, ++tlp, &dcmd,
+			if (v == P_RAW_RUN || v == P_RAW_RUN_TL)
+				CHECK(raw_submit(v == P_RAW_RUN ? rrq : rtq, 0,
+						 0, tl, ++tlp, &dcmd,
 						 sizeof(dcmd)));
-			else if (v == P_LIB_RUN)
-				CHECK(d3dq_queue_execute(qr, &delay, 1));
+			else if (v == P_LIB_RUN || v == P_LIB_RUN_SIG)
+				CHECK(d3dq_queue_execute(v == P_LIB_RUN ? qr :
+							 qs, &delay, 1));
 			c0 = counts_now();
 			for (j = 0; j < SUB_BLOCK; j++) {
 				int i = ++done[v];
@@ -432,20 +450,29 @@ static void signal_parts(void)
 					CHECK(xioctl(DRM_IOCTL_D3DQ_GET_PARAM,
 						     &gp));
 					break;
+				case P_CLOCK:
+					break;
 				case P_NONE:
-					raw_tail(rq, 0, 0, 0, 0);
+					raw_tail(rq, 0, 0, 0, 0, 0);
 					break;
 				case P_FENCE:
-					raw_tail(rq, rf, ++fv, 0, 0);
+					raw_tail(rq, rf, ++fv, 0, 0, 0);
 					break;
 				case P_TL:
-					raw_tail(rq, 0, 0, tl, ++tlp);
+					raw_tail(rq, 0, 0, tl, ++tlp, 0);
 					break;
 				case P_BOTH:
-					raw_tail(rq, rf, ++fv, tl, ++tlp);
+					raw_tail(rq, rf, ++fv, tl, ++tlp, 0);
 					break;
 				case P_RAW_RUN:
-					raw_tail(rrq, rrf, i, 0, 0);
+					raw_tail(rrq, rrf, i, 0, 0, 0);
+					break;
+				case P_RAW_RUN_TL:
+					raw_tail(rtq, rtf, i, rtl, ++rtlp,
+						 DRM_D3DQ_SYNC_ARMED_ONLY);
+					break;
+				case P_EXEC:
+					CHECK(d3dq_queue_execute(qe, &empty, 1));
 					break;
 				case P_LIB:
 					CHECK(d3dq_queue_execute(q, &empty, 1));
@@ -454,6 +481,9 @@ static void signal_parts(void)
 				case P_LIB_RUN:
 					CHECK(d3dq_queue_execute(qr, &empty, 1));
 					CHECK(d3dq_queue_signal(qr, fr, i));
+					break;
+				case P_LIB_RUN_SIG:
+					CHECK(d3dq_queue_signal(qs, frs, i));
 					break;
 				case P_FSIG:
 					raw_fence_signal(rcf, i);
@@ -473,16 +503,19 @@ static void signal_parts(void)
 					CHECK(d3dq_fence_signal(fcw, i));
 			}
 			counts_since(&sum[v], c0);
-			if (v == P_RAW_RUN || v == P_LIB_RUN) {
+			if (v == P_RAW_RUN || v == P_RAW_RUN_TL ||
+			    v == P_LIB_RUN || v == P_LIB_RUN_SIG) {
 				runs++;
 				if (now_ns() - start >= (int64_t)RUN_DELAY_NS)
 					late++;
 			}
 			/* The held Signals ran, else the queue would fill. */
-			if (v == P_RAW_RUN)
-				raw_fence_wait(rrf, done[v]);
-			else if (v == P_LIB_RUN)
-				CHECK(d3dq_fence_wait(fr, done[v],
+			if (v == P_RAW_RUN || v == P_RAW_RUN_TL)
+				raw_fence_wait(v == P_RAW_RUN ? rrf : rtf,
+					       done[v]);
+			else if (v == P_LIB_RUN || v == P_LIB_RUN_SIG)
+				CHECK(d3dq_fence_wait(v == P_LIB_RUN ? fr : frs,
+						      done[v],
 						      D3DQ_TIMEOUT_INFINITE));
 			else if (v == P_CPU_REL)
 				CHECK(d3dq_fence_wait(fs, done[v],
@@ -512,7 +545,7 @@ static void signal_parts(void)
 		"CPU Signal releasing 1 held job / GET_PARAM", 2.5);
 	add_cmp(3, row[P_WAIT], row[P_GP],
 		"carried Wait / GET_PARAM (info)", 0);
-	for (k = P_NONE; k < NP; k++) {
+	for (k = P_CLOCK; k < NP; k++) {
 		char label[72];
 
 		if (k == P_LIB || k == P_LIB_RUN || k == P_CPU ||
@@ -522,6 +555,10 @@ static void signal_parts(void)
 			 parts[k].key + strlen("signal_"));
 		add_cmp(3, row[k], row[P_GP], label, 0);
 	}
+	/* vm-run boots with tsc=reliable: else 6.1 reads the HPET. */
+	if (row_median(row[P_CLOCK]) > 0.25 * row_median(row[P_GP]))
+		add_note(3, "the clock reads around each sample cost %.2f x GET_PARAM: every timed row carries them (is the guest's clocksource the TSC?)",
+			 row_median(row[P_CLOCK]) / row_median(row[P_GP]));
 	if (late)
 		add_note(3, "%d of %llu blocks behind a running job outlasted its %llu ms delay: part of them ran behind none",
 			 late, (unsigned long long)runs,
@@ -529,17 +566,22 @@ static void signal_parts(void)
 
 	raw_queue_destroy(rq);
 	raw_queue_destroy(rrq);
+	raw_queue_destroy(rtq);
 	raw_syncobj_destroy(tl);
+	raw_syncobj_destroy(rtl);
 	d3dq_queue_destroy(q);
 	d3dq_queue_destroy(qr);
 	d3dq_queue_destroy(qh);
 	d3dq_queue_destroy(qw);
+	d3dq_queue_destroy(qe);
+	d3dq_queue_destroy(qs);
 	d3dq_fence_destroy(f);
 	d3dq_fence_destroy(fr);
 	d3dq_fence_destroy(fc);
 	d3dq_fence_destroy(fw);
 	d3dq_fence_destroy(fs);
 	d3dq_fence_destroy(fcw);
+	d3dq_fence_destroy(frs);
 	d3dq_cmdlist_destroy(empty);
 	d3dq_cmdlist_destroy(delay);
 	d3dq_device_close(dev);
