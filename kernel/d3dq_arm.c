@@ -123,7 +123,7 @@ static bool d3dq_job_complete_marker(struct d3dq_job *job,
 				     u32 nsignals, struct d3dq_bo_set *bos)
 {
 	struct d3dq_queue *queue = job->queue;
-	struct dma_fence *fence;
+	struct dma_fence *fence = NULL;
 	u32 i;
 
 	/* At most a direct run's signals: another file's signaller pays. */
@@ -137,11 +137,18 @@ static bool d3dq_job_complete_marker(struct d3dq_job *job,
 		       0);
 	for (i = 0; i < job->nfsignals; i++)
 		d3dq_fence_qsignal_end(&job->fsignals[i], true);
-	fence = queue->last ? dma_fence_get(queue->last) : dma_fence_get_stub();
-	/* Points of armed jobs only: these stay unused, freed with the job. */
-	for (i = 0; i < nsignals; i++)
-		if (!signals[i].armed_only)
-			d3dq_signals_publish(&signals[i], 1, fence);
+	/*
+	 * Points of armed jobs only: these stay unused, freed with the job
+	 * (the library's only point: then no fence is taken either).
+	 */
+	for (i = 0; i < nsignals; i++) {
+		if (signals[i].armed_only)
+			continue;
+		if (!fence)
+			fence = queue->last ? dma_fence_get(queue->last) :
+			       dma_fence_get_stub();
+		d3dq_signals_publish(&signals[i], 1, fence);
+	}
 	dma_fence_put(fence);
 	/* A held one leaves the idle word now, its values set. */
 	d3dq_job_finished(job);
