@@ -92,9 +92,9 @@ struct note {
 	char text[200];
 };
 
-static struct row rows[256];
+static struct row rows[512];
 static int nrows;
-static struct cmp cmps[96];
+static struct cmp cmps[160];
 static int ncmps;
 static struct note notes[48];
 static int nnotes;
