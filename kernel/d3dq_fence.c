@@ -491,10 +491,15 @@ void d3dq_fence_file_init(struct d3dq_file *dfile)
  * d3dq_fence_file_remove - A file's removal reaches its fences (R15, R20).
  * @dfile: the file, whose queues are stopped already
  *
- * Removal is the removed file's affair. Its handles read ~0 from now on:
- * the value of a fence only it holds is set to ~0 for good; its mappings
- * of a shared fence's page are zapped and refault a page of ~0, while
- * the other holders keep the real value. Then every node made through
+ * Removal is the removed file's affair. Its handles read ~0 from now on,
+ * at one instant for its mappings (R15): every page the file maps, its
+ * own fence pages and its views of shared fences, is zapped under
+ * fence_view_lock, which each refault takes and which so keeps them all
+ * from showing ~0 (the device's page of ~0, d3dq_fence_vm_fault()) until
+ * the last is zapped: a reader never sees one fence at ~0 and a later
+ * one still at its value. The value of a fence only the file holds is
+ * then set to ~0 for good, while the other holders of a shared fence
+ * keep the real value. Then every node made through
  * the file's handles is released (its CPU waits, events and held jobs'
  * waits), in a second pass, so that whoever a removal wakes finds every
  * fence of the file at ~0 already. Other holders' nodes, their signals
@@ -509,21 +514,24 @@ void d3dq_fence_file_init(struct d3dq_file *dfile)
  */
 void d3dq_fence_file_remove(struct d3dq_file *dfile)
 {
+	struct d3dq_fence_page *fpage;
 	struct d3dq_fence_handle *fh;
 	unsigned long handle;
 
 	mutex_lock(&dfile->fence_lock);
 	mutex_lock(&dfile->fence_view_lock);
 	WRITE_ONCE(dfile->fences_removed, true);
+	list_for_each_entry(fpage, &dfile->fence_pages, link)
+		d3dq_fence_page_zap(dfile->ddev, fpage);
+	xa_for_each(&dfile->fences, handle, fh)
+		if (fh->fence->shared)
+			d3dq_fence_page_zap(dfile->ddev, fh->fence->fpage);
 	mutex_unlock(&dfile->fence_view_lock);
 	/* Like its jobs, its pending signals of other drivers' work. */
 	d3dq_fence_imports_cancel(dfile);
-	xa_for_each(&dfile->fences, handle, fh) {
-		if (fh->fence->shared)
-			d3dq_fence_view_zap(dfile, fh->fence);
-		else
+	xa_for_each(&dfile->fences, handle, fh)
+		if (!fh->fence->shared)
 			d3dq_fence_remove_value(fh->fence);
-	}
 	xa_for_each(&dfile->fences, handle, fh) {
 		if (fh->fence->shared)
 			d3dq_fence_handle_quiesce(fh, false);

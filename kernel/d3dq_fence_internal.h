@@ -224,8 +224,8 @@ void d3dq_fence_page_put(struct d3dq_fence_page *fpage);
 struct d3dq_fence_page *d3dq_fence_slot_get(struct d3dq_file *dfile,
 					    u32 *slot);
 void d3dq_fence_slot_put(struct d3dq_fence_page *fpage, u32 slot);
-void d3dq_fence_view_zap(struct d3dq_file *dfile,
-			 struct d3dq_fence *fence);
+void d3dq_fence_page_zap(struct d3dq_device *ddev,
+			 struct d3dq_fence_page *fpage);
 
 /* d3dq_fence_wait.c */
 void d3dq_fence_cond_free(struct d3dq_fence_cond *cond);

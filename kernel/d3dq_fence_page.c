@@ -301,15 +301,14 @@ out:
 }
 
 /*
- * The removed file's view of a shared fence: its mappings of the page
- * are zapped, and refault the device's page of ~0 (d3dq_fence_vm_fault()).
+ * Zap every mapping of @fpage (the device's address space, so every
+ * file's): each refaults through d3dq_fence_vm_fault(), which shows a
+ * removed file the device's page of ~0 and any other file the page.
  */
-void d3dq_fence_view_zap(struct d3dq_file *dfile,
-			 struct d3dq_fence *fence)
+void d3dq_fence_page_zap(struct d3dq_device *ddev,
+			 struct d3dq_fence_page *fpage)
 {
-	struct drm_device *drm = &dfile->ddev->drm;
-
-	unmap_mapping_range(drm->anon_inode->i_mapping,
-			    drm_vma_node_offset_addr(&fence->fpage->node),
-			    PAGE_SIZE, 1);
+	unmap_mapping_range(ddev->drm.anon_inode->i_mapping,
+			    drm_vma_node_offset_addr(&fpage->node), PAGE_SIZE,
+			    1);
 }

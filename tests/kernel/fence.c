@@ -1443,6 +1443,79 @@ TEST_F(fence, wait_deadline_far_past)
 }
 
 /*
+ * A removal is one instant for the removed file's mappings (R15): a
+ * thread that reads every fence of the file in turn, while another
+ * removes it, never reads ~0 and then a fence that is not ~0 yet. The
+ * file's fences, local and shared, are many, so that the removal's walk
+ * over them takes long enough for the reader to overtake it; each round
+ * a new file.
+ */
+#define INSTANT_ROUNDS	12
+#define INSTANT_FENCES	192
+
+struct instant {
+	const uint64_t *v[INSTANT_FENCES];
+	atomic_bool start;
+	int torn, sweeps;
+};
+
+static void *instant_read(void *arg)
+{
+	struct instant *in = arg;
+	bool seen_max, all_max = false;
+	int i;
+
+	while (!atomic_load(&in->start))
+		;
+	while (!all_max) {
+		seen_max = false;
+		all_max = true;
+		for (i = 0; i < INSTANT_FENCES; i++) {
+			bool max = t_value_load(in->v[i]) == UINT64_MAX;
+
+			if (seen_max && !max)
+				in->torn++;
+			seen_max |= max;
+			all_max &= max;
+		}
+		in->sweeps++;
+	}
+	return NULL;
+}
+
+TEST_F(fence, remove_is_one_instant)
+{
+	struct drm_d3dq_remove rm = { 0 };
+	struct t_fence f[INSTANT_FENCES];
+	struct instant in;
+	int round, i, fd, torn = 0;
+	pthread_t t;
+
+	for (round = 0; round < INSTANT_ROUNDS; round++) {
+		memset(&in, 0, sizeof(in));
+		fd = t_open(0);
+		ASSERT_LE(0, fd);
+		for (i = 0; i < INSTANT_FENCES; i++) {
+			ASSERT_EQ(0, t_fence_create(fd, 0,
+						    i & 1 ? DRM_D3DQ_FENCE_SHARED : 0,
+						    &f[i]));
+			in.v[i] = t_value_map(fd, &f[i]);
+			ASSERT_NE(NULL, in.v[i]);
+		}
+		ASSERT_EQ(0, pthread_create(&t, NULL, instant_read, &in));
+		atomic_store(&in.start, true);
+		ASSERT_EQ(0, t_ioctl(fd, DRM_IOCTL_D3DQ_REMOVE, &rm));
+		pthread_join(t, NULL);
+		torn += in.torn;
+		for (i = 0; i < INSTANT_FENCES; i++)
+			t_value_unmap(in.v[i]);
+		close(fd);
+	}
+	TH_LOG("%d torn reads in %d rounds", torn, INSTANT_ROUNDS);
+	EXPECT_EQ(0, torn);
+}
+
+/*
  * Handles destroyed while REMOVE walks the file's fences (issue 38, 1):
  * the walk holds what it walks. Threads destroy fences that have CPU
  * waits and registrations pending while another removes the file; each
