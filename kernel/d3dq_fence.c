@@ -499,10 +499,10 @@ void d3dq_fence_file_init(struct d3dq_file *dfile)
  * the last is zapped: a reader never sees one fence at ~0 and a later
  * one still at its value. The value of a fence only the file holds is
  * then set to ~0 for good, while the other holders of a shared fence
- * keep the real value. Then every node made through
- * the file's handles is released (its CPU waits, events and held jobs'
- * waits), in a second pass, so that whoever a removal wakes finds every
- * fence of the file at ~0 already. Other holders' nodes, their signals
+ * keep the real value. Then every node made through the file's handles
+ * is released (its CPU waits, events and held jobs' waits), in a second
+ * pass, so that whoever a removal wakes finds every fence of the file at
+ * ~0 already. Other holders' nodes, their signals
  * and their rewinds are untouched; the file's own pending signals never
  * take effect, as its jobs were cancelled (and so do its pending signals
  * of other drivers' work, uapi 1.11). FENCE_SIGNAL and
