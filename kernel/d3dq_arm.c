@@ -456,8 +456,6 @@ int d3dq_submit_hold(struct d3dq_job *job, struct d3dq_signal **signals,
 	d3dq_trace_submit(queue, job, job->publish->signals, nsignals);
 	d3dq_job_hold(job);
 	/* Submits sleeping at a limit now fail instead (-ENOSPC). */
-	wake_up_all(&queue->pending_wq);
-	wake_up_all(&dfile->wq);
-	wake_up_all(&dfile->user->wq);
+	d3dq_queue_wake_submitters(queue);
 	return 0;
 }

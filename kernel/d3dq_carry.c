@@ -199,7 +199,5 @@ void d3dq_submit_carry(struct d3dq_job *job)
 	atomic_inc(&dfile->jobs_held);
 	atomic_inc(&dfile->user->jobs_held);
 	/* Submits sleeping at a limit now fail instead (-ENOSPC). */
-	wake_up_all(&queue->pending_wq);
-	wake_up_all(&dfile->wq);
-	wake_up_all(&dfile->user->wq);
+	d3dq_queue_wake_submitters(queue);
 }

@@ -36,14 +36,18 @@
  * @queue: the queue; the job takes over the caller's reference, also
  *	   when this fails
  * @file: the submitting file
+ * @carrier: the job only carries waits (DRM_D3DQ_SUBMIT_CARRY)
  *
  * Initialises the scheduler job and preallocates the hardware fence, so
- * that nothing in the signalling path allocates.
+ * that nothing in the signalling path allocates. A carrier gets neither:
+ * it is never armed nor run, and no dependency is added to it (the job
+ * that takes its waits depends on d3dq_job.carry_dep); d3dq_job_free()
+ * frees a job without them, as it does one whose creation failed.
  *
  * Return: the job, or an ERR_PTR().
  */
 struct d3dq_job *d3dq_job_create(struct d3dq_queue *queue,
-				 struct drm_file *file)
+				 struct drm_file *file, bool carrier)
 {
 	struct d3dq_device *ddev = queue->ddev;
 	struct d3dq_job *job;
@@ -59,6 +63,8 @@ struct d3dq_job *d3dq_job_create(struct d3dq_queue *queue,
 	INIT_LIST_HEAD(&job->tails);
 	job->state = D3DQ_JOB_QUEUED;
 	atomic_inc(&ddev->count.jobs);
+	if (carrier)
+		return job;
 
 	ret = d3dq_sched_job_init(&job->base, &queue->entity, file, file);
 	if (ret) {
@@ -117,7 +123,7 @@ struct d3dq_join_fence {
  * @cmd_bytes: the size of its command stream
  *
  * This is what MAX_FILE_JOB_BYTES bounds (uapi.rst): the job, its two
- * fences, the parsed commands (one &struct d3dq_cmd per 16 bytes of
+ * fences (a carrier has none), the parsed commands (one &struct d3dq_cmd per 16 bytes of
  * stream, the size of the smallest command) and the waits with their
  * scheduler dependencies and, for releasable ones, their release fences,
  * or the join fence that stands for many waits.
@@ -126,8 +132,9 @@ void d3dq_job_set_bytes(struct d3dq_job *job, u32 cmd_bytes)
 {
 	u32 i;
 
-	job->bytes = sizeof(*job) + sizeof(struct d3dq_hw_fence) +
-		     sizeof(struct drm_sched_fence) +
+	job->bytes = sizeof(*job) +
+		     (job->hw ? sizeof(struct d3dq_hw_fence) +
+				sizeof(struct drm_sched_fence) : 0) +
 		     (u64)(cmd_bytes / 16) * sizeof(struct d3dq_cmd) +
 		     (u64)job->nwaits * (sizeof(struct d3dq_wait) +
 					 D3DQ_DEPENDENCY_BYTES);

@@ -243,7 +243,7 @@ static inline u64 d3dq_job_seqno(struct d3dq_job *job)
 extern const struct drm_sched_backend_ops d3dq_sched_ops;
 
 struct d3dq_job *d3dq_job_create(struct d3dq_queue *queue,
-				 struct drm_file *file);
+				 struct drm_file *file, bool carrier);
 void d3dq_job_set_bytes(struct d3dq_job *job, u32 cmd_bytes);
 struct dma_fence *d3dq_job_arm(struct d3dq_job *job);
 /*

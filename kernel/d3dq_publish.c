@@ -68,7 +68,8 @@ static int d3dq_bo_use_cmp(const void *a, const void *b)
 
 void d3dq_bo_set_free(struct d3dq_bo_set *set)
 {
-	if (set->objs != set->inline_objs) {
+	/* An empty set (no commands) allocated nothing. */
+	if (set->objs && set->objs != set->inline_objs) {
 		kvfree(set->objs);
 		bitmap_free(set->write);
 	}

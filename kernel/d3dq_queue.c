@@ -151,6 +151,29 @@ void d3dq_queue_set_lost_locked(struct d3dq_queue *queue, int reason)
 }
 
 /**
+ * d3dq_queue_wake_submitters - Wake the submitters sleeping at a limit.
+ * @queue: the queue whose counts, or its file's or user's, the caller
+ *	   changed
+ *
+ * The submitters d3dq_queue_reserve() put to sleep on @queue, its file
+ * or its user test those counts again; the wait queues are only locked
+ * if anyone sleeps on them: wq_has_sleeper()'s barrier orders the
+ * caller's change of the counts before the look, against
+ * wait_event()'s queueing before its test.
+ */
+void d3dq_queue_wake_submitters(struct d3dq_queue *queue)
+{
+	struct d3dq_file *dfile = queue->dfile;
+
+	if (wq_has_sleeper(&queue->pending_wq))
+		wake_up_all(&queue->pending_wq);
+	if (wq_has_sleeper(&dfile->wq))
+		wake_up_all(&dfile->wq);
+	if (wq_has_sleeper(&dfile->user->wq))
+		wake_up_all(&dfile->user->wq);
+}
+
+/**
  * d3dq_queue_kick_held - Have the queue's held jobs looked at.
  * @queue: the queue, kept alive by the caller (a held job's wait, the
  *	   submitter, or whoever loses it)
@@ -302,9 +325,7 @@ static void d3dq_queue_stop(struct d3dq_queue *queue, int reason, bool dead)
 	d3dq_queue_drop_held(queue);
 	d3dq_engine_cancel(queue, NULL, -ECANCELED);
 	/* Submits sleeping on this queue, the file's or the user's jobs. */
-	wake_up_all(&queue->pending_wq);
-	wake_up_all(&queue->dfile->wq);
-	wake_up_all(&queue->dfile->user->wq);
+	d3dq_queue_wake_submitters(queue);
 }
 
 static struct d3dq_queue *d3dq_queue_create(struct d3dq_device *ddev,

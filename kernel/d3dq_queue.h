@@ -167,6 +167,7 @@ struct d3dq_queue *d3dq_queue_lookup(struct d3dq_file *dfile, u32 id);
 void d3dq_queue_get(struct d3dq_queue *queue);
 void d3dq_queue_put(struct d3dq_queue *queue);
 void d3dq_queue_idle(struct d3dq_queue *queue);
+void d3dq_queue_wake_submitters(struct d3dq_queue *queue);
 void d3dq_queue_kick_held(struct d3dq_queue *queue);
 void d3dq_queue_set_lost_locked(struct d3dq_queue *queue, int reason);
 bool d3dq_queue_is_usable(struct d3dq_queue *queue);

@@ -204,7 +204,7 @@ static int d3dq_split_parse(struct drm_file *file, struct d3dq_queue *queue,
 		if (split->n == min(max, args->cmd_bytes / 16 + 1))
 			return -E2BIG;
 		d3dq_queue_get(queue);
-		job = d3dq_job_create(queue, file);
+		job = d3dq_job_create(queue, file, false);
 		if (IS_ERR(job))
 			return PTR_ERR(job);
 		split->jobs[split->n++] = job;
@@ -408,7 +408,7 @@ int d3dq_ioctl_submit(struct drm_device *drm, void *data,
 	}
 
 	/* The job takes over the lookup reference. */
-	job = d3dq_job_create(queue, file);
+	job = d3dq_job_create(queue, file, carry);
 	if (IS_ERR(job))
 		return PTR_ERR(job);
 	job->implicit = args->flags & DRM_D3DQ_SUBMIT_IMPLICIT;

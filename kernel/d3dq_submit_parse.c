@@ -385,6 +385,9 @@ static int d3dq_resolve_wait(struct drm_file *file, struct d3dq_queue *hold,
 	return 0;
 }
 
+/* Waits of a submit read without an allocation (d3dq_add_waits()). */
+#define D3DQ_WAITS_INLINE	4
+
 /*
  * Turn the waits of a submit into the job's dependencies. The scheduler
  * looks through a job's earlier dependencies for each one it is given
@@ -400,15 +403,23 @@ int d3dq_add_waits(struct drm_file *file, struct d3dq_job *job,
 		   struct d3dq_queue *hold,
 		   const struct drm_d3dq_obj_array *arr, bool carry)
 {
+	/* A few waits, the common case, are read into the stack. */
+	struct drm_d3dq_sync small_syncs[D3DQ_WAITS_INLINE];
+	struct dma_fence *small_deps[D3DQ_WAITS_INLINE];
+	struct drm_d3dq_sync *syncs = small_syncs;
 	struct dma_fence **deps = NULL;
-	struct drm_d3dq_sync *syncs;
 	struct dma_fence *fence;
 	struct d3dq_wait *w;
 	u32 i, ndeps = 0;
 	int ret;
 
-	ret = d3dq_copy_syncs(arr, &syncs);
-	if (ret || !syncs)
+	if (!arr->count)
+		return 0;
+	if (arr->count > D3DQ_WAITS_INLINE)
+		ret = d3dq_copy_syncs(arr, &syncs);
+	else
+		ret = d3dq_copy_syncs_into(arr, syncs);
+	if (ret)
 		return ret;
 
 	job->waits = kvcalloc(arr->count, sizeof(*job->waits),
@@ -419,7 +430,10 @@ int d3dq_add_waits(struct drm_file *file, struct d3dq_job *job,
 	}
 	if (arr->count > D3DQ_JOIN_MIN || carry) {
 		/* No references: the waits hold them. */
-		deps = kvmalloc_array(arr->count, sizeof(*deps), D3DQ_GFP);
+		deps = small_deps;
+		if (arr->count > D3DQ_WAITS_INLINE)
+			deps = kvmalloc_array(arr->count, sizeof(*deps),
+					      D3DQ_GFP);
 		if (!deps) {
 			ret = -ENOMEM;
 			goto out;
@@ -477,8 +491,10 @@ int d3dq_add_waits(struct drm_file *file, struct d3dq_job *job,
 	}
 
 out:
-	kvfree(deps);
-	kvfree(syncs);
+	if (deps != small_deps)
+		kvfree(deps);
+	if (syncs != small_syncs)
+		kvfree(syncs);
 	return ret;
 }
 
