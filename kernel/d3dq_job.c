@@ -123,10 +123,10 @@ struct d3dq_join_fence {
  * @cmd_bytes: the size of its command stream
  *
  * This is what MAX_FILE_JOB_BYTES bounds (uapi.rst): the job, its two
- * fences (a carrier has none), the parsed commands (one &struct d3dq_cmd per 16 bytes of
- * stream, the size of the smallest command) and the waits with their
- * scheduler dependencies and, for releasable ones, their release fences,
- * or the join fence that stands for many waits.
+ * fences (a carrier has none), the parsed commands (one &struct d3dq_cmd
+ * per 16 bytes of stream, the size of the smallest command) and the
+ * waits with their scheduler dependencies and, for releasable ones,
+ * their release fences, or the join fence that stands for many waits.
  */
 void d3dq_job_set_bytes(struct d3dq_job *job, u32 cmd_bytes)
 {
