@@ -285,13 +285,20 @@ static bool d3dq_queue_arm_ready_locked(struct d3dq_queue *queue,
 					ndirect < (foreign ? 1 :
 						   D3DQ_ARM_DIRECT_MAX));
 		ndirect += direct;
-		if (direct)
+		/*
+		 * A job not run here may be freed already (its scheduler ran
+		 * it): only one that ran here is looked at, and a marker,
+		 * which always runs here, keeps its publish, freed with it
+		 * on d3dq-cleanup.
+		 */
+		if (direct) {
 			list_add_tail(&job->link, ran);
-		/* A marker's is freed with it, on d3dq-cleanup. */
-		if (job->marker)
-			job->publish = publish;
-		else
-			d3dq_publish_free(publish);
+			if (job->marker) {
+				job->publish = publish;
+				publish = NULL;
+			}
+		}
+		d3dq_publish_free(publish);
 		/* Up to max_pending_jobs of them. */
 		cond_resched();
 	}

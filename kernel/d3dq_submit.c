@@ -312,6 +312,8 @@ static int d3dq_submit_split(struct drm_file *file, struct d3dq_queue *queue,
 		d3dq_carry_commit(first, &taken);
 		first->seqno = ++queue->njobs;
 		first->file_seqno = atomic64_inc_return(&dfile->job_seqno);
+		/* Started, @first may be freed at once: read before. */
+		args->seqno = first->file_seqno;
 		d3dq_trace_submit(queue, first, signals,
 				  split.n > 1 ? 0 : args->signals.count);
 		direct = d3dq_job_start(first, signals,
@@ -320,7 +322,9 @@ static int d3dq_submit_split(struct drm_file *file, struct d3dq_queue *queue,
 	}
 	for (i = 1; i < split.n; i++)
 		d3dq_submit_hold(split.jobs[i], NULL, 0, NULL, NULL);
-	args->seqno = last->file_seqno;
+	/* Held under the submit lock: not armed, not freed yet. */
+	if (held || split.n > 1)
+		args->seqno = last->file_seqno;
 	/*
 	 * A queue lost meanwhile (its first job failed in the call) arms
 	 * nothing: its arming work drops what is held, as for any lost
